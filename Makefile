@@ -1,0 +1,38 @@
+# Faceoff — common tasks. `make test` and `make demo` work on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Local mirror of the public LIBSVM datasets; tests and CI read the shared copy.
+FACEOFF_DATA_MIRROR ?= $(abspath ../shared/datasets)
+export FACEOFF_DATA_MIRROR
+
+.PHONY: venv test demo lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+venv: $(BIN)/.installed
+
+## Run the whole test suite (creates the virtualenv and installs everything first).
+test: venv
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+## Solve a synthetic logistic-regression problem with dual coordinate ascent and show the trace.
+demo: venv
+	$(BIN)/faceoff solve --synthetic classification --loss logistic --l2 1e-4 \
+		--solver dual_cd --param sampling=importance --format table
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## Benchmarks against the peers (see bench/README.md).
+bench: venv
+	$(BIN)/python -m bench.run_part1
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Datasets: svmlight/LIBSVM files, the papers' synthetic problems, transforms."""

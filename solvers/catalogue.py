@@ -1,0 +1,149 @@
+"""The solver catalogue: names, parameter schemas, supported losses and penalties.
+
+Pure metadata: importing this module imports no Numba and no kernel, so the API and the
+CLI can validate a request without loading the solvers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+LOSSES = ("logistic", "smooth_hinge", "squared")
+PENALTIES = ("l2", "elastic_net")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One solver parameter: a float/int in [low, high] or one of ``choices``."""
+
+    name: str
+    kind: str  # "float", "int" or "choice"
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def parse(self, solver: str, raw: Any) -> Any:
+        """Convert and check a value; raises ValueError naming the parameter."""
+        where = f"parameter {self.name!r} of solver {solver!r}"
+        if self.kind == "choice":
+            value = str(raw)
+            if value not in self.choices:
+                raise ValueError(f"{where}: {value!r} is not one of {', '.join(self.choices)}")
+            return value
+        try:
+            value = int(raw) if self.kind == "int" else float(raw)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: expected {'an integer' if self.kind == 'int' else 'a number'}, "
+                             f"got {raw!r}") from None
+        if self.kind == "int" and isinstance(raw, float) and raw != int(raw):
+            raise ValueError(f"{where}: expected an integer, got {raw!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where}: expected a finite number, got {raw!r}")
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise ValueError(f"{where}: {value!r} is outside [{self.low}, {self.high}]")
+        return value
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "kind": self.kind, "default": self.default, "help": self.help}
+        if self.kind == "choice":
+            out["choices"] = list(self.choices)
+        else:
+            out["low"], out["high"] = self.low, self.high
+        return out
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """A solver: where it lives, what it supports, its parameters."""
+
+    name: str
+    title: str
+    reference: str
+    module: str
+    side: str  # "primal", "dual" or "batch": which iterate the trace certifies from
+    losses: tuple[str, ...] = LOSSES
+    penalties: tuple[str, ...] = PENALTIES
+    params: tuple[Param, ...] = field(default_factory=tuple)
+
+    def check(self, loss: str, penalty: str) -> None:
+        """Raise ValueError if this solver does not support the loss or the penalty."""
+        if loss not in self.losses:
+            raise ValueError(f"solver {self.name!r} does not support loss {loss!r}; "
+                             f"it supports {', '.join(self.losses)}")
+        if penalty not in self.penalties:
+            raise ValueError(f"solver {self.name!r} does not support penalty {penalty!r}; "
+                             f"it supports {', '.join(self.penalties)}")
+
+    def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:
+        """Defaults overridden by ``raw``, every value checked; unknown names are errors."""
+        known = {p.name: p for p in self.params}
+        unknown = sorted(set(raw or {}) - set(known))
+        if unknown:
+            accepted = ", ".join(known) or "none"
+            raise ValueError(f"unknown parameter {unknown[0]!r} for solver {self.name!r}; "
+                             f"accepted: {accepted}")
+        values = {p.name: p.default for p in self.params}
+        for name, value in (raw or {}).items():
+            values[name] = known[name].parse(self.name, value)
+        return values
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "title": self.title, "reference": self.reference,
+            "side": self.side, "losses": list(self.losses), "penalties": list(self.penalties),
+            "params": [p.to_dict() for p in self.params],
+        }
+
+
+_SAMPLING = Param("sampling", "choice", "uniform",
+                  "coordinate sampling: uniform, or importance p ∝ β‖column/row‖² + l2·n "
+                  "(Faceoff eq. (14))", choices=("uniform", "importance"))
+
+CATALOGUE: dict[str, SolverSpec] = {
+    spec.name: spec
+    for spec in (
+        SolverSpec(
+            "primal_cd", "Primal randomized coordinate descent (NSync)",
+            "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
+            "solvers.algorithms.primal_cd", "primal", params=(_SAMPLING,),
+        ),
+        SolverSpec(
+            "dual_cd", "Dual randomized coordinate ascent (Quartz / SDCA)",
+            "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 2",
+            "solvers.algorithms.dual_cd", "dual",
+            params=(
+                _SAMPLING,
+                Param("step", "choice", "exact",
+                      "exact 1-D maximization, or the fixed step η of Faceoff §7",
+                      choices=("exact", "fixed")),
+            ),
+        ),
+        SolverSpec(
+            "agd", "Accelerated proximal gradient with adaptive line search",
+            "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
+            "solvers.algorithms.agd", "primal",
+        ),
+        SolverSpec(
+            "lbfgs", "L-BFGS-B (scipy)", "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
+            "solvers.algorithms.lbfgs", "primal", penalties=("l2",),
+            params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
+        ),
+        SolverSpec(
+            "saga", "SAGA with the l1 proximal step", "Defazio, Bach & Lacoste-Julien 2014",
+            "solvers.algorithms.saga", "primal",
+            params=(Param("step_scale", "float", 1.0,
+                          "step = step_scale / (3·L_max), L_max = β·max‖aᵢ‖² + l2", 1e-3, 10.0),),
+        ),
+    )
+}
+
+
+def get_spec(name: str) -> SolverSpec:
+    """The spec of solver ``name``; ValueError listing the accepted names otherwise."""
+    if name not in CATALOGUE:
+        raise ValueError(f"unknown solver {name!r}; accepted: {', '.join(CATALOGUE)}")
+    return CATALOGUE[name]

@@ -1,0 +1,98 @@
+"""The chunked driver: run a jitted kernel in chunks on a log-spaced epoch grid.
+
+Between chunks the :class:`~solvers.trace.Recorder` stops the clock, evaluates and records
+a trace point and checks the stop rules. Chunks end on a geometric grid of epochs
+(``points_per_decade`` points per decade, so a run records about 100–1000 points), and
+a chunk is itself cut into blocks of at most ~``block_seconds`` of solver time so that
+``max_seconds`` and ``should_stop()`` are honoured within one block.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Protocol
+
+import numpy as np
+
+from solvers.trace import Recorder
+
+
+class ChunkedMethod(Protocol):
+    """What the driver needs from an iterative method.
+
+    ``n_coords`` coordinates make one coordinate epoch (n for dual methods, d for primal
+    ones, 1 for batch methods whose "update" is a full iteration); ``nnz_per_update`` is
+    the expected number of non-zeros one update visits, used only to size chunks.
+    """
+
+    n_coords: int
+    nnz_per_update: float
+
+    def run(self, n_updates: int) -> int:
+        """Do ``n_updates`` updates in place; return the non-zeros visited."""
+
+    def iterate(self) -> dict:
+        """The current iterate: ``{"x": ...}`` for primal methods, ``{"y": ...}`` for dual."""
+
+    def extras(self) -> dict:
+        """Solver-specific values for the trace point."""
+
+
+def run_chunked(
+    method: ChunkedMethod,
+    recorder: Recorder,
+    nnz: int,
+    points_per_decade: int = 30,
+    first_epoch: float = 0.05,
+    block_seconds: float = 0.25,
+) -> str:
+    """Run ``method`` until a stop rule fires; returns the stop reason.
+
+    Parameters
+    ----------
+    method : ChunkedMethod
+    recorder : Recorder
+    nnz : int
+        nnz(A); epochs are non-zeros visited / nnz.
+    """
+    ratio = 10.0 ** (1.0 / points_per_decade)
+    nnz = max(int(nnz), 1)
+    max_visits = recorder.stop.max_epochs * nnz
+    per_update = max(float(method.nnz_per_update), 1e-12)
+    iteration = 0
+    visited = 0
+    seconds_per_update = None
+
+    def extras() -> dict:
+        return {"coord_epochs": iteration / method.n_coords, **method.extras()}
+
+    recorder.start()
+    reason = recorder.checkpoint(0, 0.0, **method.iterate(), extras=extras())
+    next_epoch = first_epoch
+    while reason is None:
+        goal = min(next_epoch * nnz, max_visits)
+        todo = max(1, math.ceil((goal - visited) / per_update))
+        while todo > 0:
+            block = todo
+            if seconds_per_update is not None:
+                remaining = recorder.stop.max_seconds - recorder.elapsed()
+                budget = max(min(block_seconds, remaining), 0.0)
+                block = int(min(todo, max(1, budget / seconds_per_update)))
+            started = time.perf_counter()
+            visited += method.run(block)
+            spent = time.perf_counter() - started
+            seconds_per_update = max(spent / block, 1e-10)
+            iteration += block
+            todo -= block
+            if recorder.interrupted() is not None:
+                break
+        epoch = visited / nnz
+        reason = recorder.checkpoint(iteration, epoch, **method.iterate(), extras=extras())
+        next_epoch = max(epoch * ratio, epoch + 1e-9)
+    return reason
+
+
+def as_contiguous(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """C-contiguous float64 copies that a kernel may update in place."""
+    return tuple(np.array(a, dtype=np.float64, copy=True, order="C") for a in arrays)

@@ -1,0 +1,185 @@
+"""The problem P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x), its dual and the duality gap.
+
+Dual (saddle form L(x, y) = g(x) + 1/n yᵀAx − 1/n Σ φ*(yᵢ)):
+
+    D(y) = −1/n Σ φ*(yᵢ) − g*(−Aᵀy/n),   x(y) = ∇g*(−Aᵀy/n),   y(x) = φ'(Ax).
+
+Kernels see A in compressed row (CSR, for dual/row methods) and compressed column (CSC,
+for primal/column methods) form. Both are built once per data matrix and shared by all
+runs: dense input is stored with a full sparsity pattern, so one kernel serves both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from solvers.losses import Loss, loss_conjs, loss_derivs, loss_values
+from solvers.penalties import ElasticNet
+
+
+class Compressed(NamedTuple):
+    """One compressed layout of A: ``indptr`` (int64), ``indices`` (int32), ``data`` (float64)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+def _compressed(mat: sp.spmatrix | sp.sparray) -> Compressed:
+    mat.sort_indices()
+    return Compressed(
+        np.ascontiguousarray(mat.indptr, dtype=np.int64),
+        np.ascontiguousarray(mat.indices, dtype=np.int32),
+        np.ascontiguousarray(mat.data, dtype=np.float64),
+    )
+
+
+class Data:
+    """A data matrix A, shape (n_samples, n_features), with both layouts and norms.
+
+    Parameters
+    ----------
+    A : ndarray or scipy sparse matrix, shape (n_samples, n_features)
+        Converted to float64 once. Explicit zeros of sparse input are kept.
+    """
+
+    def __init__(self, A) -> None:
+        if sp.issparse(A):
+            csr = sp.csr_matrix(A, dtype=np.float64)
+            self.is_sparse = True
+        else:
+            dense = np.asarray(A, dtype=np.float64)
+            if dense.ndim != 2:
+                raise ValueError(f"A must be 2-D, got shape {dense.shape}")
+            n, d = dense.shape
+            # full pattern: every entry stored, so dense data runs through the same kernels
+            csr = sp.csr_matrix(
+                (dense.ravel(), np.tile(np.arange(d, dtype=np.int32), n),
+                 np.arange(0, n * d + 1, d, dtype=np.int64)),
+                shape=(n, d),
+            )
+            self.is_sparse = False
+        if not np.all(np.isfinite(csr.data)):
+            raise ValueError("A contains NaN or infinite values")
+        self.n_samples, self.n_features = csr.shape
+        self.csr_matrix = csr
+        self.csc_matrix = csr.tocsc()
+        self.csr = _compressed(self.csr_matrix)
+        self.csc = _compressed(self.csc_matrix)
+        self.nnz = int(csr.nnz)
+        sq = self.csr_matrix.multiply(self.csr_matrix)
+        self.row_sq_norms = np.asarray(sq.sum(axis=1)).ravel()
+        self.col_sq_norms = np.asarray(sq.sum(axis=0)).ravel()
+        self.row_nnz = np.diff(self.csr.indptr)
+        self.col_nnz = np.diff(self.csc.indptr)
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """Ax."""
+        return self.csr_matrix @ x
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        """Aᵀr."""
+        return self.csr_matrix.T @ r
+
+
+class Objective(NamedTuple):
+    """A primal–dual pair evaluated: P(x), D(y), gap = P − D, nnz(x) and the pair itself."""
+
+    primal: float
+    dual: float
+    gap: float
+    nnz_x: int
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass
+class Problem:
+    """Data + labels + loss + penalty.
+
+    Parameters
+    ----------
+    data : Data
+    b : array, shape (n_samples,)
+        Labels (±1 for logistic and smoothed hinge) or regression targets (squared).
+    loss : Loss
+    penalty : ElasticNet
+    """
+
+    data: Data
+    b: np.ndarray
+    loss: Loss
+    penalty: ElasticNet
+
+    def __post_init__(self) -> None:
+        self.b = np.ascontiguousarray(self.b, dtype=np.float64)
+        if self.b.shape != (self.data.n_samples,):
+            raise ValueError(
+                f"labels have shape {self.b.shape}, expected ({self.data.n_samples},)"
+            )
+        if not np.all(np.isfinite(self.b)):
+            raise ValueError("labels contain NaN or infinite values")
+        if self.loss.needs_binary_labels and not np.all(np.abs(self.b) == 1.0):
+            found = np.unique(self.b)[:6]
+            raise ValueError(
+                f"loss {self.loss.name!r} needs binary labels -1/+1, found values "
+                f"{', '.join(f'{v:g}' for v in found)}; binarize them (e.g. --positive)"
+            )
+
+    @property
+    def n_samples(self) -> int:
+        return self.data.n_samples
+
+    @property
+    def n_features(self) -> int:
+        return self.data.n_features
+
+    def primal_value(self, x: np.ndarray, Ax: np.ndarray | None = None) -> float:
+        """P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x)."""
+        if Ax is None:
+            Ax = self.data.matvec(x)
+        loss = self.loss
+        return loss_values(loss.code, loss.gamma, Ax, self.b) / self.n_samples + (
+            self.penalty.value(x)
+        )
+
+    def dual_value(self, y: np.ndarray, v: np.ndarray | None = None) -> float:
+        """D(y) = −1/n Σ φ*(yᵢ) − g*(v), v = −Aᵀy/n."""
+        if v is None:
+            v = -self.data.rmatvec(y) / self.n_samples
+        loss = self.loss
+        return -loss_conjs(loss.code, loss.gamma, y, self.b) / self.n_samples - (
+            self.penalty.conjugate(v)
+        )
+
+    def dual_from_primal(self, x: np.ndarray, Ax: np.ndarray | None = None) -> np.ndarray:
+        """y(x) = φ'(Ax), the dual point a primal iterate certifies with."""
+        if Ax is None:
+            Ax = self.data.matvec(x)
+        loss = self.loss
+        return loss_derivs(loss.code, loss.gamma, Ax, self.b, np.empty(self.n_samples))
+
+    def primal_from_dual(self, y: np.ndarray) -> np.ndarray:
+        """x(y) = ∇g*(−Aᵀy/n)."""
+        return self.penalty.conjugate_grad(-self.data.rmatvec(y) / self.n_samples)
+
+    def evaluate(self, x: np.ndarray | None = None, y: np.ndarray | None = None) -> Objective:
+        """Evaluate the pair given by a primal iterate x or a dual iterate y (or both)."""
+        if x is None and y is None:
+            raise ValueError("evaluate needs x or y")
+        if x is None:
+            v = -self.data.rmatvec(y) / self.n_samples
+            x = self.penalty.conjugate_grad(v)
+            Ax = self.data.matvec(x)
+        else:
+            Ax = self.data.matvec(x)
+            v = None
+        if y is None:
+            y = self.dual_from_primal(x, Ax)
+        primal = self.primal_value(x, Ax)
+        dual = self.dual_value(y, v)
+        return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)

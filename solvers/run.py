@@ -1,0 +1,113 @@
+"""``solve()``: validate a request against the catalogue, warm up, run, return the trace."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import scipy.sparse as sp
+
+from solvers.catalogue import get_spec
+from solvers.losses import make_loss
+from solvers.penalties import ElasticNet
+from solvers.problem import Data, Problem
+from solvers.trace import Recorder, StopRules, TracePoint
+
+
+@dataclass
+class Result:
+    """The outcome of one run: final iterates, the trace and why it stopped."""
+
+    solver: str
+    params: dict[str, Any]
+    seed: int
+    stop_reason: str
+    trace: list[TracePoint]
+    x: np.ndarray
+    y: np.ndarray
+
+    @property
+    def final(self) -> TracePoint:
+        return self.trace[-1]
+
+    def summary(self) -> dict:
+        last = self.final
+        return {
+            "solver": self.solver, "params": self.params, "seed": self.seed,
+            "stop_reason": self.stop_reason, "iterations": last.iteration, "epochs": last.epoch,
+            "time_s": last.time_s, "primal": last.primal, "dual": last.dual, "gap": last.gap,
+            "nnz_x": last.nnz_x, "points": len(self.trace),
+        }
+
+
+_warm: set[str] = set()
+
+
+def _tiny_problem() -> Problem:
+    rng = np.random.default_rng(0)
+    A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
+    return Problem(Data(A), np.where(rng.random(8) < 0.5, -1.0, 1.0), make_loss("logistic"),
+                   ElasticNet(0.01, 0.1))
+
+
+def warmup(solver: str) -> None:
+    """Compile what a run of ``solver`` executes (kernels and evaluation) by running it on a
+    tiny problem, so that no measured run pays for compilation. Once per process; Numba's
+    on-disk cache makes later processes cheap."""
+    if solver in _warm:
+        return
+    spec = get_spec(solver)
+    module = importlib.import_module(spec.module)
+    for values in _param_variants(spec):
+        recorder = Recorder(_tiny_problem(), StopRules(max_epochs=1.0, max_seconds=60.0))
+        module.solve(recorder.problem, values, recorder, 0)
+    _warm.add(solver)
+
+
+def _param_variants(spec) -> list[dict[str, Any]]:
+    """Defaults, plus each choice of each choice parameter (they may select other kernels)."""
+    base = spec.parse_params({})
+    variants = [base]
+    for param in spec.params:
+        for choice in param.choices:
+            if choice != base[param.name]:
+                variants.append({**base, param.name: choice})
+    return variants
+
+
+def solve(
+    problem: Problem,
+    solver: str,
+    params: dict[str, Any] | None = None,
+    stop: StopRules | None = None,
+    seed: int = 0,
+    on_point: Callable[[TracePoint], None] | None = None,
+) -> Result:
+    """Run ``solver`` on ``problem`` and return its :class:`Result`.
+
+    Parameters
+    ----------
+    problem : Problem
+    solver : str
+        A name from :data:`solvers.catalogue.CATALOGUE`.
+    params : dict, optional
+        Solver parameters; defaults from the catalogue, every value checked.
+    stop : StopRules, optional
+    seed : int
+        Runs are deterministic for a given seed.
+    on_point : callable, optional
+        Receives each trace point as it is recorded (outside the solver clock).
+    """
+    spec = get_spec(solver)
+    spec.check(problem.loss.name, problem.penalty.name)
+    values = spec.parse_params(params)
+    warmup(solver)
+    recorder = Recorder(problem, stop or StopRules(), on_point)
+    module = importlib.import_module(spec.module)
+    reason = module.solve(problem, values, recorder, int(seed))
+    last = recorder.last
+    return Result(solver, values, int(seed), reason, recorder.points, last.x, last.y)

@@ -1,0 +1,165 @@
+"""Convergence traces with honest timing, and the stop rules.
+
+The :class:`Recorder` owns the solver clock. A solver calls :meth:`Recorder.checkpoint`
+between chunks of work; the clock is stopped on entry and restarted on exit, so the
+evaluation of P, D, the gap and nnz(x) (and anything a ``on_point`` callback does, such as
+writing to a database) never counts as solver time. JIT compilation happens in warm-up
+before :meth:`Recorder.start`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from solvers.problem import Objective, Problem
+
+CONVERGED = "converged"
+MAX_EPOCHS = "max_epochs"
+MAX_SECONDS = "max_seconds"
+CANCELLED = "cancelled"
+DIVERGED = "diverged"
+FINISHED = "finished"  # the method itself ended (e.g. L-BFGS met its own tolerance)
+
+
+@dataclass
+class TracePoint:
+    """One point of a convergence trace.
+
+    ``epoch`` counts effective passes over the data: non-zeros of A visited / nnz(A), where
+    one visit reads an entry and applies it (a coordinate step on row i visits row i once; a
+    full gradient, A·x then Aᵀ·r, is one pass). ``time_s`` is solver time only.
+    """
+
+    seq: int
+    iteration: int
+    epoch: float
+    time_s: float
+    primal: float
+    dual: float
+    gap: float
+    nnz_x: int
+    extras: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class StopRules:
+    """When to stop: ``max_epochs``, ``max_seconds`` (solver time), relative gap ``tol``
+    (gap ≤ tol·max(1, |P|)) and a caller-supplied ``should_stop()`` (e.g. cancellation)."""
+
+    max_epochs: float = 100.0
+    max_seconds: float = 60.0
+    tol: float = 1e-10
+    should_stop: Callable[[], bool] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_epochs", "max_seconds"):
+            value = getattr(self, name)
+            if not (value > 0):
+                raise ValueError(f"{name} must be > 0, got {value!r}")
+        if not (self.tol >= 0 and math.isfinite(self.tol)):
+            raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
+
+
+class Recorder:
+    """Measures solver time, evaluates and records trace points, applies the stop rules.
+
+    Parameters
+    ----------
+    problem : Problem
+    stop : StopRules
+    on_point : callable, optional
+        Called with each new :class:`TracePoint` (outside the solver clock).
+    """
+
+    def __init__(
+        self,
+        problem: Problem,
+        stop: StopRules,
+        on_point: Callable[[TracePoint], None] | None = None,
+    ) -> None:
+        self.problem = problem
+        self.stop = stop
+        self.on_point = on_point
+        self.points: list[TracePoint] = []
+        self.solver_time = 0.0
+        self.stop_reason: str | None = None
+        self.last: Objective | None = None
+        self._resumed_at: float | None = None
+
+    def start(self) -> None:
+        """Start the solver clock (after warm-up and set-up that is not the solver's)."""
+        self._resumed_at = time.perf_counter()
+
+    def pause(self) -> None:
+        if self._resumed_at is not None:
+            self.solver_time += time.perf_counter() - self._resumed_at
+            self._resumed_at = None
+
+    def resume(self) -> None:
+        self._resumed_at = time.perf_counter()
+
+    def elapsed(self) -> float:
+        """Solver time so far, including the running stretch."""
+        running = 0.0 if self._resumed_at is None else time.perf_counter() - self._resumed_at
+        return self.solver_time + running
+
+    def interrupted(self) -> str | None:
+        """A stop reason that needs no evaluation: time budget spent or stop requested."""
+        if self.elapsed() >= self.stop.max_seconds:
+            return MAX_SECONDS
+        if self.stop.should_stop is not None and self.stop.should_stop():
+            return CANCELLED
+        return None
+
+    def checkpoint(
+        self,
+        iteration: int,
+        epoch: float,
+        x: np.ndarray | None = None,
+        y: np.ndarray | None = None,
+        extras: dict | None = None,
+        final_reason: str | None = None,
+    ) -> str | None:
+        """Pause the clock, evaluate the iterate, record a point and return a stop reason
+        (or None to go on). ``x`` is a primal iterate, ``y`` a dual one; give the one the
+        method runs on. ``final_reason`` forces a stop with that reason."""
+        self.pause()
+        obj = self.problem.evaluate(x=None if x is None else np.array(x, copy=True),
+                                    y=None if y is None else np.array(y, copy=True))
+        self.last = obj
+        point = TracePoint(
+            seq=len(self.points),
+            iteration=int(iteration),
+            epoch=float(epoch),
+            time_s=self.solver_time,
+            primal=obj.primal,
+            dual=obj.dual,
+            gap=obj.gap,
+            nnz_x=obj.nnz_x,
+            extras=dict(extras or {}),
+        )
+        self.points.append(point)
+        if self.on_point is not None:
+            self.on_point(point)
+        reason = final_reason or self._reason(point)
+        self.stop_reason = reason
+        if reason is None:
+            self.resume()
+        return reason
+
+    def _reason(self, point: TracePoint) -> str | None:
+        if not (math.isfinite(point.primal) and math.isfinite(point.dual)):
+            return DIVERGED
+        if point.gap <= self.stop.tol * max(1.0, abs(point.primal)):
+            return CONVERGED
+        if point.epoch >= self.stop.max_epochs * (1 - 1e-12):
+            return MAX_EPOCHS
+        return self.interrupted()
