@@ -44,7 +44,7 @@ def run_chunked(
     recorder: Recorder,
     nnz: int,
     points_per_decade: int = 30,
-    first_epoch: float = 0.05,
+    first_epoch: float = 0.01,
     block_seconds: float = 0.25,
 ) -> str:
     """Run ``method`` until a stop rule fires; returns the stop reason.
@@ -67,7 +67,6 @@ def run_chunked(
     def extras() -> dict:
         return {"coord_epochs": iteration / method.n_coords, **method.extras()}
 
-    recorder.start()
     reason = recorder.checkpoint(0, 0.0, **method.iterate(), extras=extras())
     next_epoch = first_epoch
     while reason is None:

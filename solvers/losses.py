@@ -128,8 +128,8 @@ def loss_dual_step(code, gamma, y, z, b, inv_s):
     """argmax_β {β·z − φ*(β) − inv_s·(β − y)²/2}: the exact 1-D dual coordinate step.
 
     With ``inv_s = ‖aᵢ‖²/(μn)`` this is SDCA's coordinate maximization (Faceoff Algorithm 2,
-    Quartz). Closed form for squared and smoothed hinge; for logistic a safeguarded Newton
-    solve on u = logit(t), whose root is bracketed in an interval of width ``inv_s``.
+    Quartz). Closed form for squared and smoothed hinge; for logistic a safeguarded
+    (monotone) Newton solve on u = logit(t).
     """
     if code == SQUARED:
         return (z - b + inv_s * y) / (1.0 + inv_s)
@@ -137,28 +137,24 @@ def loss_dual_step(code, gamma, y, z, b, inv_s):
     if code == SMOOTH_HINGE:
         t = (1.0 - b * z + inv_s * t0) / (gamma + inv_s)
         return -b * min(max(t, 0.0), 1.0)
-    # logistic: solve h(u) = -b z - u - inv_s (σ(u) - t0) = 0, h' = -1 - inv_s σ(1-σ) <= -1
-    c = -b * z
-    lo = c - inv_s * (1.0 - t0)
-    hi = c + inv_s * t0
-    u = min(max(math.log(max(t0, 1e-300)) - math.log1p(-min(t0, 1.0 - 1e-16)), lo), hi)
-    if not (lo <= u <= hi):
-        u = 0.5 * (lo + hi)
+    # logistic: with t = σ(u), solve g(u) = u + inv_s·σ(u) = K, K = −b z + inv_s t0.
+    # g is increasing, convex for u ≤ 0 and concave for u ≥ 0, so Newton started on the
+    # far side of the root (right of it where convex, left where concave) is monotone and
+    # needs no bisection; a warm start from logit(t0) makes steady-state steps take 2-3.
+    K = -b * z + inv_s * t0
+    convex = K <= 0.5 * inv_s
+    bound = min(0.0, K) if convex else max(0.0, K - inv_s)
+    u = bound
+    if 0.0 < t0 < 1.0:
+        warm = math.log(t0) - math.log1p(-t0)
+        if (warm < bound) if convex else (warm > bound):
+            u = warm  # a warm start on the wrong side of the root is fixed by one step
     for _ in range(100):
         sig = _sigmoid(u)
-        h = c - u - inv_s * (sig - t0)
-        if h > 0.0:
-            lo = u
-        else:
-            hi = u
-        dh = -1.0 - inv_s * sig * (1.0 - sig)
-        u_new = u - h / dh
-        if not (lo < u_new < hi):
-            u_new = 0.5 * (lo + hi)
-        if abs(u_new - u) <= 1e-15 * (1.0 + abs(u)) or hi - lo <= 1e-15 * (1.0 + abs(u)):
-            u = u_new
+        step = (K - u - inv_s * sig) / (1.0 + inv_s * sig * (1.0 - sig))
+        u = min(u + step, bound) if convex else max(u + step, bound)
+        if abs(step) <= 1e-9 * (1.0 + abs(u)):
             break
-        u = u_new
     return -b * _sigmoid(u)
 
 

@@ -77,3 +77,57 @@ def sample_index(state, uniform, prob, alias):
     if u - i < prob[i]:
         return i
     return alias[i]
+
+
+LOOKAHEAD = 8  # draws kept ahead of the current step, for prefetching
+
+
+class Sampler:
+    """A seeded coordinate sampler that draws ``LOOKAHEAD`` steps ahead.
+
+    Kernels call :func:`next_coordinate` with ``(rng_state, ring, uniform, prob, alias)``;
+    it returns the coordinate for this step, the one ``LOOKAHEAD`` steps ahead and the one
+    half-way, so a kernel can prefetch. The ring lives here, so the sequence of
+    coordinates does not depend on how a run is split into chunks.
+    """
+
+    def __init__(self, weights: np.ndarray, seed: int) -> None:
+        self.table = AliasTable(weights)
+        self.rng_state = make_rng_state(seed)
+        self.ring = np.zeros(LOOKAHEAD + 1, dtype=np.int64)  # ring[0]: cursor
+        _fill_ring(self.rng_state, self.ring, self.table.uniform, self.table.prob,
+                   self.table.alias)
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        return self.table.probabilities
+
+    def args(self) -> tuple:
+        """The arguments kernels pass on to :func:`next_coordinate`."""
+        t = self.table
+        return self.rng_state, self.ring, t.uniform, t.prob, t.alias
+
+
+@njit(cache=True)
+def _fill_ring(state, ring, uniform, prob, alias):
+    ring[0] = 0
+    for k in range(1, ring.shape[0]):
+        ring[k] = sample_index(state, uniform, prob, alias)
+
+
+@njit(cache=True)
+def next_coordinate(state, ring, uniform, prob, alias):
+    """(current, LOOKAHEAD ahead, LOOKAHEAD/2 ahead) coordinates; advances the ring."""
+    size = ring.shape[0] - 1
+    slot = ring[0]
+    current = ring[1 + slot]
+    ahead = sample_index(state, uniform, prob, alias)
+    ring[1 + slot] = ahead
+    slot = slot + 1
+    if slot == size:
+        slot = 0
+    ring[0] = slot
+    half = slot + size // 2
+    if half >= size:
+        half -= size
+    return current, ahead, ring[1 + half]

@@ -129,7 +129,7 @@ class Recorder:
         final_reason: str | None = None,
     ) -> str | None:
         """Pause the clock, evaluate the iterate, record a point and return a stop reason
-        (or None to go on). ``x`` is a primal iterate, ``y`` a dual one; give the one the
+        (or None to go on, with the clock running: the first checkpoint starts it). ``x`` is a primal iterate, ``y`` a dual one; give the one the
         method runs on. ``final_reason`` forces a stop with that reason."""
         self.pause()
         obj = self.problem.evaluate(x=None if x is None else np.array(x, copy=True),

@@ -18,18 +18,27 @@ from solvers.driver import run_chunked
 from solvers.losses import loss_deriv, loss_dual_step
 from solvers.penalties import soft_threshold
 from solvers.problem import Problem
-from solvers.sampling import AliasTable, make_rng_state, sample_index
+from solvers.prefetch import prefetch
+from solvers.sampling import Sampler, next_coordinate
 from solvers.trace import Recorder
 
 
 @njit(cache=True)
 def _dual_cd(indptr, indices, data, b, y, z, x, inv_s, l1, l2, loss_code, gamma,
-             n_updates, rng_state, uniform, prob, alias, fixed_step, eta):
+             n_updates, rng_state, ring, uniform, prob, alias, fixed_step, eta):
     """Run ``n_updates`` steps of Algorithm 2 on the CSR arrays of A; returns nnz visited."""
     n_samples = b.shape[0]
+    inv_l2 = 1.0 / l2
     visited = 0
     for _ in range(n_updates):
-        i = sample_index(rng_state, uniform, prob, alias)
+        i, ahead, half = next_coordinate(rng_state, ring, uniform, prob, alias)
+        prefetch(indptr, ahead)
+        row = indptr[half]
+        prefetch(indices, row)
+        prefetch(data, row)
+        prefetch(y, half)
+        prefetch(b, half)
+        prefetch(inv_s, half)
         start, end = indptr[i], indptr[i + 1]
         zi = 0.0
         for k in range(start, end):  # aᵢᵀx
@@ -42,10 +51,16 @@ def _dual_cd(indptr, indices, data, b, y, z, x, inv_s, l1, l2, loss_code, gamma,
         if delta != 0.0:
             y[i] = y_new
             coef = -delta / n_samples
-            for k in range(start, end):  # z −= δ aᵢ / n ;  x = ∇g*(z)
-                j = indices[k]
-                z[j] += coef * data[k]
-                x[j] = soft_threshold(z[j], l1) / l2
+            if l1 > 0.0:
+                for k in range(start, end):  # z −= δ aᵢ / n ;  x = ∇g*(z) = soft(z, l1)/l2
+                    j = indices[k]
+                    z[j] += coef * data[k]
+                    x[j] = soft_threshold(z[j], l1) * inv_l2
+            else:
+                for k in range(start, end):  # z −= δ aᵢ / n ;  x = z/l2
+                    j = indices[k]
+                    z[j] += coef * data[k]
+                    x[j] = z[j] * inv_l2
         visited += end - start
     return visited
 
@@ -61,13 +76,12 @@ class DualCD:
         self.n_coords = n
         self.inv_s = data.row_sq_norms / (l2 * n)
         weights = np.ones(n) if sampling == "uniform" else beta * data.row_sq_norms + l2 * n
-        self.table = AliasTable(weights)
-        self.nnz_per_update = float(self.table.probabilities @ data.row_nnz)
-        q = self.table.probabilities
+        self.sampler = Sampler(weights, seed)
+        q = self.sampler.probabilities
+        self.nnz_per_update = float(q @ data.row_nnz)
         self.fixed_step = step == "fixed"
         theta = float(np.min(q * l2 * n / (beta * data.row_sq_norms + l2 * n)))
         self.eta = theta / q
-        self.rng_state = make_rng_state(seed)
         self.y = np.zeros(n)
         self.z = np.zeros(data.n_features)
         self.x = np.zeros(data.n_features)
@@ -75,9 +89,8 @@ class DualCD:
     def run(self, n_updates: int) -> int:
         csr, p, loss = self.problem.data.csr, self.problem.penalty, self.problem.loss
         return _dual_cd(csr.indptr, csr.indices, csr.data, self.problem.b, self.y, self.z, self.x,
-                        self.inv_s, p.l1, p.l2, loss.code, loss.gamma, n_updates, self.rng_state,
-                        self.table.uniform, self.table.prob, self.table.alias, self.fixed_step,
-                        self.eta)
+                        self.inv_s, p.l1, p.l2, loss.code, loss.gamma, n_updates, *self.sampler.args(),
+                        self.fixed_step, self.eta)
 
     def iterate(self) -> dict:
         return {"y": self.y}

@@ -14,18 +14,25 @@ from solvers.driver import run_chunked
 from solvers.losses import loss_deriv
 from solvers.penalties import soft_threshold
 from solvers.problem import Problem
-from solvers.sampling import AliasTable, make_rng_state, sample_index
+from solvers.prefetch import prefetch
+from solvers.sampling import Sampler, next_coordinate
 from solvers.trace import Recorder
 
 
 @njit(cache=True)
 def _primal_cd(indptr, indices, data, b, x, Ax, lipschitz, l1, l2, loss_code, gamma,
-               n_updates, rng_state, uniform, prob, alias):
+               n_updates, rng_state, ring, uniform, prob, alias):
     """Run ``n_updates`` steps of Algorithm 1 on the CSC arrays of A; returns nnz visited."""
     n_samples = b.shape[0]
     visited = 0
     for _ in range(n_updates):
-        j = sample_index(rng_state, uniform, prob, alias)
+        j, ahead, half = next_coordinate(rng_state, ring, uniform, prob, alias)
+        prefetch(indptr, ahead)
+        col = indptr[half]
+        prefetch(indices, col)
+        prefetch(data, col)
+        prefetch(x, half)
+        prefetch(lipschitz, half)
         start, end = indptr[j], indptr[j + 1]
         grad = 0.0
         for k in range(start, end):  # ∇ⱼ (1/n Σ φ(Ax)) = 1/n Σᵢ φ'(aᵢᵀx) A_ij
@@ -55,9 +62,8 @@ class PrimalCD:
         n, l2 = data.n_samples, problem.penalty.l2
         self.lipschitz = beta * data.col_sq_norms / n + l2
         weights = np.ones(self.n_coords) if sampling == "uniform" else beta * data.col_sq_norms + l2 * n
-        self.table = AliasTable(weights)
-        self.nnz_per_update = float(self.table.probabilities @ data.col_nnz)
-        self.rng_state = make_rng_state(seed)
+        self.sampler = Sampler(weights, seed)
+        self.nnz_per_update = float(self.sampler.probabilities @ data.col_nnz)
         self.x = np.zeros(self.n_coords)
         self.Ax = np.zeros(n)
 
@@ -65,7 +71,7 @@ class PrimalCD:
         csc, p, loss = self.problem.data.csc, self.problem.penalty, self.problem.loss
         return _primal_cd(csc.indptr, csc.indices, csc.data, self.problem.b, self.x, self.Ax,
                           self.lipschitz, p.l1, p.l2, loss.code, loss.gamma, n_updates,
-                          self.rng_state, self.table.uniform, self.table.prob, self.table.alias)
+                          *self.sampler.args())
 
     def iterate(self) -> dict:
         return {"x": self.x}

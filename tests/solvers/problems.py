@@ -1,0 +1,48 @@
+"""The test problems of the acceptance criteria: dense and sparse synthetic, a9a, rcv1 subset."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from data.svmlight import read_svmlight
+from data.synthetic import classification, regression
+from solvers.losses import make_loss
+from solvers.penalties import ElasticNet
+from solvers.problem import Data, Problem
+from tests.conftest import mirror_dir
+
+# dataset -> (l2, l1 for elastic net)
+WEIGHTS = {
+    "dense": (1e-2, 1e-2),
+    "sparse": (1e-3, 1e-3),
+    "a9a": (1e-3, 1e-3),
+    "rcv1": (1e-3, 2e-4),
+}
+DATASETS = tuple(WEIGHTS)
+
+
+@lru_cache(maxsize=None)
+def _matrix(name: str, regression_targets: bool):
+    if name == "dense":
+        make = regression if regression_targets else classification
+        return make(n_samples=300, n_features=40, density=1.0, seed=1)
+    if name == "sparse":
+        make = regression if regression_targets else classification
+        return make(n_samples=800, n_features=500, density=0.02, seed=2)
+    if name == "a9a":
+        return read_svmlight(mirror_dir() / "a9a.bz2", n_features=123)
+    return read_svmlight(mirror_dir() / "rcv1_small_vw.bz2", n_features=47236)
+
+
+@lru_cache(maxsize=None)
+def _data(name: str, regression_targets: bool) -> tuple[Data, object]:
+    A, b = _matrix(name, regression_targets)
+    return Data(A), b
+
+
+def make_problem(name: str, loss: str, penalty: str) -> Problem:
+    """A test problem; squared loss uses regression targets on synthetic data and the ±1
+    labels as targets on real data."""
+    l2, l1 = WEIGHTS[name]
+    data, b = _data(name, loss == "squared" and name in ("dense", "sparse"))
+    return Problem(data, b, make_loss(loss), ElasticNet(l1 if penalty == "elastic_net" else 0.0, l2))
