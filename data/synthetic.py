@@ -46,6 +46,12 @@ def _design(n_samples: int, n_features: int, density: float, seed: int):
     rng = np.random.default_rng(seed)
     if density == 1:
         return rng.normal(size=(n_samples, n_features)) / np.sqrt(n_features)
-    A = sp.random(n_samples, n_features, density=density, format="csr", random_state=rng,
-                  data_rvs=rng.standard_normal)
+    A = sp.random(
+        n_samples,
+        n_features,
+        density=density,
+        format="csr",
+        random_state=rng,
+        data_rvs=rng.standard_normal,
+    )
     return A / np.sqrt(max(n_features * density, 1.0))

@@ -37,13 +37,17 @@ class Param:
         try:
             value = int(raw) if self.kind == "int" else float(raw)
         except (TypeError, ValueError):
-            raise ValueError(f"{where}: expected {'an integer' if self.kind == 'int' else 'a number'}, "
-                             f"got {raw!r}") from None
+            raise ValueError(
+                f"{where}: expected {'an integer' if self.kind == 'int' else 'a number'}, "
+                f"got {raw!r}"
+            ) from None
         if self.kind == "int" and isinstance(raw, float) and raw != int(raw):
             raise ValueError(f"{where}: expected an integer, got {raw!r}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{where}: expected a finite number, got {raw!r}")
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+        if (self.low is not None and value < self.low) or (
+            self.high is not None and value > self.high
+        ):
             raise ValueError(f"{where}: {value!r} is outside [{self.low}, {self.high}]")
         return value
 
@@ -72,11 +76,15 @@ class SolverSpec:
     def check(self, loss: str, penalty: str) -> None:
         """Raise ValueError if this solver does not support the loss or the penalty."""
         if loss not in self.losses:
-            raise ValueError(f"solver {self.name!r} does not support loss {loss!r}; "
-                             f"it supports {', '.join(self.losses)}")
+            raise ValueError(
+                f"solver {self.name!r} does not support loss {loss!r}; "
+                f"it supports {', '.join(self.losses)}"
+            )
         if penalty not in self.penalties:
-            raise ValueError(f"solver {self.name!r} does not support penalty {penalty!r}; "
-                             f"it supports {', '.join(self.penalties)}")
+            raise ValueError(
+                f"solver {self.name!r} does not support penalty {penalty!r}; "
+                f"it supports {', '.join(self.penalties)}"
+            )
 
     def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:
         """Defaults overridden by ``raw``, every value checked; unknown names are errors."""
@@ -84,8 +92,9 @@ class SolverSpec:
         unknown = sorted(set(raw or {}) - set(known))
         if unknown:
             accepted = ", ".join(known) or "none"
-            raise ValueError(f"unknown parameter {unknown[0]!r} for solver {self.name!r}; "
-                             f"accepted: {accepted}")
+            raise ValueError(
+                f"unknown parameter {unknown[0]!r} for solver {self.name!r}; accepted: {accepted}"
+            )
         values = {p.name: p.default for p in self.params}
         for name, value in (raw or {}).items():
             values[name] = known[name].parse(self.name, value)
@@ -93,50 +102,84 @@ class SolverSpec:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "title": self.title, "reference": self.reference,
-            "side": self.side, "losses": list(self.losses), "penalties": list(self.penalties),
+            "name": self.name,
+            "title": self.title,
+            "reference": self.reference,
+            "side": self.side,
+            "losses": list(self.losses),
+            "penalties": list(self.penalties),
             "params": [p.to_dict() for p in self.params],
         }
 
 
-_SAMPLING = Param("sampling", "choice", "uniform",
-                  "coordinate sampling: uniform, or importance p ∝ β‖column/row‖² + l2·n "
-                  "(Faceoff eq. (14))", choices=("uniform", "importance"))
+_SAMPLING = Param(
+    "sampling",
+    "choice",
+    "uniform",
+    "coordinate sampling: uniform, or importance p ∝ β‖column/row‖² + l2·n (Faceoff eq. (14))",
+    choices=("uniform", "importance"),
+)
 
 CATALOGUE: dict[str, SolverSpec] = {
     spec.name: spec
     for spec in (
         SolverSpec(
-            "primal_cd", "Primal randomized coordinate descent (NSync)",
+            "primal_cd",
+            "Primal randomized coordinate descent (NSync)",
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
-            "solvers.algorithms.primal_cd", "primal", params=(_SAMPLING,),
+            "solvers.algorithms.primal_cd",
+            "primal",
+            params=(_SAMPLING,),
         ),
         SolverSpec(
-            "dual_cd", "Dual randomized coordinate ascent (Quartz / SDCA)",
+            "dual_cd",
+            "Dual randomized coordinate ascent (Quartz / SDCA)",
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 2",
-            "solvers.algorithms.dual_cd", "dual",
+            "solvers.algorithms.dual_cd",
+            "dual",
             params=(
                 _SAMPLING,
-                Param("step", "choice", "exact",
-                      "exact 1-D maximization, or the fixed step η of Faceoff §7",
-                      choices=("exact", "fixed")),
+                Param(
+                    "step",
+                    "choice",
+                    "exact",
+                    "exact 1-D maximization, or the fixed step η of Faceoff §7",
+                    choices=("exact", "fixed"),
+                ),
             ),
         ),
         SolverSpec(
-            "agd", "Accelerated proximal gradient with adaptive line search",
+            "agd",
+            "Accelerated proximal gradient with adaptive line search",
             "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
-            "solvers.algorithms.agd", "primal",
+            "solvers.algorithms.agd",
+            "primal",
         ),
         SolverSpec(
-            "lbfgs", "L-BFGS-B (scipy)", "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
-            "solvers.algorithms.lbfgs", "primal", penalties=("l2",),
+            "lbfgs",
+            "L-BFGS-B (scipy)",
+            "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
+            "solvers.algorithms.lbfgs",
+            "primal",
+            penalties=("l2",),
             params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
         ),
         SolverSpec(
-            "saga", "SAGA with the l1 proximal step", "Defazio, Bach & Lacoste-Julien 2014",
-            "solvers.algorithms.saga", "primal",
-            params=(Param("step_scale", "float", 1.0,
-                          "step = step_scale / (3·L_max), L_max = β·max‖aᵢ‖² + l2", 1e-3, 10.0),),
+            "saga",
+            "SAGA with the l1 proximal step",
+            "Defazio, Bach & Lacoste-Julien 2014",
+            "solvers.algorithms.saga",
+            "primal",
+            params=(
+                Param(
+                    "step_scale",
+                    "float",
+                    1.0,
+                    "step = step_scale / (3·L_max), L_max = β·max‖aᵢ‖² + l2",
+                    1e-3,
+                    10.0,
+                ),
+            ),
         ),
     )
 }

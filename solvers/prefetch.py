@@ -22,15 +22,23 @@ def prefetch(typingctx, array, index):
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
         ary = context.make_array(array_type)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
-                                       wraparound=False)
+        ptr = cgutils.get_item_pointer(
+            context, builder, array_type, ary, [args[1]], wraparound=False
+        )
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
         # rw = 0 (read), locality = 3 (keep in all cache levels), cache type = 1 (data)
-        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
-                          ir.Constant(i32, 1)])
+        builder.call(
+            fn,
+            [
+                builder.bitcast(ptr, i8p),
+                ir.Constant(i32, 0),
+                ir.Constant(i32, 3),
+                ir.Constant(i32, 1),
+            ],
+        )
         return context.get_dummy_value()
 
     return sig, codegen

@@ -58,8 +58,11 @@ class Data:
             n, d = dense.shape
             # full pattern: every entry stored, so dense data runs through the same kernels
             csr = sp.csr_matrix(
-                (dense.ravel(), np.tile(np.arange(d, dtype=np.int32), n),
-                 np.arange(0, n * d + 1, d, dtype=np.int64)),
+                (
+                    dense.ravel(),
+                    np.tile(np.arange(d, dtype=np.int32), n),
+                    np.arange(0, n * d + 1, d, dtype=np.int64),
+                ),
                 shape=(n, d),
             )
             self.is_sparse = False
@@ -118,9 +121,7 @@ class Problem:
     def __post_init__(self) -> None:
         self.b = np.ascontiguousarray(self.b, dtype=np.float64)
         if self.b.shape != (self.data.n_samples,):
-            raise ValueError(
-                f"labels have shape {self.b.shape}, expected ({self.data.n_samples},)"
-            )
+            raise ValueError(f"labels have shape {self.b.shape}, expected ({self.data.n_samples},)")
         if not np.all(np.isfinite(self.b)):
             raise ValueError("labels contain NaN or infinite values")
         if self.loss.needs_binary_labels and not np.all(np.abs(self.b) == 1.0):

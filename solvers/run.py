@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 import scipy.sparse as sp
 
 from solvers.catalogue import get_spec
@@ -37,10 +36,18 @@ class Result:
     def summary(self) -> dict:
         last = self.final
         return {
-            "solver": self.solver, "params": self.params, "seed": self.seed,
-            "stop_reason": self.stop_reason, "iterations": last.iteration, "epochs": last.epoch,
-            "time_s": last.time_s, "primal": last.primal, "dual": last.dual, "gap": last.gap,
-            "nnz_x": last.nnz_x, "points": len(self.trace),
+            "solver": self.solver,
+            "params": self.params,
+            "seed": self.seed,
+            "stop_reason": self.stop_reason,
+            "iterations": last.iteration,
+            "epochs": last.epoch,
+            "time_s": last.time_s,
+            "primal": last.primal,
+            "dual": last.dual,
+            "gap": last.gap,
+            "nnz_x": last.nnz_x,
+            "points": len(self.trace),
         }
 
 
@@ -50,8 +57,12 @@ _warm: set[str] = set()
 def _tiny_problem() -> Problem:
     rng = np.random.default_rng(0)
     A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
-    return Problem(Data(A), np.where(rng.random(8) < 0.5, -1.0, 1.0), make_loss("logistic"),
-                   ElasticNet(0.01, 0.1))
+    return Problem(
+        Data(A),
+        np.where(rng.random(8) < 0.5, -1.0, 1.0),
+        make_loss("logistic"),
+        ElasticNet(0.01, 0.1),
+    )
 
 
 def warmup(solver: str) -> None:

@@ -95,8 +95,7 @@ class Sampler:
         self.table = AliasTable(weights)
         self.rng_state = make_rng_state(seed)
         self.ring = np.zeros(LOOKAHEAD + 1, dtype=np.int64)  # ring[0]: cursor
-        _fill_ring(self.rng_state, self.ring, self.table.uniform, self.table.prob,
-                   self.table.alias)
+        _fill_ring(self.rng_state, self.ring, self.table.uniform, self.table.prob, self.table.alias)
 
     @property
     def probabilities(self) -> np.ndarray:

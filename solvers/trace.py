@@ -128,12 +128,16 @@ class Recorder:
         extras: dict | None = None,
         final_reason: str | None = None,
     ) -> str | None:
-        """Pause the clock, evaluate the iterate, record a point and return a stop reason
-        (or None to go on, with the clock running: the first checkpoint starts it). ``x`` is a primal iterate, ``y`` a dual one; give the one the
-        method runs on. ``final_reason`` forces a stop with that reason."""
+        """Pause the clock, evaluate the iterate, record a point and return a stop reason,
+        or None to go on with the clock running (the first checkpoint starts it).
+
+        ``x`` is a primal iterate, ``y`` a dual one: give the one the method runs on.
+        ``final_reason`` forces a stop with that reason."""
         self.pause()
-        obj = self.problem.evaluate(x=None if x is None else np.array(x, copy=True),
-                                    y=None if y is None else np.array(y, copy=True))
+        obj = self.problem.evaluate(
+            x=None if x is None else np.array(x, copy=True),
+            y=None if y is None else np.array(y, copy=True),
+        )
         self.last = obj
         point = TracePoint(
             seq=len(self.points),

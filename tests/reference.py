@@ -36,8 +36,14 @@ def reference_optimum(problem: Problem) -> tuple[float, np.ndarray]:
     best = None
     w = np.zeros(size)
     for _ in range(5):  # restarts from the last point tighten the last digits
-        res = minimize(fun, w, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": 20000, "maxcor": 30, "ftol": 1e-16, "gtol": 1e-13})
+        res = minimize(
+            fun,
+            w,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": 20000, "maxcor": 30, "ftol": 1e-16, "gtol": 1e-13},
+        )
         if best is not None and res.fun >= best.fun - 1e-16 * abs(best.fun):
             best = res if res.fun < best.fun else best
             break

@@ -1,1 +1,1 @@
-"""One module per method; each exposes ``solve(problem, params, recorder, seed)`` and ``warmup()``."""
+"""One module per method, each with ``solve(problem, params, recorder, seed)``."""

@@ -17,15 +17,35 @@ from numba import njit
 from solvers.driver import run_chunked
 from solvers.losses import loss_deriv, loss_dual_step
 from solvers.penalties import soft_threshold
-from solvers.problem import Problem
 from solvers.prefetch import prefetch
+from solvers.problem import Problem
 from solvers.sampling import Sampler, next_coordinate
 from solvers.trace import Recorder
 
 
 @njit(cache=True)
-def _dual_cd(indptr, indices, data, b, y, z, x, inv_s, l1, l2, loss_code, gamma,
-             n_updates, rng_state, ring, uniform, prob, alias, fixed_step, eta):
+def _dual_cd(
+    indptr,
+    indices,
+    data,
+    b,
+    y,
+    z,
+    x,
+    inv_s,
+    l1,
+    l2,
+    loss_code,
+    gamma,
+    n_updates,
+    rng_state,
+    ring,
+    uniform,
+    prob,
+    alias,
+    fixed_step,
+    eta,
+):
     """Run ``n_updates`` steps of Algorithm 2 on the CSR arrays of A; returns nnz visited."""
     n_samples = b.shape[0]
     inv_l2 = 1.0 / l2
@@ -88,9 +108,24 @@ class DualCD:
 
     def run(self, n_updates: int) -> int:
         csr, p, loss = self.problem.data.csr, self.problem.penalty, self.problem.loss
-        return _dual_cd(csr.indptr, csr.indices, csr.data, self.problem.b, self.y, self.z, self.x,
-                        self.inv_s, p.l1, p.l2, loss.code, loss.gamma, n_updates, *self.sampler.args(),
-                        self.fixed_step, self.eta)
+        return _dual_cd(
+            csr.indptr,
+            csr.indices,
+            csr.data,
+            self.problem.b,
+            self.y,
+            self.z,
+            self.x,
+            self.inv_s,
+            p.l1,
+            p.l2,
+            loss.code,
+            loss.gamma,
+            n_updates,
+            *self.sampler.args(),
+            self.fixed_step,
+            self.eta,
+        )
 
     def iterate(self) -> dict:
         return {"y": self.y}

@@ -13,15 +13,32 @@ from numba import njit
 from solvers.driver import run_chunked
 from solvers.losses import loss_deriv
 from solvers.penalties import soft_threshold
-from solvers.problem import Problem
 from solvers.prefetch import prefetch
+from solvers.problem import Problem
 from solvers.sampling import Sampler, next_coordinate
 from solvers.trace import Recorder
 
 
 @njit(cache=True)
-def _primal_cd(indptr, indices, data, b, x, Ax, lipschitz, l1, l2, loss_code, gamma,
-               n_updates, rng_state, ring, uniform, prob, alias):
+def _primal_cd(
+    indptr,
+    indices,
+    data,
+    b,
+    x,
+    Ax,
+    lipschitz,
+    l1,
+    l2,
+    loss_code,
+    gamma,
+    n_updates,
+    rng_state,
+    ring,
+    uniform,
+    prob,
+    alias,
+):
     """Run ``n_updates`` steps of Algorithm 1 on the CSC arrays of A; returns nnz visited."""
     n_samples = b.shape[0]
     visited = 0
@@ -61,7 +78,9 @@ class PrimalCD:
         beta = problem.loss.smoothness
         n, l2 = data.n_samples, problem.penalty.l2
         self.lipschitz = beta * data.col_sq_norms / n + l2
-        weights = np.ones(self.n_coords) if sampling == "uniform" else beta * data.col_sq_norms + l2 * n
+        weights = (
+            np.ones(self.n_coords) if sampling == "uniform" else beta * data.col_sq_norms + l2 * n
+        )
         self.sampler = Sampler(weights, seed)
         self.nnz_per_update = float(self.sampler.probabilities @ data.col_nnz)
         self.x = np.zeros(self.n_coords)
@@ -69,9 +88,21 @@ class PrimalCD:
 
     def run(self, n_updates: int) -> int:
         csc, p, loss = self.problem.data.csc, self.problem.penalty, self.problem.loss
-        return _primal_cd(csc.indptr, csc.indices, csc.data, self.problem.b, self.x, self.Ax,
-                          self.lipschitz, p.l1, p.l2, loss.code, loss.gamma, n_updates,
-                          *self.sampler.args())
+        return _primal_cd(
+            csc.indptr,
+            csc.indices,
+            csc.data,
+            self.problem.b,
+            self.x,
+            self.Ax,
+            self.lipschitz,
+            p.l1,
+            p.l2,
+            loss.code,
+            loss.gamma,
+            n_updates,
+            *self.sampler.args(),
+        )
 
     def iterate(self) -> dict:
         return {"x": self.x}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from data.svmlight import read_svmlight
 from data.synthetic import classification, regression
@@ -21,7 +21,7 @@ WEIGHTS = {
 DATASETS = tuple(WEIGHTS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _matrix(name: str, regression_targets: bool):
     if name == "dense":
         make = regression if regression_targets else classification
@@ -34,7 +34,7 @@ def _matrix(name: str, regression_targets: bool):
     return read_svmlight(mirror_dir() / "rcv1_small_vw.bz2", n_features=47236)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _data(name: str, regression_targets: bool) -> tuple[Data, object]:
     A, b = _matrix(name, regression_targets)
     return Data(A), b
@@ -45,4 +45,6 @@ def make_problem(name: str, loss: str, penalty: str) -> Problem:
     labels as targets on real data."""
     l2, l1 = WEIGHTS[name]
     data, b = _data(name, loss == "squared" and name in ("dense", "sparse"))
-    return Problem(data, b, make_loss(loss), ElasticNet(l1 if penalty == "elastic_net" else 0.0, l2))
+    return Problem(
+        data, b, make_loss(loss), ElasticNet(l1 if penalty == "elastic_net" else 0.0, l2)
+    )

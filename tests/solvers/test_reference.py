@@ -4,7 +4,7 @@ the duality gap certifies optimality to 1e-9·max(1, |P|) within the budget."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -27,7 +27,7 @@ CONFIGS = [
 ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference(dataset: str, loss: str, penalty: str) -> float:
     return reference_optimum(make_problem(dataset, loss, penalty))[0]
 
@@ -39,16 +39,18 @@ def _cases():
             for penalty in PENALTIES:
                 if loss in spec.losses and penalty in spec.penalties:
                     for dataset in DATASETS:
-                        label = "-".join([solver, *map(str, params.values()), loss, penalty,
-                                          dataset])
+                        label = "-".join(
+                            [solver, *map(str, params.values()), loss, penalty, dataset]
+                        )
                         yield pytest.param(solver, params, loss, penalty, dataset, id=label)
 
 
 @pytest.mark.parametrize("solver,params,loss,penalty,dataset", list(_cases()))
 def test_matches_reference_and_certifies(solver, params, loss, penalty, dataset):
     problem = make_problem(dataset, loss, penalty)
-    result = solve(problem, solver, params,
-                   StopRules(max_epochs=6000, max_seconds=90, tol=1e-10), seed=3)
+    result = solve(
+        problem, solver, params, StopRules(max_epochs=6000, max_seconds=90, tol=1e-10), seed=3
+    )
     last = result.final
     p_ref = reference(dataset, loss, penalty)
     assert result.stop_reason == CONVERGED, result.summary()
@@ -57,8 +59,11 @@ def test_matches_reference_and_certifies(solver, params, loss, penalty, dataset)
     assert abs(last.primal - p_ref) <= 1e-8 * abs(p_ref), (last.primal, p_ref)
 
 
-@pytest.mark.parametrize("solver,params", CONFIGS, ids=lambda v: v if isinstance(v, str) else
-                         "-".join(map(str, v.values())) or "default")
+@pytest.mark.parametrize(
+    "solver,params",
+    CONFIGS,
+    ids=lambda v: v if isinstance(v, str) else "-".join(map(str, v.values())) or "default",
+)
 def test_ridge_matches_closed_form(solver, params):
     """Squared loss + l2: x* = (AᵀA/n + l2·I)⁻¹ Aᵀb/n; P is l2-strongly convex, so the
     gap bounds the distance: ‖x − x*‖² ≤ 2·gap/l2."""

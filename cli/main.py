@@ -1,0 +1,262 @@
+"""``faceoff``: argument parsing and the exit-status contract.
+
+Exit status: 0 when a run ends (whatever its stop reason), 2 for bad input with one line
+on stderr saying what was wrong and what is accepted, 130 when interrupted (Ctrl-C stops
+the run at the next trace point and still prints the summary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+
+from cli import InputError
+from solvers.catalogue import CATALOGUE, LOSSES
+
+FORMAT_HELP = (
+    "jsonl: one JSON object per trace point, streamed as points are recorded, then "
+    'one {"summary": {...}} object; table: a progress bar on stderr, then a table of '
+    "log-spaced trace points and the summary. Default: table when stdout is a "
+    "terminal, jsonl otherwise. NaN and inf are written as null"
+)
+LABELS_HELP = (
+    "Labels of a classification loss (logistic, smooth_hinge) must take two values: "
+    "the larger becomes +1, the smaller -1 (0/1, 1/2 and -1/+1 files all work). "
+    "Multiclass files need --positive. Squared loss uses the labels as they are "
+    "unless --positive is given."
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _number(check, wanted: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+        if not check(value):
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _classes(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of label values such as 1,2,3, got {text!r}"
+        ) from None
+    return values
+
+
+_positive = _number(lambda v: v > 0 and v < float("inf"), "a number > 0")
+_nonnegative = _number(lambda v: 0 <= v < float("inf"), "a number >= 0")
+_fraction = _number(lambda v: 0 < v <= 1, "a number in (0, 1]")
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="faceoff",
+        description="Benchmark regularized ERM solvers: "
+        "minimize 1/n sum_i loss(a_i^T x, b_i) + l1 |x|_1 + l2/2 |x|^2.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    solve = commands.add_parser(
+        "solve",
+        help="run one solver and stream its convergence trace",
+        description="Run one solver on one problem; every trace point certifies the iterate "
+        "with the duality gap. " + LABELS_HELP,
+        epilog="Exit status: 0 when the run ends (whatever its stop_reason), 2 for bad input, "
+        "130 after Ctrl-C (the run stops at the next trace point and still reports). "
+        "Example: faceoff solve --data a1a.bz2 --loss logistic --l2 1e-4 "
+        "--solver dual_cd --param sampling=importance --format table",
+    )
+    source = solve.add_argument_group("data (one of --data, --synthetic)")
+    one_source = source.add_mutually_exclusive_group(required=True)
+    one_source.add_argument(
+        "--data", metavar="FILE", help="LIBSVM/svmlight file, plain or .bz2/.gz (1-based indices)"
+    )
+    one_source.add_argument(
+        "--synthetic",
+        choices=("classification", "regression"),
+        help="a seeded synthetic problem (data.synthetic)",
+    )
+    source.add_argument(
+        "--n-samples",
+        type=_positive_int,
+        metavar="N",
+        help="synthetic: number of samples (default 20000)",
+    )
+    source.add_argument(
+        "--n-features",
+        type=_positive_int,
+        metavar="D",
+        help="synthetic: number of features (default 500); --data: number "
+        "of columns (default: the largest index in the file)",
+    )
+    source.add_argument(
+        "--density",
+        type=_fraction,
+        metavar="P",
+        help="synthetic: fraction of non-zeros, 1 = dense (default 0.02)",
+    )
+    source.add_argument(
+        "--data-seed",
+        type=_seed,
+        metavar="N",
+        help="synthetic: seed of the generated data (default 0)",
+    )
+    source.add_argument(
+        "--normalize",
+        choices=("none", "rows", "mean"),
+        default="none",
+        help="none; rows: unit l2-norm rows (SPDC 7.2); mean: divide A by "
+        "the mean row norm (Faceoff 7, SPDC 7.3). Default none",
+    )
+    source.add_argument(
+        "--positive",
+        type=_classes,
+        metavar="CLASSES",
+        help="comma-separated label values that become +1, the rest -1",
+    )
+
+    model = solve.add_argument_group("problem")
+    model.add_argument("--loss", required=True, choices=LOSSES)
+    model.add_argument("--l2", required=True, type=_positive, help="l2 weight, > 0")
+    model.add_argument(
+        "--l1",
+        type=_nonnegative,
+        default=0.0,
+        help="l1 weight, >= 0 (default 0: plain l2; > 0: elastic net)",
+    )
+    model.add_argument(
+        "--gamma", type=_positive, default=1.0, help="smoothing of smooth_hinge (default 1)"
+    )
+
+    run = solve.add_argument_group("solver")
+    run.add_argument(
+        "--solver",
+        required=True,
+        metavar="NAME",
+        help=f"one of {', '.join(CATALOGUE)} (see faceoff solvers)",
+    )
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="solver parameter, repeatable (see faceoff solvers)",
+    )
+    run.add_argument(
+        "--max-epochs",
+        type=_positive,
+        default=100.0,
+        metavar="E",
+        help="stop after E passes over the data (default 100)",
+    )
+    run.add_argument(
+        "--max-seconds",
+        type=_positive,
+        default=60.0,
+        metavar="S",
+        help="stop after S seconds of solver time (default 60)",
+    )
+    run.add_argument(
+        "--tol",
+        type=_nonnegative,
+        default=1e-10,
+        help="stop when gap <= tol * max(1, |P|) (default 1e-10)",
+    )
+    run.add_argument("--seed", type=_seed, default=0, help="seed of the solver (default 0)")
+    run.add_argument("--format", choices=("jsonl", "table"), help=FORMAT_HELP)
+    solve.set_defaults(handler=_solve)
+
+    listing = commands.add_parser(
+        "solvers",
+        help="list the solvers and their parameters",
+        description="List the solver catalogue.",
+    )
+    listing.add_argument(
+        "--format",
+        choices=("table", "json"),
+        help="default: table when stdout is a terminal, json otherwise",
+    )
+    listing.set_defaults(handler=_solvers)
+    return parser
+
+
+def _solve(args: argparse.Namespace) -> int:
+    from cli.solve import run
+
+    return run(args)
+
+
+def _solvers(args: argparse.Namespace) -> int:
+    from cli.output import print_catalogue
+
+    print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
+    return 0
+
+
+def attach_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--l2 -1e-3`` → ``--l2=-1e-3``: argparse takes "-1e-3" or "-1,1" for an option, so a
+    negative value would be reported as a missing one instead of being checked."""
+    out: list[str] = []
+    for token in argv:
+        if (
+            out
+            and out[-1].startswith("--")
+            and "=" not in out[-1]
+            and re.fullmatch(r"-\.?\d[\w.,+-]*", token)
+        ):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``faceoff`` command; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(attach_negative_values(argv))
+    try:
+        return args.handler(args)
+    except InputError as err:
+        message = " ".join(str(err).split())
+        print(f"faceoff {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

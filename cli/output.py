@@ -1,0 +1,213 @@
+"""What ``faceoff`` prints: JSON lines, or rich tables with a progress bar on stderr."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import sys
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from solvers.catalogue import CATALOGUE
+from solvers.trace import StopRules, TracePoint
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NumPy scalars as Python ones and NaN/±inf as None (strict JSON)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def relative_gap(point: TracePoint) -> float:
+    """gap / max(1, |P|), the quantity the ``tol`` stop rule compares."""
+    return point.gap / max(1.0, abs(point.primal))
+
+
+def progress_fraction(point: TracePoint, stop: StopRules, first_gap: float) -> float:
+    """How far the run is toward its first stop rule, in [0, 1]: the largest of
+    epoch/max_epochs, time/max_seconds and log(first_gap/gap)/log(first_gap/tol), gaps
+    relative as in :func:`relative_gap`."""
+    parts = [point.epoch / stop.max_epochs, point.time_s / stop.max_seconds]
+    gap = relative_gap(point)
+    if stop.tol > 0 and math.isfinite(gap) and math.isfinite(first_gap) and first_gap > stop.tol:
+        if gap <= stop.tol:
+            parts.append(1.0)
+        elif gap < first_gap:
+            parts.append(math.log(first_gap / gap) / math.log(first_gap / stop.tol))
+    return min(max(parts), 1.0)
+
+
+def log_spaced(points: list[TracePoint], count: int = 20) -> list[TracePoint]:
+    """About ``count`` points, evenly spaced in log(epoch), always the first and the last."""
+    if len(points) <= count:
+        return list(points)
+    epochs = np.array([p.epoch for p in points])
+    positive = epochs[epochs > 0]
+    chosen = {0, len(points) - 1}
+    if len(positive):
+        grid = np.geomspace(positive[0], epochs[-1], count - 1)
+        chosen.update(int(i) for i in np.searchsorted(epochs, grid * (1 - 1e-12)))
+    return [points[i] for i in sorted(chosen) if i < len(points)]
+
+
+class JsonlReporter:
+    """One JSON object per trace point on stdout, flushed, then ``{"summary": {...}}``.
+
+    If the reader goes away (``faceoff solve ... | head``), ``closed`` becomes True and the
+    run is asked to stop."""
+
+    def __init__(self, request, stop: StopRules) -> None:
+        self.info = request.info
+        self.closed = False
+
+    def __enter__(self) -> JsonlReporter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def _write(self, obj: dict) -> None:
+        if self.closed:
+            return
+        try:
+            sys.stdout.write(json.dumps(json_safe(obj), allow_nan=False) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # point stdout at /dev/null so that the interpreter's final flush stays quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            self.closed = True
+
+    def point(self, point: TracePoint) -> None:
+        self._write(point.to_dict())
+
+    def finish(self, result) -> None:
+        self._write({"summary": {**result.summary(), "problem": self.info}})
+
+
+class TableReporter:
+    """A progress bar on stderr while running; a table of log-spaced points and the
+    summary on stdout at the end."""
+
+    def __init__(self, request, stop: StopRules) -> None:
+        self.request = request
+        self.stop = stop
+        self.closed = False
+        self.out = Console()
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.task = None
+        self.first_gap = math.nan
+
+    def __enter__(self) -> TableReporter:
+        info = self.request.info
+        self.out.print(
+            f"[bold]{self.request.solver}[/] {_params_text(self.request.params)} on "
+            f"{info['data']}: n = {info['n_samples']}, d = {info['n_features']}, "
+            f"nnz = {info['nnz']}; {info['loss']}, l2 = {info['l2']:g}, l1 = {info['l1']:g}"
+            + ("" if info["normalize"] == "none" else f", normalize {info['normalize']}"),
+            highlight=False,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("warm-up", total=1.0, status="compiling kernels")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def point(self, point: TracePoint) -> None:
+        if point.seq == 0:
+            self.first_gap = relative_gap(point)
+        self.progress.update(
+            self.task,
+            description="solving",
+            completed=progress_fraction(point, self.stop, self.first_gap),
+            status=f"epoch {point.epoch:.3g}  gap {point.gap:.2e}",
+        )
+
+    def finish(self, result) -> None:
+        self.progress.stop()
+        table = Table(title="trace (log-spaced points)", title_justify="left")
+        for name in ("epoch", "time (s)", "primal P(x)", "dual D(y)", "gap", "nnz(x)"):
+            table.add_column(name, justify="right")
+        for p in log_spaced(result.trace):
+            table.add_row(
+                f"{p.epoch:.4g}",
+                f"{p.time_s:.4f}",
+                f"{p.primal + 0.0:.10g}",
+                f"{p.dual + 0.0:.10g}",
+                f"{p.gap:.3e}",
+                str(p.nnz_x),
+            )
+        self.out.print(table)
+        s = result.summary()
+        grid = Table.grid(padding=(0, 2))
+        rows = [
+            ("stop reason", s["stop_reason"]),
+            ("epochs", f"{s['epochs']:.4g} ({s['iterations']} iterations)"),
+            ("solver time", f"{s['time_s']:.4f} s"),
+            ("primal P(x)", f"{s['primal']:.12g}"),
+            ("dual D(y)", f"{s['dual']:.12g}"),
+            ("gap", f"{s['gap']:.3e} (tol {self.stop.tol:g} x max(1, |P|))"),
+            ("nnz(x)", f"{s['nnz_x']} of {self.request.info['n_features']}"),
+        ]
+        for name, value in rows:
+            grid.add_row(f"[bold]{name}[/]", value)
+        self.out.print(grid, highlight=False)
+
+
+def _params_text(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def print_catalogue(fmt: str) -> None:
+    """The solver catalogue as a table or as JSON (a list of solver objects)."""
+    specs = list(CATALOGUE.values())
+    installed = {s.name: importlib.util.find_spec(s.module) is not None for s in specs}
+    if fmt == "json":
+        print(
+            json.dumps([{**s.to_dict(), "installed": installed[s.name]} for s in specs], indent=2)
+        )
+        return
+    table = Table(
+        title="faceoff solvers (--format json for references)",
+        title_justify="left",
+        show_lines=True,
+    )
+    for name in ("solver", "method", "losses / penalties", "parameters (default)"):
+        table.add_column(name)
+    for s in specs:
+        name = f"[bold]{s.name}[/]\n{s.side}"
+        if not installed[s.name]:
+            name += "\n[red]not installed[/]"
+        supports = f"{', '.join(s.losses)}\n{', '.join(s.penalties)}"
+        params = "\n".join(_param_text(p) for p in s.params) or "-"
+        table.add_row(name, s.title, supports, params)
+    Console().print(table)
+
+
+def _param_text(p) -> str:
+    if p.kind == "choice":
+        return f"{p.name}={p.default}\n  {' | '.join(p.choices)}"
+    return f"{p.name}={p.default}\n  {p.kind} in [{p.low:g}, {p.high:g}]"

@@ -1,0 +1,166 @@
+"""``faceoff solve``: check the request, build the problem, run the solver, report."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli import InputError
+from solvers.catalogue import get_spec
+
+SYNTHETIC_DEFAULTS = {"n_samples": 20000, "n_features": 500, "density": 0.02, "data_seed": 0}
+
+
+@dataclass
+class Request:
+    """A checked ``faceoff solve`` request."""
+
+    problem: Any  # solvers.problem.Problem
+    solver: str
+    params: dict[str, Any]
+    info: dict[str, Any]
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    """``["sampling=importance", ...]`` → ``{"sampling": "importance", ...}``."""
+    raw: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise InputError(
+                f"--param {pair!r} is not NAME=VALUE (e.g. --param sampling=importance)"
+            )
+        if name in raw:
+            raise InputError(f"--param {name} is given twice")
+        raw[name] = value
+    return raw
+
+
+def check_solver(args: argparse.Namespace) -> dict[str, Any]:
+    """Solver name, loss/penalty support and parameters; returns the parameter values."""
+    penalty = "l2" if args.l1 == 0 else "elastic_net"
+    try:
+        spec = get_spec(args.solver)
+        spec.check(args.loss, penalty)
+        params = spec.parse_params(parse_params(args.param))
+    except ValueError as err:
+        l1_hint = penalty == "elastic_net" and "penalty" in str(err)
+        hint = " (--l1 > 0 makes the penalty elastic_net)" if l1_hint else ""
+        raise InputError(f"{err}{hint}") from None
+    if importlib.util.find_spec(spec.module) is None:
+        raise InputError(
+            f"solver {spec.name!r} is in the catalogue but its module "
+            f"{spec.module} is not installed yet"
+        )
+    return params
+
+
+def load_matrix(args: argparse.Namespace):
+    """(A, b, description) from --data or --synthetic."""
+    synthetic_only = [
+        f"--{name.replace('_', '-')}"
+        for name in ("n_samples", "density", "data_seed")
+        if getattr(args, name) is not None
+    ]
+    if args.data is not None:
+        if synthetic_only:
+            raise InputError(f"{synthetic_only[0]} only applies to --synthetic")
+        from data.svmlight import read_svmlight
+
+        try:
+            A, b = read_svmlight(args.data, n_features=args.n_features)
+        except (ValueError, OSError) as err:
+            raise InputError(str(err)) from None
+        return A, b, Path(args.data).name
+    if args.synthetic == "regression" and args.loss != "squared":
+        raise InputError(
+            f"--synthetic regression has real-valued targets; use --loss squared, "
+            f"or --synthetic classification for --loss {args.loss}"
+        )
+    from data import synthetic
+
+    sizes = {
+        name: default if getattr(args, name) is None else getattr(args, name)
+        for name, default in SYNTHETIC_DEFAULTS.items()
+    }
+    A, b = getattr(synthetic, args.synthetic)(
+        sizes["n_samples"], sizes["n_features"], sizes["density"], seed=sizes["data_seed"]
+    )
+    source = f"synthetic {args.synthetic} (density {sizes['density']:g}, seed {sizes['data_seed']})"
+    return A, b, source
+
+
+def build_request(args: argparse.Namespace) -> Request:
+    """Check everything that can be checked before running; InputError otherwise."""
+    params = check_solver(args)
+    A, b, source = load_matrix(args)
+
+    from data.labels import prepare_labels
+    from data.transforms import normalize
+    from solvers.losses import make_loss
+    from solvers.penalties import ElasticNet
+    from solvers.problem import Data, Problem
+
+    loss = make_loss(args.loss, args.gamma)
+    try:
+        b = prepare_labels(b, loss.needs_binary_labels, args.positive)
+    except ValueError as err:
+        raise InputError(f"{args.data or '--synthetic'}: labels: {err}") from None
+    data = Data(normalize(A, args.normalize))
+    problem = Problem(data, b, loss, ElasticNet(args.l1, args.l2))
+    info = {
+        "data": source,
+        "n_samples": data.n_samples,
+        "n_features": data.n_features,
+        "nnz": data.nnz,
+        "normalize": args.normalize,
+        "loss": loss.name,
+        "gamma": loss.gamma,
+        "l1": args.l1,
+        "l2": args.l2,
+    }
+    return Request(problem, args.solver, params, info)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``faceoff solve``: returns the exit status (0 done, 130 interrupted)."""
+    request = build_request(args)
+    from cli.output import JsonlReporter, TableReporter
+    from solvers.run import solve
+    from solvers.trace import CANCELLED, StopRules
+
+    interrupted = []
+
+    def on_sigint(signum, frame):  # first Ctrl-C: stop at the next trace point
+        interrupted.append(signum)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    stop = StopRules(
+        args.max_epochs,
+        args.max_seconds,
+        args.tol,
+        should_stop=lambda: bool(interrupted) or reporter.closed,
+    )
+    fmt = args.format or ("table" if sys.stdout.isatty() else "jsonl")
+    reporter = (TableReporter if fmt == "table" else JsonlReporter)(request, stop)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with reporter:
+            result = solve(
+                request.problem,
+                request.solver,
+                request.params,
+                stop,
+                args.seed,
+                on_point=reporter.point,
+            )
+            reporter.finish(result)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return 130 if result.stop_reason == CANCELLED and interrupted else 0

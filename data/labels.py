@@ -1,0 +1,86 @@
+"""Labels for a loss: ±1 classes for classification, targets as they are for regression.
+
+The rule for classification losses (logistic, smoothed hinge), which need b ∈ {−1, +1}:
+
+- with ``positive`` (a list of class values): those classes become +1, all others −1;
+- otherwise the labels must take exactly two values: the larger becomes +1, the smaller −1
+  (so 0/1, 1/2 and −1/+1 files all work); more than two values (multiclass) is an error
+  that asks for ``positive`` (``--positive`` on the command line).
+
+Regression losses (squared) use the labels as they are, unless ``positive`` is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class LabelError(ValueError):
+    """Labels that cannot be used with the requested loss."""
+
+
+def prepare_labels(
+    b: np.ndarray, binary: bool, positive: Sequence[float] | None = None
+) -> np.ndarray:
+    """The label vector a problem uses.
+
+    Parameters
+    ----------
+    b : array, shape (n_samples,)
+        Labels as read from the data.
+    binary : bool
+        True for a classification loss (``Loss.needs_binary_labels``).
+    positive : sequence of float, optional
+        Classes that become +1 (the rest −1); allowed for any loss.
+
+    Returns
+    -------
+    array, shape (n_samples,), float64
+    """
+    b = np.asarray(b, dtype=np.float64)
+    if positive is not None:
+        return one_vs_rest(b, positive)
+    if not binary:
+        return b
+    values = np.unique(b)
+    if len(values) != 2:
+        raise LabelError(
+            f"a classification loss needs two label classes, found {describe(values)}; "
+            "pass --positive with the classes that become +1 (the rest become -1), "
+            f"e.g. --positive {_fmt(values[-1])}"
+        )
+    return np.where(b == values[1], 1.0, -1.0)
+
+
+def one_vs_rest(b: np.ndarray, positive: Sequence[float]) -> np.ndarray:
+    """+1 where bᵢ is one of ``positive``, −1 elsewhere; both classes must occur."""
+    b = np.asarray(b, dtype=np.float64)
+    wanted = np.unique(np.asarray(positive, dtype=np.float64))
+    values = np.unique(b)
+    missing = np.setdiff1d(wanted, values)
+    if len(missing):
+        raise LabelError(
+            f"--positive class {_fmt(missing[0])} does not occur in the labels, "
+            f"which take {describe(values)}"
+        )
+    is_positive = np.isin(b, wanted)
+    if is_positive.all():
+        raise LabelError(
+            f"--positive covers every label ({describe(values)}); leave at least one class "
+            "to become -1"
+        )
+    return np.where(is_positive, 1.0, -1.0)
+
+
+def describe(values: np.ndarray, limit: int = 8) -> str:
+    """``"3 values: 1, 2, 3"``, the list cut after ``limit`` values."""
+    shown = ", ".join(_fmt(v) for v in values[:limit])
+    more = ", ..." if len(values) > limit else ""
+    count = "1 value" if len(values) == 1 else f"{len(values)} values"
+    return f"{count}: {shown}{more}"
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"

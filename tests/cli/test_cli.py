@@ -1,0 +1,323 @@
+"""The faceoff command line, run as a subprocess: streamed JSON lines, tables, and one
+clear line on stderr with exit status 2 for every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli.output import json_safe, log_spaced, progress_fraction
+from cli.solve import parse_params
+from solvers.catalogue import CATALOGUE
+from solvers.trace import StopRules, TracePoint
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def faceoff(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cli.main", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def solve_args(data: str | Path, *extra: str) -> list[str]:
+    return [
+        "solve",
+        "--data",
+        str(data),
+        "--loss",
+        "logistic",
+        "--l2",
+        "1e-3",
+        "--solver",
+        "dual_cd",
+        "--max-epochs",
+        "2",
+        *extra,
+    ]
+
+
+def test_jsonl_run_on_a1a(mirror):
+    run = faceoff(
+        *solve_args(
+            mirror / "a1a.bz2",
+            "--param",
+            "sampling=importance",
+            "--format",
+            "jsonl",
+            "--n-features",
+            "123",
+        )
+    )
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    *points, last = lines
+    assert len(points) >= 3
+    assert set(points[0]) >= {
+        "seq",
+        "iteration",
+        "epoch",
+        "time_s",
+        "primal",
+        "dual",
+        "gap",
+        "nnz_x",
+        "extras",
+    }
+    times = [p["time_s"] for p in points]
+    assert all(t1 > t0 for t0, t1 in zip(times[:-1], times[1:], strict=True))
+    assert [p["seq"] for p in points] == list(range(len(points)))
+    summary = last["summary"]
+    assert summary["stop_reason"] == "max_epochs"
+    assert summary["gap"] == points[-1]["gap"] > 0
+    assert summary["nnz_x"] == points[-1]["nnz_x"]
+    assert summary["params"] == {"sampling": "importance", "step": "exact"}
+    assert summary["problem"]["n_samples"] == 1605
+    assert summary["problem"]["n_features"] == 123
+
+
+def test_jsonl_is_the_default_when_piped_and_labels_1_2_work(mirror):
+    run = faceoff(
+        "solve",
+        "--data",
+        mirror / "mushrooms.bz2",
+        "--loss",
+        "smooth_hinge",
+        "--l2",
+        "1e-3",
+        "--l1",
+        "1e-4",
+        "--solver",
+        "primal_cd",
+        "--max-epochs",
+        "1",
+        "--normalize",
+        "rows",
+    )
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.splitlines()[-1])["summary"]
+    assert summary["problem"]["normalize"] == "rows"
+    assert summary["problem"]["l1"] == 1e-4
+
+
+def test_table_on_synthetic_problem():
+    run = faceoff(
+        "solve",
+        "--synthetic",
+        "classification",
+        "--n-samples",
+        "2000",
+        "--n-features",
+        "50",
+        "--loss",
+        "logistic",
+        "--l2",
+        "1e-3",
+        "--solver",
+        "dual_cd",
+        "--param",
+        "sampling=importance",
+        "--format",
+        "table",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "primal P(x)" in run.stdout and "stop reason" in run.stdout
+    assert "converged" in run.stdout
+    assert not run.stdout.lstrip().startswith("{")
+
+
+def test_ctrl_c_stops_the_run_and_still_reports():
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cli.main",
+            "solve",
+            "--synthetic",
+            "classification",
+            "--loss",
+            "smooth_hinge",
+            "--l2",
+            "1e-9",
+            "--tol",
+            "0",
+            "--solver",
+            "dual_cd",
+            "--max-epochs",
+            "1e6",
+            "--max-seconds",
+            "60",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    first = proc.stdout.readline()  # the run has started
+    assert json.loads(first)["seq"] == 0
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert json.loads(out.splitlines()[-1])["summary"]["stop_reason"] == "cancelled"
+
+
+def test_solvers_json():
+    run = faceoff("solvers", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    listed = json.loads(run.stdout)
+    assert [s["name"] for s in listed] == list(CATALOGUE)
+    dual = next(s for s in listed if s["name"] == "dual_cd")
+    assert {p["name"]: p["default"] for p in dual["params"]} == {
+        "sampling": "uniform",
+        "step": "exact",
+    }
+
+
+def test_solvers_table():
+    run = faceoff("solvers", "--format", "table")
+    assert run.returncode == 0, run.stderr
+    assert all(name in run.stdout for name in CATALOGUE)
+
+
+BAD_ARGS = [
+    # (arguments after `solve --data a1a.bz2 --loss logistic --l2 1e-3 --solver dual_cd`,
+    #  words the error line must contain)
+    (["--solver", "nope"], ["unknown solver 'nope'", "dual_cd", "primal_cd"]),
+    (["--loss", "hinge"], ["--loss", "'hinge'", "logistic"]),
+    (["--solver", "lbfgs", "--l1", "1e-3"], ["lbfgs", "elastic_net", "--l1"]),
+    (["--param", "color=red"], ["unknown parameter 'color'", "sampling, step"]),
+    (["--param", "sampling=often"], ["'often'", "uniform, importance"]),
+    (["--param", "sampling"], ["--param 'sampling' is not NAME=VALUE"]),
+    (["--param", "=3"], ["is not NAME=VALUE"]),
+    (["--l2", "0"], ["--l2", "> 0", "'0'"]),
+    (["--l2", "-1e-3"], ["--l2", "> 0"]),
+    (["--l1", "-1"], ["--l1", ">= 0"]),
+    (["--max-epochs", "0"], ["--max-epochs", "> 0"]),
+    (["--n-samples", "10"], ["--n-samples only applies to --synthetic"]),
+    (["--positive", "one"], ["--positive", "comma-separated"]),
+]
+
+
+@pytest.mark.parametrize(("extra", "words"), BAD_ARGS, ids=lambda v: " ".join(v)[:30])
+def test_bad_arguments(mirror, extra, words):
+    run = faceoff(*solve_args(mirror / "a1a.bz2"), *extra)
+    _assert_one_line_error(run, words)
+
+
+def test_missing_data_source():
+    run = faceoff("solve", "--loss", "logistic", "--l2", "1", "--solver", "dual_cd")
+    _assert_one_line_error(run, ["--data", "--synthetic", "required"])
+
+
+def test_synthetic_regression_with_classification_loss():
+    run = faceoff(
+        "solve",
+        "--synthetic",
+        "regression",
+        "--loss",
+        "logistic",
+        "--l2",
+        "1",
+        "--solver",
+        "dual_cd",
+    )
+    _assert_one_line_error(run, ["--synthetic regression", "--loss squared"])
+
+
+def test_file_that_does_not_exist(tmp_path):
+    run = faceoff(*solve_args(tmp_path / "missing.svm"))
+    _assert_one_line_error(run, [f"{tmp_path / 'missing.svm'}: no such file"])
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"1,2,3\n4,5,6\n", ["line 1", "label '1,2,3' is not a number"]),
+        (b"1 1:1\n-1 0:1\n", ["line 2", "feature index 0", "start at 1"]),
+        (b"", ["empty"]),
+    ],
+    ids=["csv", "index-0", "empty"],
+)
+def test_file_that_is_not_svmlight(tmp_path, content, words):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    run = faceoff(*solve_args(path))
+    _assert_one_line_error(run, [str(path), *words])
+
+
+def test_multiclass_labels_need_positive(tmp_path):
+    path = tmp_path / "three.txt"
+    path.write_text("1 1:1\n2 2:1\n3 1:1 2:1\n1 2:2\n")
+    run = faceoff(*solve_args(path))
+    _assert_one_line_error(run, [str(path), "3 values: 1, 2, 3", "--positive"])
+    run = faceoff(*solve_args(path, "--positive", "1,3", "--max-epochs", "1"))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.splitlines()[-1])["summary"]["stop_reason"] == "max_epochs"
+
+
+def _assert_one_line_error(run: subprocess.CompletedProcess, words: list[str]) -> None:
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert lines[0].startswith("faceoff solve: error: ")
+    for word in words:
+        assert word in lines[0]
+
+
+# helpers, in process
+
+
+def test_parse_params():
+    assert parse_params(["sampling=importance", " step = fixed "]) == {
+        "sampling": "importance",
+        "step": "fixed",
+    }
+
+
+def _point(seq: int, epoch: float, time_s: float = 0.0, gap: float = 1.0, primal: float = 0.5):
+    return TracePoint(seq, seq, epoch, time_s, primal, primal - gap, gap, 0)
+
+
+def test_progress_fraction_takes_the_closest_stop_rule():
+    stop = StopRules(max_epochs=100, max_seconds=10, tol=1e-10)
+    assert progress_fraction(_point(0, 0.0), stop, 1.0) == 0.0
+    assert progress_fraction(_point(1, 50.0), stop, 1.0) == pytest.approx(0.5)
+    assert progress_fraction(_point(1, 1.0, time_s=8.0), stop, 1.0) == pytest.approx(0.8)
+    # gap 1 -> 1e-5 is half-way to 1e-10 on a log scale
+    assert progress_fraction(_point(1, 1.0, gap=1e-5), stop, 1.0) == pytest.approx(0.5)
+    assert progress_fraction(_point(1, 1.0, gap=1e-12), stop, 1.0) == 1.0
+    assert progress_fraction(_point(1, 1.0, gap=math.nan), stop, 1.0) == pytest.approx(0.01)
+
+
+def test_log_spaced_keeps_ends_and_spreads_in_log_epoch():
+    points = [_point(0, 0.0)] + [_point(i, 0.05 * 1.08**i) for i in range(1, 200)]
+    chosen = log_spaced(points, count=20)
+    assert chosen[0] is points[0] and chosen[-1] is points[-1]
+    assert 15 <= len(chosen) <= 21
+    epochs = [p.epoch for p in chosen[1:]]
+    steps = [b / a for a, b in zip(epochs[:-1], epochs[1:], strict=True)]
+    assert max(steps) < 3 * min(steps)
+    assert log_spaced(points[:5]) == points[:5]
+
+
+def test_json_safe():
+    import numpy as np
+
+    value = {"a": np.float64(1.5), "b": [math.inf, -math.inf, math.nan], "c": np.int64(3)}
+    assert json.dumps(json_safe(value), allow_nan=False) == (
+        '{"a": 1.5, "b": [null, null, null], "c": 3}'
+    )
