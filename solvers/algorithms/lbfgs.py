@@ -1,0 +1,125 @@
+"""L-BFGS-B (scipy) on the smooth objective, as the quasi-Newton baseline of SPDC §7.
+
+P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l2/2‖x‖² is minimized by ``scipy.optimize.minimize(method=
+"L-BFGS-B")`` with ``maxcor = memory`` and its own tolerances switched off (ftol = gtol = 0),
+so that our stop rules decide. The catalogue offers the l2 penalty only; an l1 term (as in
+the elastic-net warm-up problem of :func:`solvers.run.warmup`) is handled by the usual
+bound-constrained reformulation: x = x⁺ − x⁻ with x± ≥ 0 and l1·Σ(x⁺ + x⁻).
+
+One evaluation of P and ∇P (A·x, then Aᵀ·φ'(Ax)) is one pass over the data. Trace points
+are taken in the iteration callback, at every iteration up to 10 and then on a geometric
+grid of 30 points per decade. ``max_epochs`` is checked at every iteration, the time budget
+and ``should_stop()`` at most every 0.25 s (a trace point is then taken to stop on).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.optimize import minimize
+
+from solvers.losses import loss_derivs, loss_values
+from solvers.problem import Problem
+from solvers.trace import FINISHED, Recorder
+
+_POINTS_PER_DECADE = 30
+_EVERY_ITERATION_UP_TO = 10
+_CHECK_SECONDS = 0.25  # how often the callback asks Recorder.interrupted()
+
+
+class _Objective:
+    """P and ∇P in the variables L-BFGS-B sees (x, or (x⁺, x⁻) when l1 > 0); counts passes."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.d = problem.n_features
+        self.split = problem.penalty.l1 > 0
+        self.deriv = np.empty(problem.n_samples)
+        self.passes = 0
+
+    def size(self) -> int:
+        return 2 * self.d if self.split else self.d
+
+    def primal(self, w: np.ndarray) -> np.ndarray:
+        """x from the optimization variables."""
+        return w[: self.d] - w[self.d :] if self.split else w
+
+    def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        problem = self.problem
+        code, gamma, b, n = problem.loss.code, problem.loss.gamma, problem.b, problem.n_samples
+        l1, l2 = problem.penalty.l1, problem.penalty.l2
+        x = self.primal(w)
+        Ax = problem.data.matvec(x)
+        # ∇ = Aᵀφ'(Ax)/n + l2·x
+        grad = problem.data.rmatvec(loss_derivs(code, gamma, Ax, b, self.deriv)) / n + l2 * x
+        value = loss_values(code, gamma, Ax, b) / n + 0.5 * l2 * float(x @ x)
+        self.passes += 1
+        if not self.split:
+            return value, grad
+        return value + l1 * float(w.sum()), np.concatenate([grad + l1, l1 - grad])
+
+
+class _Trace:
+    """Trace points from L-BFGS-B's iteration callback; raises StopIteration on a stop rule."""
+
+    def __init__(self, objective: _Objective, recorder: Recorder) -> None:
+        self.objective = objective
+        self.recorder = recorder
+        self.ratio = 10.0 ** (1.0 / _POINTS_PER_DECADE)
+        self.iteration = 0
+        self.next_point = 1.0  # iteration of the next trace point
+        self.recorded = -1  # iteration of the last trace point
+        self.checked = time.perf_counter()  # last call of Recorder.interrupted()
+
+    def record(self, w: np.ndarray) -> str | None:
+        self.recorded = self.iteration
+        x = self.objective.primal(w)
+        return self.recorder.checkpoint(self.iteration, float(self.objective.passes), x=x)
+
+    def __call__(self, intermediate_result) -> None:
+        self.iteration += 1
+        due = (
+            self.iteration >= self.next_point
+            or self.objective.passes >= self.recorder.stop.max_epochs
+        )
+        now = time.perf_counter()
+        if not due and now - self.checked >= _CHECK_SECONDS:
+            self.checked = now
+            due = self.recorder.interrupted() is not None
+        if not due:
+            return
+        self.next_point = self.iteration + 1.0
+        if self.iteration >= _EVERY_ITERATION_UP_TO:
+            self.next_point = max(self.next_point, self.iteration * self.ratio)
+        if self.record(intermediate_result.x) is not None:
+            raise StopIteration
+
+
+def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+    objective = _Objective(problem)
+    trace = _Trace(objective, recorder)
+    w0 = np.zeros(objective.size())
+    if trace.record(w0) is not None:  # the first checkpoint starts the clock
+        return recorder.stop_reason
+    bounds = [(0.0, None)] * objective.size() if objective.split else None
+    options = {
+        "maxcor": int(params["memory"]),
+        "ftol": 0.0,
+        "gtol": 0.0,
+        "maxiter": 2**31 - 1,
+        "maxfun": 2**31 - 1,
+    }
+    # the callback takes ``intermediate_result``: scipy then stops on StopIteration
+    result = minimize(
+        objective, w0, jac=True, method="L-BFGS-B", bounds=bounds, callback=trace, options=options
+    )
+    if recorder.stop_reason is not None:  # a stop rule ended it through the callback
+        return recorder.stop_reason
+    # L-BFGS-B ended by itself (no further progress possible): record where it ended unless
+    # that point is recorded, and keep a stop rule's reason (e.g. converged) if one holds there
+    reason = trace.record(result.x) if trace.recorded != trace.iteration else None
+    if reason is None:
+        recorder.pause()
+        recorder.stop_reason = reason = FINISHED
+    return reason

@@ -1,0 +1,231 @@
+"""The baselines agd, lbfgs and saga: convergence to the reference optimum on every loss ×
+penalty they support (dense and sparse), stop rules, epoch accounting, and SAGA's lazy
+updates against a dense O(d)-per-step implementation."""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import cache
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from solvers.algorithms import lbfgs
+from solvers.algorithms.saga import SAGA, _catch_up, _contraction_table
+from solvers.catalogue import get_spec
+from solvers.losses import LOSS_NAMES, loss_deriv, make_loss
+from solvers.penalties import ElasticNet
+from solvers.problem import Data, Problem
+from solvers.run import solve
+from solvers.sampling import AliasTable, make_rng_state, sample_index
+from solvers.trace import CANCELLED, CONVERGED, FINISHED, MAX_EPOCHS, Recorder, StopRules
+from tests.reference import reference_optimum
+from tests.solvers.problems import make_problem
+
+TOL = 1e-10
+MAX_EPOCHS_TO_CONVERGE = {"agd": 500.0, "lbfgs": 500.0, "saga": 1000.0}
+
+CASES = [
+    (solver, dataset, loss, penalty)
+    for solver in ("agd", "lbfgs", "saga")
+    for dataset in ("dense", "sparse")
+    for loss in LOSS_NAMES
+    for penalty in get_spec(solver).penalties
+]
+
+
+@cache
+def _reference(dataset: str, loss: str, penalty: str) -> float:
+    return reference_optimum(make_problem(dataset, loss, penalty))[0]
+
+
+@pytest.mark.parametrize(("solver", "dataset", "loss", "penalty"), CASES)
+def test_converges_to_reference(solver, dataset, loss, penalty):
+    problem = make_problem(dataset, loss, penalty)
+    stop = StopRules(max_epochs=MAX_EPOCHS_TO_CONVERGE[solver], max_seconds=30.0, tol=TOL)
+    result = solve(problem, solver, None, stop)
+    last = result.final
+    assert result.stop_reason == CONVERGED, result.summary()
+    assert last.gap <= TOL * max(1.0, abs(last.primal))
+    p_star = _reference(dataset, loss, penalty)
+    assert abs(last.primal - p_star) <= 1e-8 * abs(p_star)
+    epochs = [p.epoch for p in result.trace]
+    times = [p.time_s for p in result.trace]
+    assert epochs[0] == 0.0 and np.all(np.diff(epochs) > 0) and np.all(np.diff(times) >= 0)
+
+
+def test_agd_counts_half_a_pass_per_product():
+    """One Aᵀ product per iteration plus one A product per line-search trial."""
+    problem = make_problem("sparse", "logistic", "elastic_net")
+    result = solve(problem, "agd", None, StopRules(max_epochs=50.0, tol=TOL))
+    for point in result.trace[1:]:
+        assert point.epoch * 2 == int(point.epoch * 2)
+        assert point.epoch >= point.iteration
+
+
+def test_agd_line_search_is_not_fooled_by_rounding_near_the_optimum():
+    """Far below a 1e-10 gap, f(x⁺) − f(y) drowns in rounding; the second-order form of
+    the test keeps L_loss near the curvature instead of doubling it to the global bound."""
+    problem = make_problem("sparse", "smooth_hinge", "l2")
+    result = solve(problem, "agd", None, StopRules(max_epochs=500.0, tol=1e-15))
+    assert result.stop_reason == CONVERGED
+    bound = problem.loss.smoothness * problem.data.row_sq_norms.sum() / problem.n_samples
+    assert max(p.extras["lipschitz"] for p in result.trace[10:]) < 0.1 * bound
+
+
+def test_lbfgs_counts_one_pass_per_evaluation_and_stops_at_max_epochs():
+    problem = make_problem("dense", "logistic", "l2")
+    result = solve(problem, "lbfgs", {"memory": 5}, StopRules(max_epochs=4.0, tol=TOL))
+    assert result.stop_reason == MAX_EPOCHS
+    assert [p.epoch for p in result.trace] == [float(int(p.epoch)) for p in result.trace]
+    assert 4.0 <= result.final.epoch <= 6.0
+
+
+def test_lbfgs_finishing_by_itself_keeps_a_satisfied_stop_rule():
+    """With tol = 0 only L-BFGS-B can end the run: at its limiting accuracy, with "finished"
+    (or "converged" if the computed gap reaches 0 there)."""
+    problem = make_problem("dense", "squared", "l2")
+    result = solve(problem, "lbfgs", None, StopRules(max_epochs=1e5, tol=0.0))
+    assert result.stop_reason in (FINISHED, CONVERGED)
+    assert result.final.gap <= 1e-13 * max(1.0, abs(result.final.primal))
+    loose = solve(problem, "lbfgs", None, StopRules(max_epochs=1e5, tol=1e-12))
+    assert loose.stop_reason == CONVERGED
+
+
+def test_lbfgs_module_handles_l1_with_split_variables():
+    """The catalogue offers lbfgs for l2 only, but the elastic-net warm-up problem runs it."""
+    problem = make_problem("dense", "logistic", "elastic_net")
+    recorder = Recorder(problem, StopRules(max_epochs=500.0, tol=TOL))
+    assert lbfgs.solve(problem, {"memory": 30}, recorder, 0) == CONVERGED
+    p_star = _reference("dense", "logistic", "elastic_net")
+    assert abs(recorder.points[-1].primal - p_star) <= 1e-8 * abs(p_star)
+
+
+@pytest.mark.parametrize("solver", ["agd", "lbfgs", "saga"])
+def test_should_stop_cancels(solver):
+    problem = make_problem("dense", "logistic", "l2")
+    result = solve(problem, solver, None, StopRules(tol=TOL, should_stop=lambda: True))
+    assert result.stop_reason == CANCELLED
+
+
+def test_lbfgs_checks_should_stop_between_trace_points(monkeypatch):
+    monkeypatch.setattr(lbfgs, "_CHECK_SECONDS", 0.0)
+    monkeypatch.setattr(lbfgs, "_EVERY_ITERATION_UP_TO", 1)
+    monkeypatch.setattr(lbfgs, "_POINTS_PER_DECADE", 1)  # points at iterations 1, 10, 100
+    calls = []
+
+    def should_stop() -> bool:
+        calls.append(None)
+        return len(calls) >= 6
+
+    problem = make_problem("sparse", "squared", "l2")
+    result = solve(problem, "lbfgs", None, StopRules(tol=TOL, should_stop=should_stop))
+    assert result.stop_reason == CANCELLED
+    assert [p.iteration for p in result.trace] == [0, 1, 5]
+
+
+def test_saga_is_deterministic_for_a_seed():
+    problem = make_problem("sparse", "logistic", "elastic_net")
+    stop = StopRules(max_epochs=3.0, tol=TOL)
+    runs = [solve(problem, "saga", None, stop, seed=seed) for seed in (7, 7, 8)]
+    assert [p.primal for p in runs[0].trace] == [p.primal for p in runs[1].trace]
+    assert not np.array_equal(runs[0].x, runs[2].x)
+
+
+# --- SAGA lazy updates ----------------------------------------------------------------------
+
+
+def _prox_steps(x, gbar, m, step, l1, l2):
+    """m plain steps of x ← soft(x − η·ḡ, η·l1)/(1 + η·l2)."""
+    for _ in range(m):
+        v = x - step * gbar
+        x = np.sign(v) * max(abs(v) - step * l1, 0.0) / (1.0 + step * l2)
+    return x
+
+
+def test_catch_up_matches_repeated_prox_steps():
+    rng = np.random.default_rng(0)
+    for _ in range(1500):
+        x0, gbar = rng.normal(scale=rng.choice([0.01, 1.0, 100.0])), rng.normal()
+        step, l2 = rng.uniform(0.01, 1.0), 10.0 ** rng.uniform(-4, 0)
+        l1 = 0.0 if rng.random() < 0.2 else abs(gbar) * rng.uniform(0.0, 2.0)
+        m = int(rng.integers(1, 300)) if rng.random() < 0.9 else int(rng.integers(4000, 6000))
+        expected = _prox_steps(x0, gbar, m, step, l1, l2)
+        log_r = -math.log1p(step * l2)  # tabulated below 4096 steps, expm1 beyond
+        found = _catch_up(x0, gbar, m, step, l1, l2, log_r, _contraction_table(log_r))
+        scale = max(1.0, abs(x0), abs(gbar) / l2)
+        assert abs(found - expected) <= 1e-12 * scale, (x0, gbar, m, step, l1, l2)
+
+
+def _saga_dense(A, b, loss, l1, l2, step, seed, n_updates):
+    """Reference SAGA: every coordinate takes its prox step at every update (O(d) a step),
+    with the kernel's random stream."""
+    n, d = A.shape
+    table = AliasTable.uniform_over(n)
+    rng_state = make_rng_state(seed)
+    x, alpha, gbar = np.zeros(d), np.zeros(n), np.zeros(d)
+    visited = 0
+    for _ in range(n_updates):
+        i = sample_index(rng_state, table.uniform, table.prob, table.alias)
+        visited += np.count_nonzero(A[i])
+        deriv = loss_deriv(loss.code, loss.gamma, float(A[i] @ x), b[i])
+        delta, alpha[i] = deriv - alpha[i], deriv
+        v = x - step * (delta * A[i] + gbar)
+        x = np.sign(v) * np.maximum(np.abs(v) - step * l1, 0.0) / (1.0 + step * l2)
+        gbar += delta * A[i] / n
+    return x, visited
+
+
+@pytest.mark.parametrize(
+    ("loss_name", "l1", "l2"),
+    [
+        ("logistic", 0.0, 1e-2),
+        ("logistic", 3e-3, 1e-3),
+        ("squared", 0.0, 1e-3),
+        ("squared", 1e-2, 1e-2),
+    ],
+)
+def test_saga_lazy_updates_match_dense_steps(loss_name, l1, l2):
+    rng = np.random.default_rng(3)
+    n, d = 60, 90
+    A = sp.random(n, d, density=0.06, format="csr", random_state=rng, data_rvs=rng.standard_normal)
+    b = rng.normal(size=n) if loss_name == "squared" else np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    problem = Problem(Data(A), b, make_loss(loss_name), ElasticNet(l1, l2))
+    method = SAGA(problem, step_scale=1.0, seed=5)
+    done = visited = 0
+    for chunk in (1, 7, 100, 333, 1000, 2000):  # state must carry across chunks
+        visited += method.run(chunk)
+        done += chunk
+        expected, expected_visits = _saga_dense(
+            A.toarray(), b, problem.loss, l1, l2, method.step, 5, done
+        )
+        assert visited == expected_visits  # a step on row i visits nnz(aᵢ)
+        np.testing.assert_allclose(
+            method.iterate()["x"], expected, rtol=0, atol=1e-10 * max(1.0, np.abs(expected).max())
+        )
+    if l1 > 0:  # the comparison covered sparse iterates
+        assert 0 < np.count_nonzero(expected) < d
+
+
+def test_saga_step_cost_does_not_grow_with_the_dimension():
+    """2·10⁶ features, 5 non-zeros a row: 20 000 lazy steps are ~10⁵ coordinate updates
+    (plus one O(d) catch-up); dense steps would be 4·10¹⁰."""
+    rng = np.random.default_rng(0)
+    n, d, per_row = 100, 2_000_000, 5
+    cols = rng.choice(d, size=n * per_row, replace=False)
+    A = sp.csr_matrix(
+        (rng.normal(size=n * per_row), cols, np.arange(0, n * per_row + 1, per_row)), shape=(n, d)
+    )
+    problem = Problem(
+        Data(A),
+        np.where(rng.random(n) < 0.5, -1.0, 1.0),
+        make_loss("logistic"),
+        ElasticNet(1e-3, 1e-3),
+    )
+    method = SAGA(problem, step_scale=1.0, seed=0)
+    method.run(10)
+    started = time.perf_counter()
+    assert method.run(20_000) == 20_000 * per_row
+    assert time.perf_counter() - started < 1.0
