@@ -157,11 +157,10 @@ CATALOGUE: dict[str, SolverSpec] = {
         ),
         SolverSpec(
             "lbfgs",
-            "L-BFGS-B (scipy)",
+            "L-BFGS-B (scipy); elastic net by the bound-constrained split x = x⁺ − x⁻",
             "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
             "solvers.algorithms.lbfgs",
             "primal",
-            penalties=("l2",),
             params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
         ),
         SolverSpec(

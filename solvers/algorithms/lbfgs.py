@@ -2,9 +2,8 @@
 
 P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l2/2‖x‖² is minimized by ``scipy.optimize.minimize(method=
 "L-BFGS-B")`` with ``maxcor = memory`` and its own tolerances switched off (ftol = gtol = 0),
-so that our stop rules decide. The catalogue offers the l2 penalty only; an l1 term (as in
-the elastic-net warm-up problem of :func:`solvers.run.warmup`) is handled by the usual
-bound-constrained reformulation: x = x⁺ − x⁻ with x± ≥ 0 and l1·Σ(x⁺ + x⁻).
+so that our stop rules decide. An l1 term is handled by the usual bound-constrained
+reformulation: x = x⁺ − x⁻ with x± ≥ 0 and l1·Σ(x⁺ + x⁻).
 
 One evaluation of P and ∇P (A·x, then Aᵀ·φ'(Ax)) is one pass over the data. Trace points
 are taken in the iteration callback, at every iteration up to 10 and then on a geometric

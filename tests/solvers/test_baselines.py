@@ -20,7 +20,7 @@ from solvers.penalties import ElasticNet
 from solvers.problem import Data, Problem
 from solvers.run import solve
 from solvers.sampling import AliasTable, make_rng_state, sample_index
-from solvers.trace import CANCELLED, CONVERGED, FINISHED, MAX_EPOCHS, Recorder, StopRules
+from solvers.trace import CANCELLED, CONVERGED, FINISHED, MAX_EPOCHS, StopRules
 from tests.reference import reference_optimum
 from tests.solvers.problems import make_problem
 
@@ -92,15 +92,6 @@ def test_lbfgs_finishing_by_itself_keeps_a_satisfied_stop_rule():
     assert result.final.gap <= 1e-13 * max(1.0, abs(result.final.primal))
     loose = solve(problem, "lbfgs", None, StopRules(max_epochs=1e5, tol=1e-12))
     assert loose.stop_reason == CONVERGED
-
-
-def test_lbfgs_module_handles_l1_with_split_variables():
-    """The catalogue offers lbfgs for l2 only, but the elastic-net warm-up problem runs it."""
-    problem = make_problem("dense", "logistic", "elastic_net")
-    recorder = Recorder(problem, StopRules(max_epochs=500.0, tol=TOL))
-    assert lbfgs.solve(problem, {"memory": 30}, recorder, 0) == CONVERGED
-    p_star = _reference("dense", "logistic", "elastic_net")
-    assert abs(recorder.points[-1].primal - p_star) <= 1e-8 * abs(p_star)
 
 
 @pytest.mark.parametrize("solver", ["agd", "lbfgs", "saga"])
