@@ -116,8 +116,10 @@ _SAMPLING = Param(
     "sampling",
     "choice",
     "uniform",
-    "coordinate sampling: uniform, or importance p ∝ β‖column/row‖² + l2·n (Faceoff eq. (14))",
-    choices=("uniform", "importance"),
+    "coordinate sampling: uniform (with replacement), importance p ∝ β‖column/row‖² + l2·n "
+    "(Faceoff eq. (14)), or permutation (every coordinate once per epoch, in a fresh random "
+    "order)",
+    choices=("uniform", "importance", "permutation"),
 )
 
 CATALOGUE: dict[str, SolverSpec] = {

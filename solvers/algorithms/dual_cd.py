@@ -1,12 +1,13 @@
 """Dual randomized coordinate ascent: Quartz / SDCA, Faceoff Algorithm 2 (serial sampling).
 
-The dual point y determines x = ∇g*(z), z = −Aᵀy/n (prox-SDCA for elastic net); both are
-maintained, so a step costs O(nnz of row i). The step on yᵢ maximizes
+The dual point y determines x = ∇g*(z), z = −Aᵀy/n (prox-SDCA for elastic net); x (and z
+when l1 > 0) is maintained, so a step costs O(nnz of row i). The step on yᵢ maximizes
 −φ*(β) + β·aᵢᵀx − ‖aᵢ‖²(β − yᵢ)²/(2·l2·n) exactly (closed form for squared and smoothed
 hinge, safeguarded Newton for logistic), or with ``step="fixed"`` takes the fixed step of
 Faceoff §7 in Quartz's form (Qu et al. 2015), yᵢ += (θ/qᵢ)(φ'(aᵢᵀx) − yᵢ) with
 θ = minⱼ qⱼ·l2·n/(β·vⱼ + l2·n): a convex combination, so yᵢ stays in the domain of φ*.
-Sampling: uniform, or importance qᵢ ∝ β·vᵢ + l2·n with vᵢ = ‖aᵢ‖² (eq. (14)).
+Sampling: uniform, importance qᵢ ∝ β·vᵢ + l2·n with vᵢ = ‖aᵢ‖² (eq. (14)), or a random
+permutation per epoch (as liblinear and lightning do; outside the paper's analysis).
 """
 
 from __future__ import annotations
@@ -40,18 +41,22 @@ def _dual_cd(
     n_updates,
     rng_state,
     ring,
-    uniform,
+    mode,
     prob,
     alias,
+    perm,
     fixed_step,
     eta,
+    warm,
 ):
     """Run ``n_updates`` steps of Algorithm 2 on the CSR arrays of A; returns nnz visited."""
     n_samples = b.shape[0]
     inv_l2 = 1.0 / l2
     visited = 0
+    draws = ring[0]  # the sampler's step counter, kept in a register
     for _ in range(n_updates):
-        i, ahead, half = next_coordinate(rng_state, ring, uniform, prob, alias)
+        i, ahead, half = next_coordinate(rng_state, ring, draws, mode, prob, alias, perm)
+        draws += 1
         prefetch(indptr, ahead)
         row = indptr[half]
         prefetch(indices, row)
@@ -59,6 +64,7 @@ def _dual_cd(
         prefetch(y, half)
         prefetch(b, half)
         prefetch(inv_s, half)
+        prefetch(warm, half)
         start, end = indptr[i], indptr[i + 1]
         zi = 0.0
         for k in range(start, end):  # aᵢᵀx
@@ -66,7 +72,7 @@ def _dual_cd(
         if fixed_step:
             y_new = y[i] + eta[i] * (loss_deriv(loss_code, gamma, zi, b[i]) - y[i])
         else:
-            y_new = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i])
+            y_new, warm[i] = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i], warm[i])
         delta = y_new - y[i]
         if delta != 0.0:
             y[i] = y_new
@@ -76,12 +82,12 @@ def _dual_cd(
                     j = indices[k]
                     z[j] += coef * data[k]
                     x[j] = soft_threshold(z[j], l1) * inv_l2
-            else:
-                for k in range(start, end):  # z −= δ aᵢ / n ;  x = z/l2
-                    j = indices[k]
-                    z[j] += coef * data[k]
-                    x[j] = z[j] * inv_l2
+            else:  # x = z/l2: z is not needed, x −= δ aᵢ / (l2·n)
+                coef *= inv_l2
+                for k in range(start, end):
+                    x[indices[k]] += coef * data[k]
         visited += end - start
+    ring[0] = draws
     return visited
 
 
@@ -95,14 +101,15 @@ class DualCD:
         beta = problem.loss.smoothness
         self.n_coords = n
         self.inv_s = data.row_sq_norms / (l2 * n)
-        weights = np.ones(n) if sampling == "uniform" else beta * data.row_sq_norms + l2 * n
-        self.sampler = Sampler(weights, seed)
+        weights = beta * data.row_sq_norms + l2 * n if sampling == "importance" else None
+        self.sampler = Sampler(n, sampling, seed, weights)
         q = self.sampler.probabilities
         self.nnz_per_update = float(q @ data.row_nnz)
         self.fixed_step = step == "fixed"
         theta = float(np.min(q * l2 * n / (beta * data.row_sq_norms + l2 * n)))
         self.eta = theta / q
         self.y = np.zeros(n)
+        self.warm = np.full(n, np.nan)  # per-coordinate warm start of the 1-D solve
         self.z = np.zeros(data.n_features)
         self.x = np.zeros(data.n_features)
 
@@ -125,6 +132,7 @@ class DualCD:
             *self.sampler.args(),
             self.fixed_step,
             self.eta,
+            self.warm,
         )
 
     def iterate(self) -> dict:

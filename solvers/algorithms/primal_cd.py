@@ -35,15 +35,18 @@ def _primal_cd(
     n_updates,
     rng_state,
     ring,
-    uniform,
+    mode,
     prob,
     alias,
+    perm,
 ):
     """Run ``n_updates`` steps of Algorithm 1 on the CSC arrays of A; returns nnz visited."""
     n_samples = b.shape[0]
     visited = 0
+    draws = ring[0]  # the sampler's step counter, kept in a register
     for _ in range(n_updates):
-        j, ahead, half = next_coordinate(rng_state, ring, uniform, prob, alias)
+        j, ahead, half = next_coordinate(rng_state, ring, draws, mode, prob, alias, perm)
+        draws += 1
         prefetch(indptr, ahead)
         col = indptr[half]
         prefetch(indices, col)
@@ -65,6 +68,7 @@ def _primal_cd(
             for k in range(start, end):  # Ax += delta · A_:j
                 Ax[indices[k]] += delta * data[k]
         visited += end - start
+    ring[0] = draws
     return visited
 
 
@@ -78,10 +82,8 @@ class PrimalCD:
         beta = problem.loss.smoothness
         n, l2 = data.n_samples, problem.penalty.l2
         self.lipschitz = beta * data.col_sq_norms / n + l2
-        weights = (
-            np.ones(self.n_coords) if sampling == "uniform" else beta * data.col_sq_norms + l2 * n
-        )
-        self.sampler = Sampler(weights, seed)
+        weights = beta * data.col_sq_norms + l2 * n if sampling == "importance" else None
+        self.sampler = Sampler(self.n_coords, sampling, seed, weights)
         self.nnz_per_update = float(self.sampler.probabilities @ data.col_nnz)
         self.x = np.zeros(self.n_coords)
         self.Ax = np.zeros(n)

@@ -110,9 +110,10 @@ def _saga(
     n_updates,
     rng_state,
     ring,
-    uniform,
+    mode,
     prob,
     alias,
+    perm,
 ):
     """Run ``n_updates`` SAGA steps on the CSR arrays of A, then bring every coordinate up
     to date; returns nnz visited. ``last[j]`` is the step from which x_j is behind."""
@@ -120,8 +121,10 @@ def _saga(
     lam = step * l1
     shrink = 1.0 / (1.0 + step * l2)
     visited = 0
+    draws = ring[0]  # the sampler's step counter, kept in a register
     for t in range(n_updates):
-        i, ahead, half = next_coordinate(rng_state, ring, uniform, prob, alias)
+        i, ahead, half = next_coordinate(rng_state, ring, draws, mode, prob, alias, perm)
+        draws += 1
         prefetch(indptr, ahead)
         row = indptr[half]
         prefetch(indices, row)
@@ -150,6 +153,7 @@ def _saga(
         if last[j] < n_updates:
             x[j] = _catch_up(x[j], gbar[j], n_updates - last[j], step, l1, l2, log_r, table)
         last[j] = 0
+    ring[0] = draws
     return visited
 
 
@@ -166,7 +170,7 @@ class SAGA:
         self.step = float(step_scale) / (3.0 * l_max)
         self.log_r = -math.log1p(self.step * problem.penalty.l2)
         self.table = _contraction_table(self.log_r)
-        self.sampler = Sampler(np.ones(n), seed)
+        self.sampler = Sampler(n, "uniform", seed)
         self.x = np.zeros(d)
         self.alpha = np.zeros(n)
         self.gbar = np.zeros(d)

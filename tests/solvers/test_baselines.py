@@ -19,7 +19,7 @@ from solvers.losses import LOSS_NAMES, loss_deriv, make_loss
 from solvers.penalties import ElasticNet
 from solvers.problem import Data, Problem
 from solvers.run import solve
-from solvers.sampling import AliasTable, make_rng_state, sample_index
+from solvers.sampling import Sampler, next_coordinate
 from solvers.trace import CANCELLED, CONVERGED, FINISHED, MAX_EPOCHS, StopRules
 from tests.reference import reference_optimum
 from tests.solvers.problems import make_problem
@@ -154,12 +154,12 @@ def _saga_dense(A, b, loss, l1, l2, step, seed, n_updates):
     """Reference SAGA: every coordinate takes its prox step at every update (O(d) a step),
     with the kernel's random stream."""
     n, d = A.shape
-    table = AliasTable.uniform_over(n)
-    rng_state = make_rng_state(seed)
+    sampler = Sampler(n, "uniform", seed)
     x, alpha, gbar = np.zeros(d), np.zeros(n), np.zeros(d)
     visited = 0
-    for _ in range(n_updates):
-        i = sample_index(rng_state, table.uniform, table.prob, table.alias)
+    rng_state, ring, mode, prob, alias, perm = sampler.args()
+    for draw in range(n_updates):
+        i = next_coordinate(rng_state, ring, draw, mode, prob, alias, perm)[0]
         visited += np.count_nonzero(A[i])
         deriv = loss_deriv(loss.code, loss.gamma, float(A[i] @ x), b[i])
         delta, alpha[i] = deriv - alpha[i], deriv

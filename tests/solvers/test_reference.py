@@ -20,6 +20,7 @@ CONFIGS = [
     ("primal_cd", {"sampling": "importance"}),
     ("dual_cd", {"sampling": "uniform"}),
     ("dual_cd", {"sampling": "importance"}),
+    ("dual_cd", {"sampling": "permutation"}),
     ("dual_cd", {"step": "fixed"}),
     ("agd", {}),
     ("lbfgs", {}),

@@ -169,6 +169,7 @@ def test_same_seed_same_trace(sparse_problem, solver, params):
     "method",
     [
         lambda p: DualCD(p, "importance", "exact", seed=4),
+        lambda p: DualCD(p, "permutation", "exact", seed=4),
         lambda p: PrimalCD(p, "importance", seed=4),
     ],
 )
