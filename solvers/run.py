@@ -124,6 +124,7 @@ def solve(
     # one thread for BLAS too: every method is timed serially, and a threaded level-1 call
     # competing for the cores with other work stalls (measured 1000× on a 62k-element dot)
     with threadpool_limits(limits=1):
+        recorder.start()  # the method's set-up (step sizes, sampling tables) is solver time
         reason = module.solve(problem, values, recorder, int(seed))
     last = recorder.last
     return Result(solver, values, int(seed), reason, recorder.points, last.x, last.y)

@@ -129,7 +129,8 @@ class Recorder:
         final_reason: str | None = None,
     ) -> str | None:
         """Pause the clock, evaluate the iterate, record a point and return a stop reason,
-        or None to go on with the clock running (the first checkpoint starts it).
+        or None to go on with the clock running (the first checkpoint starts it if
+        :meth:`start` was not called).
 
         ``x`` is a primal iterate, ``y`` a dual one: give the one the method runs on.
         ``final_reason`` forces a stop with that reason."""

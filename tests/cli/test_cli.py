@@ -196,7 +196,6 @@ BAD_ARGS = [
     #  words the error line must contain)
     (["--solver", "nope"], ["unknown solver 'nope'", "dual_cd", "primal_cd"]),
     (["--loss", "hinge"], ["--loss", "'hinge'", "logistic"]),
-    (["--solver", "lbfgs", "--l1", "1e-3"], ["lbfgs", "elastic_net", "--l1"]),
     (["--param", "color=red"], ["unknown parameter 'color'", "sampling, step"]),
     (["--param", "sampling=often"], ["'often'", "uniform, importance"]),
     (["--param", "sampling"], ["--param 'sampling' is not NAME=VALUE"]),

@@ -48,7 +48,8 @@ def test_time_is_monotone_and_excludes_evaluation(sparse_problem, solver):
     fast = solve(sparse_problem, solver, stop=stop)
     slow = solve(sparse_problem, solver, stop=stop, on_point=lambda point: time.sleep(0.01))
     times = [p.time_s for p in slow.trace]
-    assert times[0] == 0.0 and all(b >= a for a, b in zip(times, times[1:], strict=False))
+    assert 0.0 <= times[0] < 0.05  # the set-up: step sizes, sampling tables
+    assert all(b >= a for a, b in zip(times, times[1:], strict=False))
     sleeping = 0.01 * len(slow.trace)
     assert sleeping > 0.5
     # a slow evaluation (0.01 s a point) must not show up in the solver time
