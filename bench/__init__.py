@@ -1,0 +1,1 @@
+"""Benchmarks of the Faceoff solvers against their peers (see bench/README.md)."""

@@ -1,0 +1,958 @@
+"""Benchmark part 1: time to relative suboptimality 1e-6 against scikit-learn and lightning.
+
+For each dataset × loss × l2 the run
+
+1. certifies P* with a long run of our ``dual_cd`` to a relative duality gap of 1e-12
+   (cached in ``bench/out/pstar.json``);
+2. runs ``dual_cd`` and ``primal_cd`` (uniform and importance sampling) and reads off the
+   trace the solver time of the first point with (P − P*)/|P*| ≤ 1e-6;
+3. fits each peer from scratch with a growing iteration budget (1, 2, 4, …, then a bracketed
+   search) and reports the wall time of the smallest budget whose ``coef_`` reaches the
+   target under our P;
+4. divides the solver time per epoch of each of those runs by the pass floor, one CSR
+   product with A plus one with Aᵀ.
+
+Each time is the best of up to 3 runs (while the repeats stay cheap); primal_cd and the
+peers stop once 10× slower than dual_cd (see ``SLOW_FACTOR``). The peers'
+weight mappings are checked first: each peer, run to convergence on a9a at l2 = 1e-1 and
+1e-2, must land within 1e-8 of P*, or the run stops.
+
+Run ``python -m bench.run_part1`` (``make bench``) from the repository root; ``--quick``
+validates the harness on a9a in a minute or two. Tables go to stdout and
+``bench/out/part1.md``, raw numbers to ``bench/out/part1.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from bench.peers import PEER_TITLES, PEERS, Peer, layouts, missing_packages
+
+REPO = Path(__file__).resolve().parents[1]
+
+TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
+PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
+PSTAR_USABLE = 1e-9  # a P* with a larger certified gap is too loose to time 1e-6 against
+SLOW_FACTOR = 10.0  # primal_cd and the peers stop once this much slower than dual_cd ...
+MIN_CAP_SECONDS = 2.0  # ... but are always allowed this long
+PEER_RESOLUTION = 0.03  # a peer's budget is searched to within 3% (or one iteration)
+MAPPING_TOL = 1e-8  # a converged peer must land this close to P* (relative)
+MAPPING_L2 = (1e-1, 1e-2)  # well-conditioned l2 weights on which the mapping is checked
+LOSSES = ("logistic", "smooth_hinge")
+OURS = (
+    ("dual_cd", "uniform"),
+    ("dual_cd", "importance"),
+    ("dual_cd", "permutation"),
+    ("primal_cd", "uniform"),
+    ("primal_cd", "importance"),
+)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A benchmark dataset: file in the mirror, its width, how labels become ±1, row scaling."""
+
+    name: str
+    file: str
+    n_features: int
+    positive: tuple[float, ...] | None = None  # classes that become +1; None: labels are ±1
+    unit_rows: bool = False
+    note: str = ""
+
+
+DATASETS = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec("a9a", "a9a.bz2", 123),
+        DatasetSpec("w8a", "w8a.bz2", 300),
+        DatasetSpec(
+            "news20",
+            "news20.bz2",
+            62061,
+            positive=tuple(range(1, 11)),
+            note="classes 1–10 vs 11–20, raw counts",
+        ),
+        DatasetSpec(
+            "news20-unit",
+            "news20.bz2",
+            62061,
+            positive=tuple(range(1, 11)),
+            unit_rows=True,
+            note="classes 1–10 vs 11–20, rows scaled to unit norm",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one run covers and how much time each measurement may take."""
+
+    datasets: tuple[str, ...]
+    l2s: tuple[float, ...]
+    repeats: int  # best of up to this many timed runs ...
+    repeat_seconds: float  # ... while their total stays under this
+    our_seconds: float  # solver-time cap of one of our runs
+    our_epochs: float
+    peer_fit_seconds: float  # no peer fit predicted to take longer is started
+    peer_max_iter: int
+    pstar_seconds: float
+
+
+FULL = Settings(
+    datasets=("a9a", "w8a", "news20-unit"),  # raw news20 at l2=1e-6: P* not certifiable
+    l2s=(1e-4, 1e-6),
+    repeats=3,
+    repeat_seconds=6.0,
+    our_seconds=40.0,
+    our_epochs=1e5,
+    peer_fit_seconds=20.0,
+    peer_max_iter=100_000,
+    pstar_seconds=120.0,
+)
+QUICK = Settings(
+    datasets=("a9a",),
+    l2s=(1e-4,),
+    repeats=3,
+    repeat_seconds=3.0,
+    our_seconds=20.0,
+    our_epochs=1e5,
+    peer_fit_seconds=5.0,
+    peer_max_iter=100_000,
+    pstar_seconds=60.0,
+)
+
+
+# ----------------------------------------------------------------------------- output
+
+
+class Log:
+    """Progress lines with the time since the start of the run."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        print(f"[{int(elapsed // 60):3d}:{elapsed % 60:04.1f}] {message}", flush=True)
+
+
+log = Log()
+
+
+def fmt_time(seconds: float) -> str:
+    """Seconds with 3 significant digits."""
+    return f"{seconds:.3g}"
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass
+class Loaded:
+    """A dataset ready for every solver: our ``Data``, ±1 labels, the peers' layouts."""
+
+    spec: DatasetSpec
+    data: object  # solvers.problem.Data
+    b: np.ndarray
+    peer_layouts: dict[str, sp.spmatrix]
+    sha256: str
+    seconds: float
+
+    @property
+    def info(self) -> dict:
+        d = self.data
+        return {
+            "name": self.spec.name,
+            "file": self.spec.file,
+            "sha256": self.sha256,
+            "n_samples": d.n_samples,
+            "n_features": d.n_features,
+            "nnz": d.nnz,
+            "positive_fraction": float(np.mean(self.b > 0)),
+            "note": self.spec.note,
+        }
+
+
+def mirror_dir() -> Path:
+    """The dataset mirror: FACEOFF_DATA_MIRROR, default ../shared/datasets (as the Makefile)."""
+    return Path(os.environ.get("FACEOFF_DATA_MIRROR", REPO.parent / "shared" / "datasets"))
+
+
+def load_dataset(spec: DatasetSpec) -> Loaded:
+    from data.svmlight import read_svmlight
+    from solvers.problem import Data
+
+    path = mirror_dir() / spec.file
+    if not path.is_file():
+        raise SystemExit(
+            f"dataset file {path} not found; set FACEOFF_DATA_MIRROR to the folder "
+            f"that holds {spec.file} (see /work/shared/datasets/MANIFEST.tsv)"
+        )
+    started = time.perf_counter()
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    A, labels = read_svmlight(path, spec.n_features)
+    if spec.positive is not None:
+        b = np.where(np.isin(labels, spec.positive), 1.0, -1.0)
+    else:
+        b = labels
+        if not np.all(np.abs(b) == 1.0):
+            raise SystemExit(f"{spec.name}: labels {np.unique(b)[:5]} are not ±1")
+    if spec.unit_rows:
+        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
+        # aᵢ ← aᵢ/‖aᵢ‖, empty rows stay empty
+        A = sp.csr_matrix(
+            sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ A
+        )
+    data = Data(A)
+    return Loaded(
+        spec,
+        data,
+        np.ascontiguousarray(b, dtype=np.float64),
+        layouts(data.csr_matrix),
+        sha,
+        time.perf_counter() - started,
+    )
+
+
+def make_problem(loaded: Loaded, loss: str, l2: float):
+    from solvers.losses import make_loss
+    from solvers.penalties import ElasticNet
+    from solvers.problem import Problem
+
+    return Problem(loaded.data, loaded.b, make_loss(loss, 1.0), ElasticNet(0.0, l2))
+
+
+# ----------------------------------------------------------------------------- P*
+
+
+@dataclass
+class PStar:
+    """The optimal value: the best primal and dual values of a long dual_cd run."""
+
+    p_star: float
+    d_star: float
+    rel_gap: float
+    epochs: float
+    seconds: float
+    stop_reason: str
+
+    @property
+    def usable(self) -> bool:
+        return self.rel_gap <= PSTAR_USABLE
+
+
+def pstar_key(loaded: Loaded, loss: str, l2: float) -> str:
+    return f"{loaded.spec.name}|sha256={loaded.sha256[:16]}|{loss}|gamma=1|l2={l2!r}"
+
+
+def certify_pstar(problem, seconds: float) -> PStar:
+    """Run dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
+    from solvers.run import solve
+    from solvers.trace import StopRules
+
+    done = []
+
+    def on_point(point) -> None:
+        if point.gap <= PSTAR_GAP * abs(point.primal):
+            done.append(point)
+
+    stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=lambda: bool(done))
+    result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0, on_point=on_point)
+    p_star = min(p.primal for p in result.trace)
+    d_star = max(p.dual for p in result.trace)
+    last = result.final
+    return PStar(
+        p_star, d_star, (p_star - d_star) / abs(p_star), last.epoch, last.time_s, result.stop_reason
+    )
+
+
+class PStarCache:
+    """P* values in a JSON file, keyed by dataset (and its sha256), loss and l2."""
+
+    def __init__(self, path: Path, refresh: bool) -> None:
+        self.path = path
+        self.values: dict[str, dict] = {}
+        if path.is_file() and not refresh:
+            self.values = json.loads(path.read_text())
+
+    def get(self, loaded: Loaded, loss: str, l2: float, seconds: float) -> PStar:
+        key = pstar_key(loaded, loss, l2)
+        if key in self.values:
+            cached = PStar(**self.values[key])
+            # a run with a longer budget retries a P* that was not certified
+            if cached.rel_gap <= PSTAR_GAP or cached.seconds >= seconds * 0.99:
+                return cached
+        log(
+            f"P*  {loaded.spec.name} {loss} l2={l2:g}: dual_cd to relative gap {PSTAR_GAP:g} "
+            f"(at most {seconds:g} s)"
+        )
+        value = certify_pstar(make_problem(loaded, loss, l2), seconds)
+        flag = "" if value.rel_gap <= PSTAR_GAP else "  NOT CERTIFIED to 1e-12"
+        log(
+            f"    P* = {value.p_star:.15g}, relative gap {value.rel_gap:.2e} after "
+            f"{value.epochs:.0f} epochs, {value.seconds:.1f} s{flag}"
+        )
+        self.values[key] = asdict(value)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(self.values, indent=1, sort_keys=True))
+        return value
+
+
+def rel_subopt(primal: float, pstar: PStar) -> float:
+    return (primal - pstar.p_star) / abs(pstar.p_star)
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+@dataclass
+class Outcome:
+    """Time to target of one solver on one problem.
+
+    ``seconds`` is the best time to target over the repeats (None: not reached); ``budget``
+    the epochs (ours: at the first trace point reaching it) or ``max_iter`` (peers) it took,
+    or the largest one tried; ``rel`` the suboptimality there; ``spent`` the time of the
+    longest attempt, a lower bound on the time to target when it was not reached.
+    """
+
+    seconds: float | None
+    budget: float
+    rel: float
+    spent: float
+    times: list[float] = field(default_factory=list)
+    fits: int = 0
+
+    def per_epoch(self) -> float:
+        """Seconds per epoch (ours: solver time per epoch of the run to the target)."""
+        return (self.spent if self.seconds is None else self.seconds) / self.budget
+
+    def cell(self) -> str:
+        if self.seconds is not None:
+            return f"{fmt_time(self.seconds)} ({self.budget:.0f})"
+        if not math.isfinite(self.rel):
+            return f"diverged ({self.budget:.0f})"
+        return f"> {fmt_time(self.spent)} ({self.budget:.0f}: {self.rel:.0e})"
+
+
+def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
+    """solve() with the garbage collector off (as timeit and the peers' fits); returns the
+    result and the wall time of the solve() call itself."""
+    from solvers.run import solve
+
+    gc.collect()
+    gc.disable()
+    try:
+        started = time.perf_counter()
+        result = solve(problem, solver, params, stop, seed=0, on_point=on_point)
+        return result, time.perf_counter() - started
+    finally:
+        gc.enable()
+
+
+def time_ours(problem, solver: str, sampling: str, pstar: PStar, settings: Settings) -> Outcome:
+    """Solver time of the first trace point with rel. suboptimality ≤ TARGET, best of repeats."""
+    from solvers.trace import StopRules
+
+    times: list[float] = []
+    outcome = None
+    while len(times) < settings.repeats:
+        first = []
+
+        def on_point(point, first=first) -> None:
+            if not first and rel_subopt(point.primal, pstar) <= TARGET:
+                first.append(point)
+
+        stop = StopRules(
+            max_epochs=settings.our_epochs,
+            max_seconds=settings.our_seconds,
+            tol=0.0,
+            should_stop=lambda first=first: bool(first),
+        )
+        result, _ = _solve_quiet(problem, solver, {"sampling": sampling}, stop, on_point)
+        if not first and times:  # a repeat cut short by the time cap: keep the others
+            break
+        if not first:
+            rels = [rel_subopt(p.primal, pstar) for p in result.trace]
+            best = min((r for r in rels if math.isfinite(r)), default=math.nan)
+            return Outcome(None, result.final.epoch, best, result.final.time_s)
+        hit = first[0]
+        times.append(hit.time_s)
+        outcome = Outcome(min(times), hit.epoch, rel_subopt(hit.primal, pstar), max(times), times)
+        if sum(times) + hit.time_s > settings.repeat_seconds:
+            break
+    return outcome
+
+
+class PeerSearch:
+    """Smallest iteration budget at which a peer's ``coef_`` reaches the target.
+
+    Budgets double from 1 until one reaches it (or the next fit would take longer than
+    ``settings.peer_fit_seconds``); the bracket is then narrowed to one iteration, or to
+    PEER_RESOLUTION of the budget (finer than the ~8% spacing of our trace points), by
+    interpolating log-suboptimality linearly in the budget, with bisection as the fallback.
+    Every budget is a fresh fit from scratch with the same ``random_state``, so the iterate
+    after k iterations does not depend on the budget.
+    """
+
+    def __init__(
+        self, peer: Peer, loaded: Loaded, problem, pstar: PStar, settings: Settings
+    ) -> None:
+        self.peer, self.loaded, self.problem = peer, loaded, problem
+        self.pstar, self.settings = pstar, settings
+        self.evals: dict[int, tuple[float, float]] = {}  # budget → (seconds, rel)
+
+    def fit(self, k: int) -> tuple[float, np.ndarray]:
+        """One timed fit from scratch with budget k: (seconds, coef)."""
+        A = self.loaded.peer_layouts[self.peer.layout]
+        return self.peer.fit(A, self.loaded.b, self.problem.loss.name, self.problem.penalty.l2, k)
+
+    def evaluate(self, k: int) -> tuple[float, float]:
+        """(seconds, relative suboptimality) at budget k, fitted once."""
+        if k not in self.evals:
+            seconds, coef = self.fit(k)
+            self.evals[k] = (seconds, rel_subopt(self.problem.primal_value(coef), self.pstar))
+        return self.evals[k]
+
+    def run(self, target: float = TARGET, narrow: bool = True) -> Outcome:
+        """Search the budget; ``narrow=False`` stops at the first doubling that reaches."""
+        cap = self.settings.peer_fit_seconds
+        k = 1
+        while True:
+            seconds, rel = self.evaluate(k)
+            if rel <= target:
+                break
+            if not math.isfinite(rel) or 2 * seconds > cap or 2 * k > self.settings.peer_max_iter:
+                return Outcome(None, k, rel, seconds, fits=len(self.evals))
+            k *= 2
+        hi, lo = k, k // 2  # lo = 0: nothing below hi was tried
+        halving = True
+        while narrow and hi - lo > max(1, PEER_RESOLUTION * hi):
+            guess = (lo + hi) // 2
+            r_lo, r_hi = (self.evals[lo][1] if lo else math.nan), self.evals[hi][1]
+            if halving and lo and r_lo > target and r_hi > 0:
+                slope = (math.log(r_lo) - math.log(r_hi)) / (hi - lo)
+                if slope > 0:
+                    guess = lo + math.ceil((math.log(r_lo) - math.log(target)) / slope)
+            k = min(max(guess, lo + 1), hi - 1)
+            width = hi - lo
+            if self.evaluate(k)[1] <= target:
+                hi = k
+            else:
+                lo = k
+            halving = (hi - lo) <= width / 2  # interpolate again only while it pays
+        seconds, rel = self.evaluate(hi)
+        times = [seconds]
+        while len(times) < self.settings.repeats and sum(times) + seconds <= (
+            self.settings.repeat_seconds
+        ):
+            times.append(self.fit(hi)[0])
+        return Outcome(min(times), hi, rel, max(times), times, fits=len(self.evals))
+
+
+def pass_floor(loaded: Loaded, repeats: int = 30) -> float:
+    """Best time of ``A @ x`` plus ``A.T @ r`` with scipy CSR (one pass each way)."""
+    A = loaded.peer_layouts["csr"]
+    rng = np.random.default_rng(0)
+    x, r = rng.standard_normal(A.shape[1]), rng.standard_normal(A.shape[0])
+    best = math.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        A @ x
+        A.T @ r
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_mappings(loaded: Loaded, cache: PStarCache, settings: Settings) -> list[dict]:
+    """Each peer converged on ``loaded`` at the MAPPING_L2 weights must land within
+    MAPPING_TOL of P*; otherwise its weight mapping is wrong and the run stops."""
+    checks = []
+    for loss in LOSSES:
+        for l2 in MAPPING_L2:
+            problem = make_problem(loaded, loss, l2)
+            pstar = cache.get(loaded, loss, l2, settings.pstar_seconds)
+            for peer in PEERS:
+                if not peer.supports(loss):
+                    continue
+                search = PeerSearch(
+                    peer,
+                    loaded,
+                    problem,
+                    pstar,
+                    replace(settings, repeats=1, peer_fit_seconds=30.0),
+                )
+                outcome = search.run(target=MAPPING_TOL, narrow=False)
+                rel = min(
+                    (r for _, r in search.evals.values() if math.isfinite(r)), default=math.inf
+                )
+                ok = outcome.seconds is not None and rel >= -MAPPING_TOL
+                checks.append(
+                    {
+                        "peer": peer.name,
+                        "dataset": loaded.spec.name,
+                        "loss": loss,
+                        "l2": l2,
+                        "rel": rel,
+                        "max_iter": max(search.evals),
+                        "ok": ok,
+                    }
+                )
+                log(
+                    f"map {peer.name:9s} {loss:12s} l2={l2:g}: relative P − P* = {rel:.1e} "
+                    f"at max_iter={max(search.evals)}  {'ok' if ok else 'FAILED'}"
+                )
+                if not ok:
+                    raise SystemExit(
+                        f"weight mapping check failed for {peer.name} ({loss}, l2={l2:g}): "
+                        f"its solution is {rel:.3e} from P* (relative), expected within "
+                        f"{MAPPING_TOL:g}; fix the mapping in bench/peers.py"
+                    )
+    return checks
+
+
+# ----------------------------------------------------------------------------- environment
+
+
+def environment() -> dict:
+    import numba
+    import sklearn
+    from threadpoolctl import threadpool_info
+
+    try:
+        import lightning
+
+        lightning_version = getattr(lightning, "__version__", "installed")
+    except ImportError:
+        lightning_version = "missing"
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(
+                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
+            ).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return "unknown"
+
+    import scipy
+
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numba": numba.__version__,
+        "lightning": lightning_version,
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
+        "threadpools": [
+            {
+                k: pool.get(k)
+                for k in ("user_api", "internal_api", "version", "num_threads", "architecture")
+            }
+            for pool in threadpool_info()
+        ],
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _ratio(ours: Outcome, best: Outcome | None) -> str:
+    if ours.seconds is None:
+        return "—"
+    if best is None:
+        return "no peer"
+    if best.seconds is None:
+        return f"< {ours.seconds / best.spent:.2g}"
+    return f"{ours.seconds / best.seconds:.2f}"
+
+
+def best_peer(cells: dict[str, Outcome | None]) -> tuple[str, Outcome] | None:
+    """The fastest peer that reached the target, else the one that ran longest without."""
+    tried = {name: o for name, o in cells.items() if o is not None}
+    if not tried:
+        return None
+    reached = {name: o for name, o in tried.items() if o.seconds is not None}
+    if reached:
+        name = min(reached, key=lambda n: reached[n].seconds)
+        return name, reached[name]
+    name = max(tried, key=lambda n: tried[n].spent)
+    return name, tried[name]
+
+
+def report(results: dict, command: str) -> str:
+    env = results["environment"]
+    s = results["settings"]
+    lines = [
+        f"# Faceoff benchmark, part 1: time to relative suboptimality {TARGET:g}",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"- {env['date']}, commit {env['commit']}{' (dirty tree)' if env['dirty'] else ''}",
+        f"- CPU: {env['cpu']}, {env['cores']} cores, load average at start "
+        f"{', '.join(f'{v:.2f}' for v in env['load_average'])}",
+        f"- Python {env['python']}, numpy {env['numpy']}, scipy {env['scipy']}, "
+        f"scikit-learn {env['scikit-learn']}, lightning {env['lightning']}, "
+        f"numba {env['numba']}; OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE'] or 'unset'}",
+        "- threadpools: "
+        + "; ".join(
+            f"{p['internal_api']} {p['version']} ({p['num_threads']} threads"
+            f"{', ' + p['architecture'] if p.get('architecture') else ''})"
+            for p in env["threadpools"]
+        ),
+        f"- caps: our runs {s['our_seconds']:g} s solver time; no peer fit predicted above "
+        f"{s['peer_fit_seconds']:g} s; primal_cd and the peers also stop at {SLOW_FACTOR:g}× "
+        f"the faster dual_cd of the row (at least {MIN_CAP_SECONDS:g} s); best of up to "
+        f"{s['repeats']} runs within {s['repeat_seconds']:g} s",
+        "",
+        "Datasets:",
+        "",
+    ]
+    lines += _md_table(
+        ["dataset", "n", "d", "nnz", "positive", "note", "sha256"],
+        [
+            [
+                d["name"],
+                str(d["n_samples"]),
+                str(d["n_features"]),
+                str(d["nnz"]),
+                f"{d['positive_fraction']:.3f}",
+                d["note"] or "",
+                d["sha256"][:12],
+            ]
+            for d in results["datasets"]
+        ],
+    )
+    names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
+    peers = [p.name for p in PEERS]
+    lines += [
+        "",
+        f"## Time to (P − P*)/|P*| ≤ {TARGET:g}, seconds (epochs)",
+        "",
+        "Ours: solver time of the first trace point that reaches the target (clock stopped "
+        "during trace evaluation, the method's set-up included). Peers: wall time "
+        "of `fit()` from scratch at the smallest `max_iter` that reaches it (input already "
+        "in the peer's layout). `> t (k: s)`: not reached; the largest budget k tried took "
+        "t seconds and stopped at suboptimality s. `n/a`: the peer lacks the loss. "
+        "Ratios: dual_cd time ÷ best peer time (< 1 is a win).",
+        "",
+    ]
+    rows = []
+    for row in results["rows"]:
+        if row.get("skipped"):
+            rows.append(
+                [row["dataset"], row["loss"], f"{row['l2']:g}", row["skipped"]]
+                + [""] * (len(names) + len(peers) + 4)
+            )
+            continue
+        ours = {name: Outcome(**row["ours"][name]) for name in names}
+        cells = {p: (Outcome(**row["peers"][p]) if row["peers"][p] else None) for p in peers}
+        best = best_peer(cells)
+        best_outcome = best[1] if best else None
+        rows.append(
+            [row["dataset"], row["loss"], f"{row['l2']:g}", f"{row['pstar']['p_star']:.10g}"]
+            + [ours[n].cell() for n in names]
+            + [cells[p].cell() if cells[p] else "n/a" for p in peers]
+            + [
+                best[0] if best else "—",
+                _ratio(ours["dual_cd uni"], best_outcome),
+                _ratio(ours["dual_cd imp"], best_outcome),
+                _ratio(ours["dual_cd per"], best_outcome),
+            ]
+        )
+    lines += _md_table(
+        ["dataset", "loss", "l2", "P*"]
+        + names
+        + peers
+        + ["best peer", "dual_cd uni ÷ best", "dual_cd imp ÷ best", "dual_cd per ÷ best"],
+        rows,
+    )
+    lines += [
+        "",
+        "Peers: "
+        + "; ".join(f"`{p.name}` = {PEER_TITLES[p.name]} (budget: {p.budget})" for p in PEERS)
+        + ".",
+        "",
+        "## Cost of one epoch ÷ pass floor",
+        "",
+        "Pass floor: best time of `A @ x` plus `A.T @ r` with scipy CSR. Epoch: solver time "
+        "÷ epochs (non-zeros visited / nnz) of the timed run above, at the target (or where "
+        "the run stopped). Target: ≤ 2× the floor.",
+        "",
+    ]
+    rows = []
+    for row in results["rows"]:
+        if row.get("skipped"):
+            continue
+        floor = row["pass_floor"]
+        per_epoch = [Outcome(**row["ours"][n]).per_epoch() for n in names]
+        rows.append(
+            [row["dataset"], row["loss"], f"{row['l2']:g}", f"{floor * 1e3:.3g}"]
+            + [f"{t * 1e3:.3g} ({t / floor:.2f}×)" for t in per_epoch]
+        )
+    lines += _md_table(["dataset", "loss", "l2", "floor ms"] + [f"{n} ms" for n in names], rows)
+    lines += [
+        "",
+        "## P* and its certificate",
+        "",
+    ]
+    lines += _md_table(
+        ["dataset", "loss", "l2", "P*", "relative gap", "dual_cd epochs", "seconds"],
+        [
+            [
+                r["dataset"],
+                r["loss"],
+                f"{r['l2']:g}",
+                f"{r['pstar']['p_star']:.15g}",
+                f"{r['pstar']['rel_gap']:.1e}",
+                f"{r['pstar']['epochs']:.0f}",
+                f"{r['pstar']['seconds']:.1f}",
+            ]
+            for r in results["rows"]
+        ],
+    )
+    lines += [
+        "",
+        f"Weight mappings (each peer converged at l2 ∈ {MAPPING_L2}, must be within "
+        f"{MAPPING_TOL:g} of P*):",
+        "",
+    ]
+    lines += _md_table(
+        ["peer", "dataset", "loss", "l2", "relative P − P*", "max_iter", "ok"],
+        [
+            [
+                c["peer"],
+                c["dataset"],
+                c["loss"],
+                f"{c['l2']:g}",
+                f"{c['rel']:.1e}",
+                str(c["max_iter"]),
+                "yes" if c["ok"] else "NO",
+            ]
+            for c in results["mapping_checks"]
+        ],
+    )
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run_part1",
+        description="Time to relative suboptimality 1e-6 of dual_cd and primal_cd against "
+        "scikit-learn (liblinear, saga) and lightning (SDCA, CD).",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="validate the harness: a9a, l2=1e-4, short caps (1–2 minutes)",
+    )
+    parser.add_argument(
+        "--datasets",
+        help=f"comma-separated, from {', '.join(DATASETS)} (default: a9a,w8a,news20; --quick: a9a)",
+    )
+    parser.add_argument(
+        "--l2", help="comma-separated l2 weights (default 1e-4,1e-6; --quick: 1e-4)"
+    )
+    parser.add_argument(
+        "--peer-seconds",
+        type=float,
+        help="start no peer fit predicted to take longer (default 20; quick 5)",
+    )
+    parser.add_argument(
+        "--our-seconds",
+        type=float,
+        help="solver-time cap of each run of dual_cd/primal_cd (default 40; quick 20)",
+    )
+    parser.add_argument(
+        "--pstar-seconds",
+        type=float,
+        help="time cap of each P* certification run (default 120; quick 60)",
+    )
+    parser.add_argument(
+        "--refresh-pstar",
+        action="store_true",
+        help="recompute every P* instead of reading bench/out/pstar.json",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "bench" / "out", help="output folder (default bench/out)"
+    )
+    return parser.parse_args(argv)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    settings = QUICK if args.quick else FULL
+    if args.datasets:
+        names = tuple(n.strip() for n in args.datasets.split(",") if n.strip())
+        unknown = [n for n in names if n not in DATASETS]
+        if unknown or not names:
+            raise SystemExit(
+                f"unknown dataset {unknown[0] if unknown else '(none)'}; "
+                f"accepted: {', '.join(DATASETS)}"
+            )
+        settings = replace(settings, datasets=names)
+    if args.l2:
+        try:
+            l2s = tuple(float(v) for v in args.l2.split(","))
+        except ValueError:
+            raise SystemExit(f"--l2 takes comma-separated numbers, got {args.l2!r}") from None
+        if not l2s or not all(v > 0 and math.isfinite(v) for v in l2s):
+            raise SystemExit(f"--l2 weights must be positive numbers, got {args.l2!r}")
+        settings = replace(settings, l2s=l2s)
+    if args.peer_seconds is not None:
+        settings = replace(settings, peer_fit_seconds=args.peer_seconds)
+    if args.our_seconds is not None:
+        settings = replace(settings, our_seconds=args.our_seconds)
+    if args.pstar_seconds is not None:
+        settings = replace(settings, pstar_seconds=args.pstar_seconds)
+    return settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    missing = missing_packages()
+    if missing:
+        print(
+            "bench.run_part1 needs every peer package:\n  "
+            + "\n  ".join(missing)
+            + "\n(see bench/README.md)",
+            file=sys.stderr,
+        )
+        return 2
+    settings = settings_from(args)
+    command = " ".join(["python -m bench.run_part1", *(sys.argv[1:] if argv is None else argv)])
+    from solvers.run import warmup
+
+    env = environment()
+    log(
+        f"{env['cpu']} · {env['cores']} cores · load {env['load_average'][0]:.2f} · numpy "
+        f"{env['numpy']} · scikit-learn {env['scikit-learn']} · lightning {env['lightning']}"
+    )
+    for solver in sorted({s for s, _ in OURS}):
+        started = time.perf_counter()
+        warmup(solver)
+        log(f"warm-up {solver}: {time.perf_counter() - started:.1f} s")
+    cache = PStarCache(args.out / "pstar.json", args.refresh_pstar)
+    results: dict = {
+        "environment": env,
+        "settings": asdict(settings),
+        "datasets": [],
+        "rows": [],
+        "mapping_checks": [],
+    }
+    names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
+    for index, name in enumerate(settings.datasets):
+        loaded = load_dataset(DATASETS[name])
+        info = loaded.info
+        results["datasets"].append(info)
+        log(
+            f"{name}: {info['n_samples']} × {info['n_features']}, nnz {info['nnz']}, "
+            f"loaded in {loaded.seconds:.1f} s"
+        )
+        if index == 0:
+            mapping_data = loaded if name == "a9a" else load_dataset(DATASETS["a9a"])
+            results["mapping_checks"] = check_mappings(mapping_data, cache, settings)
+        floor = pass_floor(loaded)
+        log(f"{name}: pass floor (A @ x + A.T @ r) {floor * 1e3:.3g} ms")
+        for loss in LOSSES:
+            for l2 in settings.l2s:
+                results["rows"].append(bench_row(loaded, loss, l2, floor, cache, settings, names))
+                partial = {**results, "command": command}
+                (args.out / "part1.json").write_text(json.dumps(partial, indent=1))
+    text = report(results, command)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "part1.md").write_text(text)
+    (args.out / "part1.json").write_text(json.dumps({**results, "command": command}, indent=1))
+    print()
+    print(text)
+    log(f"wrote {args.out / 'part1.md'} and {args.out / 'part1.json'}")
+    return 0
+
+
+def bench_row(
+    loaded: Loaded,
+    loss: str,
+    l2: float,
+    floor: float,
+    cache: PStarCache,
+    settings: Settings,
+    names: list[str],
+) -> dict:
+    """One table row: P*, our four solvers, the peers, the epoch costs."""
+    tag = f"{loaded.spec.name} {loss} l2={l2:g}"
+    row: dict = {"dataset": loaded.spec.name, "loss": loss, "l2": l2, "pass_floor": floor}
+    pstar = cache.get(loaded, loss, l2, settings.pstar_seconds)
+    row["pstar"] = asdict(pstar)
+    if not pstar.usable:
+        row["skipped"] = f"P* not certified (relative gap {pstar.rel_gap:.1e})"
+        log(f"{tag}: skipped, {row['skipped']}")
+        return row
+    problem = make_problem(loaded, loss, l2)
+    row["ours"], row["peers"] = {}, {}
+    capped = settings
+    for n, (solver, sampling) in zip(names, OURS, strict=True):
+        # OURS lists dual_cd first: the others are capped relative to its time
+        outcome = time_ours(problem, solver, sampling, pstar, capped)
+        row["ours"][n] = asdict(outcome)
+        log(f"{tag}: {n:14s} {outcome.cell()}")
+        if solver == "dual_cd" and outcome.seconds is not None:
+            cap = max(MIN_CAP_SECONDS, SLOW_FACTOR * outcome.seconds)
+            capped = replace(
+                capped,
+                our_seconds=min(capped.our_seconds, cap),
+                peer_fit_seconds=min(capped.peer_fit_seconds, cap),
+            )
+    row["caps"] = {"our_seconds": capped.our_seconds, "peer_fit_seconds": capped.peer_fit_seconds}
+    for peer in PEERS:
+        if not peer.supports(loss):
+            row["peers"][peer.name] = None
+            continue
+        outcome = PeerSearch(peer, loaded, problem, pstar, capped).run()
+        row["peers"][peer.name] = asdict(outcome)
+        log(f"{tag}: {peer.name:14s} {outcome.cell()}  [{outcome.fits} fits]")
+    per_epoch = {n: Outcome(**row["ours"][n]).per_epoch() for n in names}
+    log(f"{tag}: epoch ÷ floor " + ", ".join(f"{n} {per_epoch[n] / floor:.2f}" for n in names))
+    return row
+
+
+if __name__ == "__main__":
+    sys.exit(main())
