@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from solvers.driver import run_chunked
-from solvers.losses import loss_deriv, loss_dual_step
+from solvers.losses import LOGISTIC, loss_deriv, loss_dual_step
 from solvers.penalties import soft_threshold
 from solvers.prefetch import prefetch
 from solvers.problem import Problem
@@ -64,7 +64,8 @@ def _dual_cd(
         prefetch(y, half)
         prefetch(b, half)
         prefetch(inv_s, half)
-        prefetch(warm, half)
+        if loss_code == LOGISTIC:
+            prefetch(warm, half)
         start, end = indptr[i], indptr[i + 1]
         zi = 0.0
         for k in range(start, end):  # aᵢᵀx
@@ -72,7 +73,10 @@ def _dual_cd(
         if fixed_step:
             y_new = y[i] + eta[i] * (loss_deriv(loss_code, gamma, zi, b[i]) - y[i])
         else:
-            y_new, warm[i] = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i], warm[i])
+            if loss_code == LOGISTIC:  # only its Newton solve keeps a warm start
+                y_new, warm[i] = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i], warm[i])
+            else:
+                y_new = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i], 0.0)[0]
         delta = y_new - y[i]
         if delta != 0.0:
             y[i] = y_new
