@@ -73,33 +73,28 @@ class Peer:
         return seconds, np.asarray(estimator.coef_, dtype=np.float64).ravel().copy()
 
 
-def _liblinear(loss: str, l2: float, n_samples: int, max_iter: int):
-    from sklearn.linear_model import LogisticRegression
+def _logistic_regression(solver: str, **extra):
+    """A scikit-learn LogisticRegression peer factory for ``solver``."""
 
-    return LogisticRegression(
-        solver="liblinear",
-        dual=True,
-        C=1.0 / (n_samples * l2),
-        l1_ratio=0.0,
-        fit_intercept=False,
-        tol=PEER_TOL,
-        max_iter=max_iter,
-        random_state=0,
-    )
+    def make(loss: str, l2: float, n_samples: int, max_iter: int):
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(
+            solver=solver,
+            C=1.0 / (n_samples * l2),
+            l1_ratio=0.0,
+            fit_intercept=False,
+            tol=PEER_TOL,
+            max_iter=max_iter,
+            random_state=0,
+            **extra,
+        )
+
+    return make
 
 
-def _saga(loss: str, l2: float, n_samples: int, max_iter: int):
-    from sklearn.linear_model import LogisticRegression
-
-    return LogisticRegression(
-        solver="saga",
-        C=1.0 / (n_samples * l2),
-        l1_ratio=0.0,
-        fit_intercept=False,
-        tol=PEER_TOL,
-        max_iter=max_iter,
-        random_state=0,
-    )
+_liblinear = _logistic_regression("liblinear", dual=True)
+_saga = _logistic_regression("saga")
 
 
 def _sdca(loss: str, l2: float, n_samples: int, max_iter: int):

@@ -39,6 +39,18 @@ class ChunkedMethod(Protocol):
         """Solver-specific values for the trace point."""
 
 
+class PrimalMethod:
+    """Default :class:`ChunkedMethod` parts for methods that iterate on x (attribute ``x``)."""
+
+    x: np.ndarray
+
+    def iterate(self) -> dict:
+        return {"x": self.x}
+
+    def extras(self) -> dict:
+        return {}
+
+
 def run_chunked(
     method: ChunkedMethod,
     recorder: Recorder,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.driver import run_chunked
+from solvers.driver import PrimalMethod, run_chunked
 from solvers.losses import loss_deriv
 from solvers.penalties import soft_threshold
 from solvers.prefetch import prefetch
@@ -72,7 +72,7 @@ def _primal_cd(
     return visited
 
 
-class PrimalCD:
+class PrimalCD(PrimalMethod):
     """State of one primal_cd run (see module docstring)."""
 
     def __init__(self, problem: Problem, sampling: str, seed: int) -> None:
@@ -105,12 +105,6 @@ class PrimalCD:
             n_updates,
             *self.sampler.args(),
         )
-
-    def iterate(self) -> dict:
-        return {"x": self.x}
-
-    def extras(self) -> dict:
-        return {}
 
 
 def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.driver import run_chunked
+from solvers.driver import PrimalMethod, run_chunked
 from solvers.losses import loss_deriv
 from solvers.penalties import soft_threshold
 from solvers.prefetch import prefetch
@@ -157,7 +157,7 @@ def _saga(
     return visited
 
 
-class SAGA:
+class SAGA(PrimalMethod):
     """State of one saga run (see module docstring)."""
 
     def __init__(self, problem: Problem, step_scale: float, seed: int) -> None:
@@ -197,12 +197,6 @@ class SAGA:
             n_updates,
             *self.sampler.args(),
         )
-
-    def iterate(self) -> dict:
-        return {"x": self.x}
-
-    def extras(self) -> dict:
-        return {}
 
 
 def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
