@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from data.transforms import normalize_rows
+
 
 def classification(
     n_samples: int = 500,
@@ -55,3 +57,160 @@ def _design(n_samples: int, n_features: int, density: float, seed: int):
         data_rvs=rng.standard_normal,
     )
     return A / np.sqrt(max(n_features * density, 1.0))
+
+
+def spdc_ridge(seed: int = 0, n: int = 500, d: int = 500) -> tuple[np.ndarray, np.ndarray]:
+    """The ridge-regression problem of SPDC §7.1 (Zhang & Xiao), ill-conditioned by design.
+
+    b = ⟨a, x*⟩ + ε with a ~ N(0, Σ), Σ diagonal with Σ_jj = j⁻² (j = 1, …, d),
+    ε ~ N(0, 1) and x* the all-ones vector; the paper uses n = d = 500.
+
+    Returns
+    -------
+    A : array, shape (n, d)
+    b : array, shape (n,)
+    """
+    if n < 1 or d < 1:
+        raise ValueError(f"n and d must be at least 1, got n={n!r}, d={d!r}")
+    rng = np.random.default_rng(seed)
+    # aᵢⱼ = zᵢⱼ · √Σ_jj = zᵢⱼ / j
+    A = rng.standard_normal(size=(n, d)) / np.arange(1, d + 1)
+    # b = A x* + ε with x* = 1
+    b = A.sum(axis=1) + rng.standard_normal(size=n)
+    return A, b
+
+
+def text_like(
+    n_samples: int = 1000,
+    n_features: int = 5000,
+    avg_nnz: float = 50.0,
+    zipf_exponent: float = 1.1,
+    n_informative: int = 20,
+    seed: int = 0,
+    noise: float = 0.1,
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Sparse bag-of-words-like classification, in the spirit of RCV1 and News20.
+
+    Column j appears in a row with probability πⱼ = min(1, c (j+1)^−s), s = ``zipf_exponent``,
+    c chosen so that Σⱼ πⱼ = ``avg_nnz``: a power law of feature frequencies. Values are
+    tf-idf-like, (1 + log tf) · idf with tf ~ 1 + Geometric and idf = log(n / df) + 1 from the
+    observed document frequencies; rows are scaled to unit l2 norm (an empty row gets one
+    feature drawn from π). Labels b = sign(Ax* / std(Ax*) + noise · N(0, 1)) with x* having
+    ``n_informative`` Gaussian non-zeros on columns drawn in proportion to π (so that they
+    occur in the data).
+
+    Returns
+    -------
+    A : csr_matrix, shape (n_samples, n_features), every row of unit norm
+    b : array, shape (n_samples,), values in {−1, +1}
+    """
+    if not 0 < avg_nnz <= n_features:
+        raise ValueError(f"avg_nnz must be in (0, n_features={n_features}], got {avg_nnz!r}")
+    if zipf_exponent < 0:
+        raise ValueError(f"zipf_exponent must be >= 0, got {zipf_exponent!r}")
+    if not 0 < n_informative <= n_features:
+        raise ValueError(
+            f"n_informative must be in [1, n_features={n_features}], got {n_informative!r}"
+        )
+    rng = np.random.default_rng(seed)
+    weights = np.arange(1, n_features + 1, dtype=np.float64) ** -zipf_exponent
+    probs = _inclusion_probabilities(weights, avg_nnz)
+
+    # Bernoulli(πⱼ) per entry, a block of rows at a time to bound memory
+    rows, cols = [], []
+    block = max(1, 4_000_000 // n_features)
+    for start in range(0, n_samples, block):
+        hit = rng.random((min(block, n_samples - start), n_features)) < probs
+        r, c = np.nonzero(hit)
+        rows.append(r + start)
+        cols.append(c)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    empty = np.setdiff1d(np.arange(n_samples), rows)
+    rows = np.concatenate([rows, empty])
+    cols = np.concatenate(
+        [cols, rng.choice(n_features, size=empty.size, p=weights / weights.sum())]
+    )
+
+    # (1 + log tf) · idf, idf = log(n / df) + 1
+    tf = rng.geometric(0.5, size=rows.size)
+    df = np.bincount(cols, minlength=n_features)
+    idf = np.log(n_samples / np.maximum(df, 1)) + 1.0
+    values = (1.0 + np.log(tf)) * idf[cols]
+    A = normalize_rows(sp.csr_matrix((values, (rows, cols)), shape=(n_samples, n_features)))
+
+    x_true = np.zeros(n_features)
+    support = rng.choice(n_features, size=n_informative, replace=False, p=probs / probs.sum())
+    x_true[support] = rng.standard_normal(size=n_informative)
+    return A, _planted_labels(A @ x_true, noise, rng)
+
+
+def gaussian_spread(
+    n_samples: int = 500,
+    n_features: int = 50,
+    norm_spread: float = 10.0,
+    seed: int = 0,
+    noise: float = 0.1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dense Gaussian classification whose row norms spread as R / R̄ = ``norm_spread``.
+
+    R = maxᵢ ‖aᵢ‖ and R̄ = mean ‖aᵢ‖ (SPDC §7.3: non-uniform sampling gains when R/R̄ is
+    large). Directions are Gaussian; norms are log-normal, exp(σ zᵢ) with zᵢ ~ N(0, 1) and σ
+    found by bisection so that R / R̄ matches the request (a few rows much longer than the
+    rest), then scaled so that R̄ = 1. Labels b = sign(⟨aᵢ/‖aᵢ‖, x*⟩ / std + noise · N(0, 1)).
+
+    Returns
+    -------
+    A : array, shape (n_samples, n_features)
+    b : array, shape (n_samples,), values in {−1, +1}
+    """
+    if not 1 <= norm_spread < n_samples:
+        raise ValueError(
+            f"norm_spread must be in [1, n_samples={n_samples}), got {norm_spread!r} "
+            "(R/R̄ cannot exceed the number of rows)"
+        )
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal(size=(n_samples, n_features))
+    directions = G / np.linalg.norm(G, axis=1, keepdims=True)
+    z = rng.standard_normal(size=n_samples)
+    norms = np.exp(_spread_scale(z, norm_spread) * z)
+    norms /= norms.mean()
+    x_true = rng.standard_normal(size=n_features)
+    b = _planted_labels(directions @ x_true, noise, rng)
+    return directions * norms[:, None], b
+
+
+def _planted_labels(margin: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
+    # sign(margin / std(margin) + noise · ε)
+    margin = margin / (np.std(margin) or 1.0) + noise * rng.standard_normal(size=margin.size)
+    return np.where(margin >= 0, 1.0, -1.0)
+
+
+def _inclusion_probabilities(weights: np.ndarray, total: float) -> np.ndarray:
+    """π = min(1, c · weights) with c found by bisection so that Σ π = total."""
+    low, high = 0.0, total / weights.min()
+    for _ in range(100):
+        c = 0.5 * (low + high)
+        if np.minimum(1.0, c * weights).sum() < total:
+            low = c
+        else:
+            high = c
+    return np.minimum(1.0, high * weights)
+
+
+def _spread_scale(z: np.ndarray, ratio: float) -> float:
+    """σ with max(exp(σz)) / mean(exp(σz)) = ratio, by bisection (the ratio grows with σ)."""
+
+    def spread(sigma: float) -> float:
+        r = np.exp(sigma * (z - z.max()))  # scaled by exp(−σ max z) to avoid overflow
+        return 1.0 / r.mean()
+
+    low, high = 0.0, 1.0
+    while spread(high) < ratio:
+        high *= 2.0
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        if spread(mid) < ratio:
+            low = mid
+        else:
+            high = mid
+    return 0.5 * (low + high)

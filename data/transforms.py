@@ -5,6 +5,7 @@
   "normalized all the entries of X by the average column norm" — Faceoff's X is d × n, so
   its columns are our rows; the same scaling as SPDC §7.3, "the average l2-norm R̄ is
   equal to one"). It keeps the ratio R/R̄ that importance sampling exploits.
+- :func:`standardize`: every column to mean 0 and standard deviation 1 (dense data only).
 
 Functions return new matrices of the input's kind (dense array or CSR) in float64.
 """
@@ -41,6 +42,27 @@ def scale_by_mean_row_norm(A):
     if sp.issparse(A):
         return sp.csr_matrix(A, dtype=np.float64) * scale
     return np.asarray(A, dtype=np.float64) * scale
+
+
+def standardize(A) -> np.ndarray:
+    """Columns to mean 0 and standard deviation 1; constant columns become 0.
+
+    Parameters
+    ----------
+    A : array, shape (n_samples, n_features)
+        Dense data. Sparse input is refused: centering would make every entry non-zero.
+    """
+    if sp.issparse(A):
+        raise TypeError(
+            f"standardize needs dense data, got a sparse {A.shape[0]}×{A.shape[1]} matrix: "
+            "centering the columns would make it dense. Use normalize_rows or "
+            "scale_by_mean_row_norm for sparse data, or pass A.toarray() if it fits in memory."
+        )
+    A = np.asarray(A, dtype=np.float64)
+    std = A.std(axis=0)
+    # (A − mean) / std, with 1/std = 0 for constant columns (exactly, despite rounding in std)
+    inv = np.divide(1.0, std, out=np.zeros_like(std), where=np.ptp(A, axis=0) > 0)
+    return (A - A.mean(axis=0)) * inv
 
 
 def _unchanged(A):

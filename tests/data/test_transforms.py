@@ -7,7 +7,13 @@ import pytest
 import scipy.sparse as sp
 
 from data.labels import LabelError, prepare_labels
-from data.transforms import normalize, normalize_rows, row_norms, scale_by_mean_row_norm
+from data.transforms import (
+    normalize,
+    normalize_rows,
+    row_norms,
+    scale_by_mean_row_norm,
+    standardize,
+)
 
 DENSE = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [0.0, 2.0, 0.0]])
 
@@ -119,3 +125,20 @@ def test_positive_class_not_found():
 def test_positive_covering_everything():
     with pytest.raises(LabelError, match="covers every label"):
         prepare_labels(np.array([1.0, 2.0]), True, positive=[1, 2])
+
+
+# standardize: dense columns to mean 0, std 1
+
+
+def test_standardize():
+    A = np.array([[1.0, 0.1, 5.0], [3.0, 0.1, -1.0], [5.0, 0.1, 2.0], [7.0, 0.1, 0.0]])
+    out = standardize(A)
+    np.testing.assert_allclose(out.mean(axis=0), 0.0, atol=1e-15)
+    np.testing.assert_allclose(out.std(axis=0)[[0, 2]], 1.0)
+    np.testing.assert_array_equal(out[:, 1], 0.0)  # the constant column
+    np.testing.assert_allclose(out[:, 0], (A[:, 0] - 4.0) / np.sqrt(5.0))
+
+
+def test_standardize_refuses_sparse_data():
+    with pytest.raises(TypeError, match="dense.*normalize_rows or scale_by_mean_row_norm"):
+        standardize(sp.csr_matrix(DENSE))

@@ -1,0 +1,185 @@
+"""Dataset statistics and the Faceoff advisor: primal or dual coordinate descent?
+
+Notation. Our data matrix A has shape (n_samples, n_features): rows are examples, columns
+are features. The Faceoff paper (Csiba & Richtárik, "Coordinate Descent Faceoff: Primal or
+Dual?") writes X = Aᵀ of shape (d, n), so the paper's rows X_{i:} are our columns A_{:i}
+and the paper's columns X_{:j} are our rows a_j. With uⱼ = ‖A_{:j}‖² (feature squared norms) and
+vᵢ = ‖aᵢ‖² (example squared norms), eq. (7), and λ = l2, the paper's quantities read
+
+    T_P(p) = maxⱼ (β uⱼ + λ n) / (pⱼ λ n) · Σⱼ pⱼ nnz(A_{:j})          (12)
+    T_D(q) = maxᵢ (β vᵢ + λ n) / (qᵢ λ n) · Σᵢ qᵢ nnz(aᵢ)               (13)
+    C_P = Σⱼ nnz(A_{:j}) uⱼ,   C_D = Σᵢ nnz(aᵢ) vᵢ                      (16)
+
+and with the importance samplings p*, q* of eq. (14) T = nnz(A) + β/(λ n) · C, eq. (15).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _csr(A) -> sp.csr_matrix:
+    """A as float64 CSR without explicit zeros (the paper's ‖·‖₀ counts true non-zeros)."""
+    if sp.issparse(A):
+        csr = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    else:
+        dense = np.asarray(A, dtype=np.float64)
+        if dense.ndim != 2:
+            raise ValueError(f"A must be 2-D, got shape {dense.shape}")
+        csr = sp.csr_matrix(dense)
+    csr.eliminate_zeros()
+    if not np.all(np.isfinite(csr.data)):
+        raise ValueError("A contains NaN or infinite values")
+    return csr
+
+
+def _profile(A) -> dict:
+    """nnz and squared norms of the rows and columns of A."""
+    csr = _csr(A)
+    csc = csr.tocsc()
+    sq = csr.multiply(csr)
+    return {
+        "csr": csr,
+        "row_nnz": np.diff(csr.indptr),
+        "col_nnz": np.diff(csc.indptr),
+        "row_sq": np.asarray(sq.sum(axis=1)).ravel(),  # v = Diag(AAᵀ), eq. (7)
+        "col_sq": np.asarray(sq.sum(axis=0)).ravel(),  # u = Diag(AᵀA), eq. (7)
+    }
+
+
+def _distribution(values: np.ndarray) -> dict:
+    if values.size == 0:
+        return {"min": 0.0, "median": 0.0, "mean": 0.0, "max": 0.0}
+    return {
+        "min": float(np.min(values)),
+        "median": float(np.median(values)),
+        "mean": float(np.mean(values)),
+        "max": float(np.max(values)),
+    }
+
+
+def dataset_stats(A, b=None) -> dict:
+    """Size, sparsity, norm and label statistics of a data set (JSON-serializable).
+
+    Parameters
+    ----------
+    A : ndarray or scipy sparse matrix, shape (n_samples, n_features)
+    b : array, shape (n_samples,), optional
+        Labels; when given, ``label_counts`` maps each distinct value (as a string) to its
+        count.
+
+    Returns
+    -------
+    dict
+        ``n``, ``d``, ``nnz``, ``density``, ``row_nnz`` and ``col_nnz`` (min, median, mean,
+        max), ``R`` = maxᵢ ‖aᵢ‖, ``R_mean`` = meanᵢ ‖aᵢ‖, ``R_ratio`` = R / R_mean, and
+        ``label_counts`` when ``b`` is given.
+    """
+    prof = _profile(A)
+    n, d = prof["csr"].shape
+    nnz = int(prof["csr"].nnz)
+    row_norms = np.sqrt(prof["row_sq"])
+    R = float(row_norms.max()) if n else 0.0
+    R_mean = float(row_norms.mean()) if n else 0.0
+    out = {
+        "n": int(n),
+        "d": int(d),
+        "nnz": nnz,
+        "density": nnz / (n * d) if n * d else 0.0,
+        "row_nnz": _distribution(prof["row_nnz"]),
+        "col_nnz": _distribution(prof["col_nnz"]),
+        "R": R,
+        "R_mean": R_mean,
+        "R_ratio": R / R_mean if R_mean > 0 else float("nan"),
+    }
+    if b is not None:
+        b = np.asarray(b).ravel()
+        if b.shape != (n,):
+            raise ValueError(f"labels have shape {b.shape}, expected ({n},)")
+        values, counts = np.unique(b, return_counts=True)
+        out["label_counts"] = {f"{v:g}": int(c) for v, c in zip(values, counts, strict=True)}
+    return out
+
+
+def total_complexity(
+    weights: np.ndarray, nnz: np.ndarray, probabilities: np.ndarray, l2n: float
+) -> float:
+    """T(p) = maxₖ wₖ / (pₖ λ n) · Σₖ pₖ nnzₖ, Faceoff eqs. (12)–(13).
+
+    Parameters
+    ----------
+    weights : array, shape (n_coords,)
+        wₖ = β uₖ + λ n (primal, eq. (12)) or β vₖ + λ n (dual, eq. (13)).
+    nnz : array, shape (n_coords,)
+        Non-zeros of each coordinate's column (primal) or row (dual) of A.
+    probabilities : array, shape (n_coords,)
+        A proper serial sampling (all pₖ > 0, Σ pₖ = 1).
+    l2n : float
+        λ n.
+    """
+    return float(np.max(weights / (probabilities * l2n)) * (probabilities @ nnz))
+
+
+def advise(A, smoothness: float, l2: float) -> dict:
+    """The Faceoff advisor: predicted total work of primal and dual coordinate descent.
+
+    Parameters
+    ----------
+    A : ndarray or scipy sparse matrix, shape (n_samples, n_features)
+        No zero rows or columns expected (the paper's assumption); zero ones only add the
+        λ n term of a coordinate that is never useful.
+    smoothness : float
+        β, the loss is β-smooth (γ = 1/β strong convexity of φ*): 1 squared, 1/4 logistic.
+    l2 : float
+        λ > 0, the l2 regularization strength.
+
+    Returns
+    -------
+    dict
+        ``kappa`` = R²/(λγ) with γ = 1/β; ``C_P``, ``C_D`` (eq. (16)); ``T_P_uniform``,
+        ``T_D_uniform`` (eqs. (12)–(13) with p = 1/d, q = 1/n, §5.1); ``T_P``, ``T_D``
+        (importance sampling p*, q* of eq. (14), i.e. eq. (15)); ``ratio`` = T_P/T_D
+        (importance) and ``winner``: ``"primal_cd"`` if T_P < T_D else ``"dual_cd"``.
+        T counts non-zeros of A visited (divide by nnz for passes), up to the log factor.
+    """
+    if not (smoothness > 0 and np.isfinite(smoothness)):
+        raise ValueError(f"smoothness β must be a positive number, got {smoothness!r}")
+    if not (l2 > 0 and np.isfinite(l2)):
+        raise ValueError(f"l2 must be a positive number (the analysis needs it), got {l2!r}")
+    prof = _profile(A)
+    n, d = prof["csr"].shape
+    if n == 0 or d == 0:
+        raise ValueError(f"A must have at least one row and one column, got shape {(n, d)}")
+    beta = float(smoothness)
+    l2n = l2 * n
+    nnz = float(prof["csr"].nnz)
+    u, v = prof["col_sq"], prof["row_sq"]
+    col_nnz, row_nnz = prof["col_nnz"].astype(float), prof["row_nnz"].astype(float)
+    # eq. (16): C_P = Σ_features nnz·‖column‖², C_D = Σ_examples nnz·‖row‖²
+    C_P = float(col_nnz @ u)
+    C_D = float(row_nnz @ v)
+    w_P = beta * u + l2n  # numerators of eq. (12)
+    w_D = beta * v + l2n  # numerators of eq. (13)
+    T_P_uniform = total_complexity(w_P, col_nnz, np.full(d, 1.0 / d), l2n)
+    T_D_uniform = total_complexity(w_D, row_nnz, np.full(n, 1.0 / n), l2n)
+    # eq. (14) importance sampling; eq. (15): T = nnz(A) + β/(λn)·C
+    T_P = total_complexity(w_P, col_nnz, w_P / w_P.sum(), l2n)
+    T_D = total_complexity(w_D, row_nnz, w_D / w_D.sum(), l2n)
+    R2 = float(v.max())
+    return {
+        "n": int(n),
+        "d": int(d),
+        "nnz": int(nnz),
+        "smoothness": beta,
+        "l2": float(l2),
+        "kappa": R2 * beta / l2,  # R²/(λγ), γ = 1/β
+        "C_P": C_P,
+        "C_D": C_D,
+        "T_P_uniform": T_P_uniform,
+        "T_D_uniform": T_D_uniform,
+        "T_P": T_P,
+        "T_D": T_D,
+        "ratio": T_P / T_D,
+        "winner": "primal_cd" if T_P < T_D else "dual_cd",
+    }
