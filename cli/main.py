@@ -213,6 +213,29 @@ def build_parser() -> Parser:
         help="default: table when stdout is a terminal, json otherwise",
     )
     listing.set_defaults(handler=_solvers)
+
+    datasets = commands.add_parser(
+        "datasets",
+        help="list, describe and fetch the named datasets",
+        description="The registry of named datasets: the mirror folder (FACEOFF_DATA_MIRROR) "
+        "first, then the cache (FACEOFF_DATA_CACHE, default ~/.cache/faceoff/datasets), "
+        "then the LIBSVM site.",
+    )
+    actions = datasets.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, text in (
+        ("list", "every dataset: task, shape and where its file is"),
+        ("info", "one dataset: shape, density, label counts, provenance"),
+        ("fetch", "download (or copy from the mirror) into the cache"),
+    ):
+        sub = actions.add_parser(action, help=text, description=text)
+        if action != "list":
+            sub.add_argument("name", metavar="NAME", help="a name of faceoff datasets list")
+        sub.add_argument(
+            "--format",
+            choices=("table", "json"),
+            help="default: table when stdout is a terminal, json otherwise",
+        )
+    datasets.set_defaults(handler=_datasets)
     return parser
 
 
@@ -227,6 +250,12 @@ def _solvers(args: argparse.Namespace) -> int:
 
     print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
     return 0
+
+
+def _datasets(args: argparse.Namespace) -> int:
+    from cli.datasets import run
+
+    return run(args)
 
 
 def attach_negative_values(argv: Sequence[str]) -> list[str]:
