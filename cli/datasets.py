@@ -15,6 +15,9 @@ from cli.output import json_safe
 from data.cache import load_dataset
 from data.fetch import locate, status
 from data.registry import REGISTRY, DatasetError, UnknownDatasetError, get_spec
+from data.stats import advise, dataset_stats
+from data.transforms import normalize
+from solvers.losses import make_loss
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "list":
             _list(fmt)
         elif args.action == "info":
-            _info(args.name, fmt)
+            _info(args, fmt)
         else:
             _fetch(args.name, fmt)
     except BrokenPipeError:  # `faceoff datasets list | head`: quiet, like `head` wants
@@ -34,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
         message = " ".join(str(err).split())
         print(f"faceoff datasets {args.action}: error: {message}", file=sys.stderr)
         return 2 if isinstance(err, UnknownDatasetError) else 1
+    except ValueError as err:  # bad --l2 / --gamma
+        print(f"faceoff datasets {args.action}: error: {err}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -63,15 +69,26 @@ def _list(fmt: str) -> None:
     Console().print(table)
 
 
-def _info(name: str, fmt: str) -> None:
-    spec = get_spec(name)
+def _info(args: argparse.Namespace, fmt: str) -> None:
+    spec = get_spec(args.name)
     info = {**spec.to_dict(), "status": status(spec)}
     if info["status"] != "remote":  # only parse what is here; `fetch` downloads
-        A, b, _ = load_dataset(name)
+        A, b, _ = load_dataset(args.name)
+        A = normalize(A, args.normalize)
         values, counts = np.unique(b, return_counts=True)
         info["nnz"] = A.nnz
         info["density"] = A.nnz / (A.shape[0] * A.shape[1])
         info["labels"] = {f"{v:g}": int(c) for v, c in zip(values, counts, strict=True)}
+        info["normalize"] = args.normalize
+        info["stats"] = dataset_stats(A)
+        l2 = args.l2 if args.l2 is not None else 1.0 / A.shape[0]
+        if not l2 > 0:
+            raise ValueError(f"--l2 must be > 0, got {l2!r}")
+        info["advice"] = {
+            "loss": args.loss,
+            "l2": l2,
+            **advise(A, make_loss(args.loss, args.gamma).smoothness, l2),
+        }
     if fmt == "json":
         print(json.dumps(json_safe(info), indent=2))
         return
@@ -89,6 +106,20 @@ def _info(name: str, fmt: str) -> None:
         ("test split", spec.test or "-"),
         ("provenance", spec.provenance),
     ]
+    if "stats" in info:
+        st, adv = info["stats"], info["advice"]
+        rows += [
+            (
+                "row norms",
+                f"R = {st['R']:.4g}, R̄ = {st['R_mean']:.4g}, R/R̄ = {st['R_ratio']:.3g}"
+                f" (after --normalize {args.normalize})",
+            ),
+            (
+                "advice",
+                f"{adv['loss']}, l2 = {adv['l2']:.3g}: κ = {adv['kappa']:.3g}; "
+                f"T_P/T_D = {adv['ratio']:.3g} (importance sampling) → {adv['winner']}",
+            ),
+        ]
     for key, value in rows:
         grid.add_row(f"[bold]{key}[/]", value)
     Console().print(grid, highlight=False)

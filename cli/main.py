@@ -105,7 +105,10 @@ def build_parser() -> Parser:
     source = solve.add_argument_group("data (one of --data, --synthetic)")
     one_source = source.add_mutually_exclusive_group(required=True)
     one_source.add_argument(
-        "--data", metavar="FILE", help="LIBSVM/svmlight file, plain or .bz2/.gz (1-based indices)"
+        "--data",
+        metavar="FILE",
+        help="LIBSVM/svmlight file, plain or .bz2/.gz (1-based indices), or a name of "
+        "faceoff datasets list (mirror, then cache, then download)",
     )
     one_source.add_argument(
         "--synthetic",
@@ -224,12 +227,29 @@ def build_parser() -> Parser:
     actions = datasets.add_subparsers(dest="action", required=True, metavar="ACTION")
     for action, text in (
         ("list", "every dataset: task, shape and where its file is"),
-        ("info", "one dataset: shape, density, label counts, provenance"),
+        ("info", "one dataset: shape, statistics, labels, provenance, primal-vs-dual advice"),
         ("fetch", "download (or copy from the mirror) into the cache"),
     ):
         sub = actions.add_parser(action, help=text, description=text)
         if action != "list":
             sub.add_argument("name", metavar="NAME", help="a name of faceoff datasets list")
+        if action == "info":
+            sub.add_argument(
+                "--loss",
+                choices=("logistic", "smooth_hinge", "squared"),
+                default="logistic",
+                help="loss of the primal-vs-dual advice (default logistic)",
+            )
+            sub.add_argument("--gamma", type=float, default=1.0, help="smooth_hinge smoothing")
+            sub.add_argument(
+                "--l2", type=float, default=None, help="l2 weight of the advice (default 1/n)"
+            )
+            sub.add_argument(
+                "--normalize",
+                choices=("none", "rows", "mean"),
+                default="none",
+                help="transform before the statistics (as faceoff solve --normalize)",
+            )
         sub.add_argument(
             "--format",
             choices=("table", "json"),

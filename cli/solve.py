@@ -71,6 +71,19 @@ def load_matrix(args: argparse.Namespace):
     if args.data is not None:
         if synthetic_only:
             raise InputError(f"{synthetic_only[0]} only applies to --synthetic")
+        from data.registry import REGISTRY
+
+        if args.data in REGISTRY and not Path(args.data).exists():  # a named dataset
+            from data.cache import load_dataset
+            from data.registry import DatasetError
+
+            if args.n_features is not None:
+                raise InputError("--n-features does not apply to a named dataset")
+            try:
+                A, b, _ = load_dataset(args.data)
+            except DatasetError as err:
+                raise InputError(" ".join(str(err).split())) from None
+            return A, b, args.data
         from data.svmlight import read_svmlight
 
         try:

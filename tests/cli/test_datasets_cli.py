@@ -99,3 +99,39 @@ def test_unavailable_dataset_is_one_line_exit_1(datasets, tmp_path):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1
     assert f"not in the mirror folder {empty}" in lines[0] and "no download URL" in lines[0]
+
+
+def test_info_reports_statistics_and_advice(datasets):
+    run = datasets(
+        "info", "mushrooms", "--format", "json", "--loss", "smooth_hinge", "--l2", "1e-3"
+    )
+    assert run.returncode == 0, run.stderr
+    info = json.loads(run.stdout)
+    assert info["stats"]["n"] == 8124 and info["stats"]["nnz"] == 170604
+    assert info["stats"]["R_ratio"] == pytest.approx(1.0)  # every row has 21 ones
+    advice = info["advice"]
+    assert advice["l2"] == 1e-3 and advice["winner"] in ("primal_cd", "dual_cd")
+    assert advice["ratio"] == pytest.approx(advice["T_P"] / advice["T_D"])
+
+
+def test_info_rejects_a_bad_l2(datasets):
+    run = datasets("info", "mushrooms", "--l2", "-1")
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0 and "--l2" in run.stderr
+
+
+def test_solve_accepts_a_dataset_name(mirror, tmp_path):
+    env = {**os.environ, "FACEOFF_DATA_MIRROR": str(mirror), "FACEOFF_DATA_CACHE": str(tmp_path)}
+    args = ["--data", "a1a", "--loss", "logistic", "--l2", "1e-2", "--solver", "dual_cd"]
+    args += ["--max-epochs", "5", "--format", "jsonl"]
+    run = subprocess.run(
+        [sys.executable, "-m", "cli.main", "solve", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.strip().splitlines()[-1])["summary"]
+    assert summary["stop_reason"] in ("converged", "max_epochs")
