@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -184,11 +183,8 @@ def _params_text(params: dict) -> str:
 def print_catalogue(fmt: str) -> None:
     """The solver catalogue as a table or as JSON (a list of solver objects)."""
     specs = list(CATALOGUE.values())
-    installed = {s.name: importlib.util.find_spec(s.module) is not None for s in specs}
     if fmt == "json":
-        print(
-            json.dumps([{**s.to_dict(), "installed": installed[s.name]} for s in specs], indent=2)
-        )
+        print(json.dumps([s.to_dict() for s in specs], indent=2))
         return
     table = Table(
         title="faceoff solvers (--format json for references)",
@@ -199,8 +195,6 @@ def print_catalogue(fmt: str) -> None:
         table.add_column(name)
     for s in specs:
         name = f"[bold]{s.name}[/]\n{s.side}"
-        if not installed[s.name]:
-            name += "\n[red]not installed[/]"
         supports = f"{', '.join(s.losses)}\n{', '.join(s.penalties)}"
         params = "\n".join(_param_text(p) for p in s.params) or "-"
         table.add_row(name, s.title, supports, params)

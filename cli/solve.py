@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import signal
 import sys
 from dataclasses import dataclass
@@ -53,11 +52,6 @@ def check_solver(args: argparse.Namespace) -> dict[str, Any]:
         l1_hint = penalty == "elastic_net" and "penalty" in str(err)
         hint = " (--l1 > 0 makes the penalty elastic_net)" if l1_hint else ""
         raise InputError(f"{err}{hint}") from None
-    if importlib.util.find_spec(spec.module) is None:
-        raise InputError(
-            f"solver {spec.name!r} is in the catalogue but its module "
-            f"{spec.module} is not installed yet"
-        )
     return params
 
 

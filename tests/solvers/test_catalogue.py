@@ -44,3 +44,10 @@ def test_int_param_bounds_and_types(raw):
 def test_every_spec_serializes():
     for spec in CATALOGUE.values():
         assert spec.to_dict()["name"] == spec.name
+
+
+def test_every_catalogued_solver_has_a_module_with_solve():
+    import importlib
+
+    for spec in CATALOGUE.values():
+        assert callable(importlib.import_module(spec.module).solve), spec.module
