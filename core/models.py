@@ -1,0 +1,138 @@
+"""SQLAlchemy 2 models. The schema is made only by the Alembic migrations in ``migrations/``."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# job status
+QUEUED = "queued"
+RUNNING = "running"
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+CANCELLED = "cancelled"
+STATUSES = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)
+TERMINAL = (SUCCEEDED, FAILED, CANCELLED)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class Dataset(Base):
+    """A registered dataset: a public registry name, an uploaded svmlight file, a synthetic
+    generator or a dataset shipped with scikit-learn (``source`` says which and how)."""
+
+    __tablename__ = "datasets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    source: Mapped[dict[str, Any]]
+    n_samples: Mapped[int | None]
+    n_features: Mapped[int | None]
+    nnz: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    stats: Mapped[dict[str, Any] | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Sweep(Base):
+    """A cartesian product of job specifications, submitted at once."""
+
+    __tablename__ = "sweeps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(200))
+    spec: Mapped[dict[str, Any]]
+    n_jobs: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    jobs: Mapped[list[Job]] = relationship(back_populates="sweep")
+
+
+class Job(Base):
+    """One solver run. ``spec`` is the canonical job specification (see core.specs)."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_status", "status"),
+        Index("ix_jobs_spec_hash", "spec_hash"),
+        Index("ix_jobs_sweep_id", "sweep_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sweep_id: Mapped[int | None] = mapped_column(ForeignKey("sweeps.id", ondelete="SET NULL"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"))
+    spec: Mapped[dict[str, Any]]
+    spec_hash: Mapped[str] = mapped_column(String(64))
+    objective_hash: Mapped[str] = mapped_column(String(64), index=True)
+    solver: Mapped[str] = mapped_column(String(64))
+    loss: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), default=QUEUED)
+    stop_reason: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    worker_host: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    # summary of the last trace point, kept on the job for listing without the trace
+    n_points: Mapped[int] = mapped_column(Integer, default=0)
+    epoch: Mapped[float | None] = mapped_column(Float)
+    time_s: Mapped[float | None] = mapped_column(Float)
+    primal: Mapped[float | None] = mapped_column(Float)
+    gap: Mapped[float | None] = mapped_column(Float)
+
+    sweep: Mapped[Sweep | None] = relationship(back_populates="jobs")
+    dataset: Mapped[Dataset] = relationship()
+
+
+class TracePoint(Base):
+    """One convergence trace point of a job; (job_id, seq) is unique, so writes are
+    idempotent."""
+
+    __tablename__ = "trace_points"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    iteration: Mapped[int] = mapped_column(BigInteger)
+    epoch: Mapped[float] = mapped_column(Float)
+    time_s: Mapped[float] = mapped_column(Float)
+    primal: Mapped[float] = mapped_column(Float)
+    dual: Mapped[float] = mapped_column(Float)
+    gap: Mapped[float] = mapped_column(Float)
+    nnz_x: Mapped[int] = mapped_column(Integer)
+    extras: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Reference(Base):
+    """The certified optimum P* of one objective (dataset + transforms + loss + weights)."""
+
+    __tablename__ = "references"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    objective_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    objective: Mapped[dict[str, Any]]
+    primal: Mapped[float] = mapped_column(Float)
+    gap: Mapped[float] = mapped_column(Float)
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

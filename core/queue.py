@@ -1,0 +1,45 @@
+"""The Celery app as the API and the workers share it: broker, queue, delivery guarantees.
+
+Importing this module imports no solver: the API uses it only to send ``run_job`` by name
+with the job id.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from celery import Celery
+
+from core.settings import Settings, get_settings
+
+RUN_JOB = "worker.run_job"
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("faceoff", broker=settings.BROKER_URL)
+    app.conf.update(
+        task_default_queue=settings.QUEUE,
+        task_acks_late=True,  # run_job is idempotent by (job, seq): redelivery is safe
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+@lru_cache
+def celery_for(broker_url: str, queue: str) -> Celery:
+    return make_celery(get_settings().model_copy(update={"BROKER_URL": broker_url, "QUEUE": queue}))
+
+
+def enqueue(job_id: int, settings: Settings | None = None) -> None:
+    """Send ``worker.run_job(job_id)`` to the job queue."""
+    settings = settings or get_settings()
+    celery_for(settings.BROKER_URL, settings.QUEUE).send_task(
+        RUN_JOB, args=[job_id], queue=settings.QUEUE
+    )

@@ -1,0 +1,40 @@
+"""Service configuration, read from the environment only (prefix ``FACEOFF_``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_HOME = Path.home() / ".local" / "share" / "faceoff"
+
+
+class Settings(BaseSettings):
+    """Every setting of the service; ``FACEOFF_DATABASE_URL`` etc. in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="FACEOFF_", extra="ignore")
+
+    HOME: Path = DEFAULT_HOME
+    DATABASE_URL: str = ""  # default: SQLite file in HOME
+    BROKER_URL: str = "redis://127.0.0.1:6379/0"
+    QUEUE: str = "faceoff"  # Celery queue the API sends jobs to and workers consume
+    MAX_SWEEP_JOBS: int = 1000  # larger sweeps are refused with 422
+    MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
+    MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
+    TRACE_BATCH_POINTS: int = 50  # trace points per database write ...
+    TRACE_BATCH_SECONDS: float = 0.5  # ... or at least this often while a job runs
+    HARD_LIMIT_GRACE_SECONDS: float = 60.0  # hard time limit = max_seconds + set-up + grace
+
+    @property
+    def database_url(self) -> str:
+        return self.DATABASE_URL or f"sqlite:///{self.HOME / 'faceoff.db'}"
+
+    @property
+    def upload_dir(self) -> Path:
+        return self.HOME / "uploads"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,217 @@
+"""Job and sweep specifications: validation against the solver catalogue, canonical hashes.
+
+A job spec names a dataset (registered, or a public registry name), the transforms, the
+objective (loss, γ, l1, l2), the solver with its parameters, a seed and the stop rules.
+:func:`canonical_job` fills in every default so that two requests that mean the same run
+have the same :func:`spec_hash`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from solvers.catalogue import CATALOGUE, LOSSES
+
+Loss = Literal["logistic", "smooth_hinge", "squared"]
+Normalize = Literal["none", "rows", "mean"]
+
+
+class SpecError(ValueError):
+    """An invalid request: ``loc`` is the path of the offending field, as in a 422 body."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+class StopSpec(_Strict):
+    """Stop rules: whichever comes first."""
+
+    max_epochs: float = Field(100.0, gt=0, le=1e7, description="passes over the data")
+    max_seconds: float = Field(60.0, gt=0, le=86400, description="solver time, seconds")
+    tol: float = Field(1e-10, ge=0, lt=1, description="relative duality gap")
+
+    _check_finite = field_validator("max_epochs", "max_seconds", "tol")(_finite)
+
+
+class ObjectiveSpec(_Strict):
+    """What is minimized: the data (after transforms), the loss and the penalty weights."""
+
+    dataset: str = Field(min_length=1, max_length=200, description="registered dataset name")
+    normalize: Normalize = Field("none", description="row scaling: none, rows (unit), mean")
+    positive: list[float] | None = Field(
+        None, max_length=1000, description="classes mapped to +1 (multiclass data)"
+    )
+    loss: Loss
+    gamma: float = Field(1.0, gt=0, le=1e6, description="smoothing of the smoothed hinge")
+    l2: float = Field(gt=0, le=1e6, description="l2 weight: l2/2·‖x‖²")
+    l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
+
+    _check_finite = field_validator("gamma", "l2", "l1")(_finite)
+
+    @property
+    def penalty(self) -> str:
+        return "elastic_net" if self.l1 > 0 else "l2"
+
+
+class JobSpec(ObjectiveSpec):
+    """One run of one solver."""
+
+    solver: str = Field(min_length=1, max_length=64)
+    params: dict[str, Any] = Field(default_factory=dict)
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+    stop: StopSpec = Field(default_factory=StopSpec)
+
+    def objective(self) -> ObjectiveSpec:
+        return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
+
+
+def check_solver(solver: str, loss: str, penalty: str, params: dict[str, Any], loc=()) -> dict:
+    """Parsed parameters with defaults; SpecError naming the field otherwise."""
+    spec = CATALOGUE.get(solver)
+    if spec is None:
+        raise SpecError(
+            (*loc, "solver"), f"unknown solver {solver!r}; accepted: {', '.join(CATALOGUE)}"
+        )
+    if loss not in spec.losses:
+        raise SpecError(
+            (*loc, "loss"),
+            f"solver {solver!r} does not support loss {loss!r}; "
+            f"it supports {', '.join(spec.losses)}",
+        )
+    if penalty not in spec.penalties:
+        raise SpecError(
+            (*loc, "l1"),
+            f"solver {solver!r} does not support penalty {penalty!r} "
+            f"(l1 > 0 makes the penalty elastic_net); it supports "
+            f"{', '.join(spec.penalties)}",
+        )
+    known = {p.name for p in spec.params}
+    for name in params:
+        if name not in known:
+            raise SpecError(
+                (*loc, "params", name),
+                f"unknown parameter {name!r} for solver "
+                f"{solver!r}; accepted: {', '.join(sorted(known)) or 'none'}",
+            )
+    try:
+        return spec.parse_params(params)
+    except ValueError as err:
+        name = next((n for n in params if f"parameter {n!r}" in str(err)), None)
+        raise SpecError((*loc, "params", *([name] if name else [])), str(err)) from None
+
+
+def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
+    """The spec with every solver parameter parsed and defaulted; SpecError if invalid."""
+    params = check_solver(spec.solver, spec.loss, spec.penalty, spec.params, loc)
+    positive = sorted(set(spec.positive)) if spec.positive is not None else None
+    return spec.model_copy(update={"params": params, "positive": positive})
+
+
+def _digest(payload: dict) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def spec_hash(spec: JobSpec) -> str:
+    """Hash of a canonical job spec: identical submissions have identical hashes."""
+    return _digest(spec.model_dump(mode="json"))
+
+
+def objective_hash(spec: ObjectiveSpec) -> str:
+    """Hash of the objective alone: jobs with the same hash share P*."""
+    fields = set(ObjectiveSpec.model_fields)
+    return _digest(spec.model_dump(mode="json", include=fields))
+
+
+class SolverChoice(_Strict):
+    """A solver in a sweep; each parameter is a value or a list of values to sweep over."""
+
+    solver: str = Field(min_length=1, max_length=64)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SweepSpec(_Strict):
+    """The cartesian product datasets × losses × l2 × l1 × solver settings × seeds."""
+
+    name: str | None = Field(None, max_length=200)
+    datasets: list[str] = Field(min_length=1, max_length=1000)
+    normalize: Normalize = "none"
+    positive: list[float] | None = Field(None, max_length=1000)
+    losses: list[Loss] = Field(min_length=1, max_length=len(LOSSES))
+    gamma: float = Field(1.0, gt=0, le=1e6)
+    l2: list[float] = Field(min_length=1, max_length=1000)
+    l1: list[float] = Field([0.0], min_length=1, max_length=1000)
+    solvers: list[SolverChoice | str] = Field(min_length=1, max_length=1000)
+    seeds: list[int] = Field([0], min_length=1, max_length=1000)
+    stop: StopSpec = Field(default_factory=StopSpec)
+
+    def solver_choices(self) -> list[SolverChoice]:
+        return [SolverChoice(solver=s) if isinstance(s, str) else s for s in self.solvers]
+
+
+def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
+    names = list(choice.params)
+    values = [v if isinstance(v, list) else [v] for v in choice.params.values()]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+
+
+def sweep_size(sweep: SweepSpec) -> int:
+    """Number of jobs the sweep expands to (computed without expanding it)."""
+    settings = sum(
+        math.prod(len(v) if isinstance(v, list) else 1 for v in c.params.values())
+        for c in sweep.solver_choices()
+    )
+    return (
+        len(sweep.datasets)
+        * len(sweep.losses)
+        * len(sweep.l2)
+        * len(sweep.l1)
+        * settings
+        * len(sweep.seeds)
+    )
+
+
+def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
+    """The canonical job specs of a sweep; SpecError naming the first invalid combination."""
+    jobs = []
+    for index, choice in enumerate(sweep.solver_choices()):
+        for params in _settings_of(choice):
+            for dataset, loss, l2, l1, seed in itertools.product(
+                sweep.datasets, sweep.losses, sweep.l2, sweep.l1, sweep.seeds
+            ):
+                try:
+                    spec = JobSpec(
+                        dataset=dataset,
+                        normalize=sweep.normalize,
+                        positive=sweep.positive,
+                        loss=loss,
+                        gamma=sweep.gamma,
+                        l2=l2,
+                        l1=l1,
+                        solver=choice.solver,
+                        params=params,
+                        seed=seed,
+                        stop=sweep.stop,
+                    )
+                except ValueError as err:  # pydantic ValidationError (a weight out of range)
+                    raise SpecError(("l2",), f"invalid combination: {err}") from None
+                jobs.append(canonical_job(spec, loc=("solvers", index)))
+    return jobs

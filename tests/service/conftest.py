@@ -1,0 +1,116 @@
+"""Real PostgreSQL, real Redis, fresh databases: fixtures for the service tests.
+
+Locally a test that needs an unreachable PostgreSQL or Redis is skipped; with ``CI`` set it
+fails, so CI can never pass without them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.migrate import upgrade
+from core.settings import Settings
+
+PG_HOST = os.environ.get("FACEOFF_TEST_PG_HOST", "127.0.0.1")
+PG_PORT = int(os.environ.get("FACEOFF_TEST_PG_PORT", "5432"))
+PG_ADMIN_URL = f"postgresql+psycopg://postgres@{PG_HOST}:{PG_PORT}/test"
+REDIS_HOST = os.environ.get("FACEOFF_TEST_REDIS_HOST", "127.0.0.1")
+REDIS_PORT = int(os.environ.get("FACEOFF_TEST_REDIS_PORT", "6379"))
+REDIS_DB = 15  # the tests' own Redis database; queues are unique per test as well
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def require(name: str, host: str, port: int) -> None:
+    """Skip locally, fail in CI, when a real service is not reachable."""
+    if _reachable(host, port):
+        return
+    message = f"{name} is not reachable at {host}:{port}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI is set: service tests must run)")
+    pytest.skip(message)
+
+
+def create_pg_database() -> str:
+    """A new, empty PostgreSQL database; returns its SQLAlchemy URL."""
+    import psycopg
+
+    name = f"faceoff_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(
+        f"host={PG_HOST} port={PG_PORT} user=postgres dbname=test", autocommit=True
+    ) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql+psycopg://postgres@{PG_HOST}:{PG_PORT}/{name}"
+
+
+def drop_pg_database(url: str) -> None:
+    import psycopg
+
+    from core.db import engine_for
+
+    engine_for(url).dispose()
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(
+        f"host={PG_HOST} port={PG_PORT} user=postgres dbname=test", autocommit=True
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database, dropped afterwards."""
+    require("PostgreSQL", PG_HOST, PG_PORT)
+    url = create_pg_database()
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A fresh, migrated SQLite database file."""
+    url = f"sqlite:///{tmp_path / 'faceoff.db'}"
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request) -> str:
+    """Each database backend in turn."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    require("Redis", REDIS_HOST, REDIS_PORT)
+    return f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
+
+
+@pytest.fixture
+def settings_for(tmp_path: Path):
+    """``settings_for(database_url, broker_url)`` → Settings with a unique queue and home."""
+
+    def make(database_url: str, broker_url: str = "redis://127.0.0.1:6379/15", **extra):
+        return Settings(
+            HOME=tmp_path / "home",
+            DATABASE_URL=database_url,
+            BROKER_URL=broker_url,
+            QUEUE=f"faceoff-test-{uuid.uuid4().hex[:8]}",
+            **extra,
+        )
+
+    return make
