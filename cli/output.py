@@ -6,30 +6,15 @@ import json
 import math
 import os
 import sys
-from typing import Any
 
 import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from core.jsonsafe import json_safe
 from solvers.catalogue import CATALOGUE
 from solvers.trace import StopRules, TracePoint
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with NumPy scalars as Python ones and NaN/±inf as None (strict JSON)."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def relative_gap(point: TracePoint) -> float:
@@ -204,4 +189,5 @@ def print_catalogue(fmt: str) -> None:
 def _param_text(p) -> str:
     if p.kind == "choice":
         return f"{p.name}={p.default}\n  {' | '.join(p.choices)}"
-    return f"{p.name}={p.default}\n  {p.kind} in [{p.low:g}, {p.high:g}]"
+    default = "auto" if p.default is None else p.default
+    return f"{p.name}={default}\n  {p.kind} in [{p.low:g}, {p.high:g}]"

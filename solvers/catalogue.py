@@ -16,7 +16,11 @@ PENALTIES = ("l2", "elastic_net")
 
 @dataclass(frozen=True)
 class Param:
-    """One solver parameter: a float/int in [low, high] or one of ``choices``."""
+    """One solver parameter: a float/int in [low, high] or one of ``choices``.
+
+    A numeric parameter whose default is None is computed by the solver from the problem
+    (e.g. SPDC's τ, σ, θ from eq. (12)); giving None explicitly asks for that value.
+    """
 
     name: str
     kind: str  # "float", "int" or "choice"
@@ -29,6 +33,8 @@ class Param:
     def parse(self, solver: str, raw: Any) -> Any:
         """Convert and check a value; raises ValueError naming the parameter."""
         where = f"parameter {self.name!r} of solver {solver!r}"
+        if raw is None and self.default is None:
+            return None
         if self.kind == "choice":
             value = str(raw)
             if value not in self.choices:
@@ -179,6 +185,76 @@ CATALOGUE: dict[str, SolverSpec] = {
                     "step = step_scale / (3·L_max), L_max = β·max‖aᵢ‖² + l2",
                     1e-3,
                     10.0,
+                ),
+            ),
+        ),
+        SolverSpec(
+            "spdc",
+            "Stochastic primal-dual coordinate method (SPDC), lazy sparse updates",
+            "Zhang & Xiao, SPDC, Algorithms 1-3 and §6",
+            "solvers.algorithms.spdc",
+            "primal",
+            params=(
+                Param(
+                    "batch_size",
+                    "int",
+                    1,
+                    "dual coordinates per iteration m: Algorithm 1 for m = 1, Algorithm 2 "
+                    "(index-partition sampling of §2) otherwise",
+                    1,
+                    65536,
+                ),
+                Param(
+                    "sampling",
+                    "choice",
+                    "uniform",
+                    "uniform, or weighted (Algorithm 3, pᵢ ∝ α + ‖aᵢ‖ mixed as in eq. (25))",
+                    choices=("uniform", "weighted"),
+                ),
+                Param("alpha", "float", None, "weighted sampling mix α; auto: eq. (25)", 0.0, 1.0),
+                Param("tau", "float", None, "primal step τ; auto: eq. (12) / (24)", 1e-300, 1e300),
+                Param("sigma", "float", None, "dual step σ; auto: eq. (12) / (24)", 1e-300, 1e300),
+                Param("theta", "float", None, "extrapolation θ; auto: eq. (12) / (24)", 0.0, 1.0),
+                Param(
+                    "updates",
+                    "choice",
+                    "lazy",
+                    "lazy: just-in-time updates of §6, O(nnz(aᵢ)) per step; dense: the same "
+                    "iteration with O(d) updates (a reference for tests)",
+                    choices=("lazy", "dense"),
+                ),
+            ),
+        ),
+        SolverSpec(
+            "dgpd",
+            "Doubly greedy primal-dual coordinate descent (DGPD)",
+            "Lei, Yen, Wu, Dhillon & Ravikumar, ICML 2017, Algorithms 1-2",
+            "solvers.algorithms.dgpd",
+            "primal",
+            params=(
+                Param(
+                    "variant",
+                    "choice",
+                    "active_set",
+                    "basic: Algorithm 1; active_set: Algorithm 2 with the sparse "
+                    "implementation of §3.2",
+                    choices=("active_set", "basic"),
+                ),
+                Param(
+                    "eta",
+                    "float",
+                    None,
+                    "dual step size η; auto: Theorem 4.2, eq. (16), with s = current ‖x − x̄‖₀",
+                    1e-300,
+                    1e300,
+                ),
+                Param(
+                    "inner_passes",
+                    "int",
+                    5,
+                    "rounds of updates on the active sets per greedy search (Algorithm 2)",
+                    1,
+                    1000,
                 ),
             ),
         ),

@@ -43,17 +43,20 @@ def _contraction_table(log_r: float) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _affine_steps(x, fixed, m, log_r, table):
-    """m steps of x ← r·x + (1 − r)·fixed, r = exp(log_r): x − (1 − rᵐ)(x − fixed)."""
-    shrink = table[m] if m < table.shape[0] else -math.expm1(m * log_r)
-    return x - shrink * (x - fixed)
+def _contraction(table, m, log_r):
+    """1 − rᵐ, r = exp(log_r), from ``table`` = :func:`_contraction_table` (log_r) when m is
+    below its size."""
+    return table[m] if m < table.shape[0] else -math.expm1(m * log_r)
 
 
 @njit(cache=True, inline="always")
-def _steps_inside(x, fixed, boundary, m, log_r):
+def _steps_inside(x, fixed, boundary, m, r_m, log_r):
     """How many of m affine steps toward ``fixed`` start inside the half-line of x bounded by
-    ``boundary`` (``fixed`` lies beyond it): the first k ≥ 1 with rᵏ(x − fixed) past it."""
+    ``boundary`` (``fixed`` lies beyond it): the first k ≥ 1 with rᵏ(x − fixed) past it.
+    ``r_m`` = rᵐ decides without a logarithm when all m do."""
     q = (boundary - fixed) / (x - fixed)  # in (0, 1)
+    if q <= r_m:
+        return m
     k = math.log(q) / log_r
     if k >= m:
         return m
@@ -61,33 +64,53 @@ def _steps_inside(x, fixed, boundary, m, log_r):
 
 
 @njit(cache=True, inline="always")
-def _catch_up(x, gbar, m, step, l1, l2, log_r, table):
-    """Apply m steps of x ← soft(x − η·ḡ, η·l1)/(1 + η·l2) in closed form.
+def _catch_up_steps(x, gbar, m, contraction, step, l1, l2, log_r):
+    """Apply m steps of x ← soft(x − η·ḡ, η·l1)/(1 + η·l2) in closed form, given
+    ``contraction`` = 1 − rᵐ, r = 1/(1 + η·l2) and ``log_r`` = log r.
 
     The map T is monotone, so its iterates move monotonically to the fixed point
     −soft(ḡ, l1)/l2 and cross each of the three regions at most once. On the positive branch
     (x − ηḡ > η·l1) T(x) = (x − η(ḡ + l1))/(1 + η·l2), an affine contraction toward
     −(ḡ + l1)/l2; on the negative branch toward (l1 − ḡ)/l2; the dead zone maps to 0.
-    ``log_r`` = −log(1 + η·l2) and ``table`` = :func:`_contraction_table` (log_r).
+    k affine steps toward ``fixed`` are x − (1 − rᵏ)(x − fixed); only a walk that changes
+    region computes 1 − rᵏ (k < m) itself. Scalars only, so kernels inline it without
+    reference counting.
     """
     if l1 == 0.0:
-        return _affine_steps(x, -gbar / l2, m, log_r, table)
+        return x - contraction * (x + gbar / l2)
     c = step * gbar
     lam = step * l1
+    # The common walk stays in its region; decided with selects, not branches on the sign
+    # of x, which coordinates of random sign would mispredict.
+    outside = abs(x - c) > lam
+    sign = math.copysign(1.0, x - c)
+    fixed = -(gbar + sign * l1) / l2  # the fixed point of x's branch
+    if (sign * (fixed - c) >= lam) if outside else (abs(c) <= lam):
+        return x - contraction * (x - fixed) if outside else (0.0 if m > 0 else x)
+    total = m
+    r_m = 1.0 - contraction  # rᵐ, for the common walk that stays in one region
     while m > 0:
+        r_k = r_m if m == total else 0.0  # after a step to 0, let the logarithm decide
         if x - c > lam:  # positive branch, region x > c + λ
             fixed = -(gbar + l1) / l2
-            k = m if fixed >= c + lam else _steps_inside(x, fixed, c + lam, m, log_r)
+            k = m if fixed >= c + lam else _steps_inside(x, fixed, c + lam, m, r_k, log_r)
         elif x - c < -lam:  # negative branch, region x < c − λ
             fixed = (l1 - gbar) / l2
-            k = m if fixed <= c - lam else _steps_inside(x, fixed, c - lam, m, log_r)
+            k = m if fixed <= c - lam else _steps_inside(x, fixed, c - lam, m, r_k, log_r)
         else:  # dead zone: one step to 0, where T stays if 0 is in the dead zone
             x = 0.0
             m = 0 if abs(c) <= lam else m - 1
             continue
-        x = _affine_steps(x, fixed, k, log_r, table)
+        x -= (contraction if k == total else -math.expm1(k * log_r)) * (x - fixed)
         m -= k
     return x
+
+
+@njit(cache=True, inline="always")
+def _catch_up(x, gbar, m, step, l1, l2, log_r, table):
+    """:func:`_catch_up_steps` with 1 − rᵐ read from ``table`` = :func:`_contraction_table`
+    (log_r)."""
+    return _catch_up_steps(x, gbar, m, _contraction(table, m, log_r), step, l1, l2, log_r)
 
 
 @njit(cache=True)

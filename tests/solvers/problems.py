@@ -10,6 +10,7 @@ from solvers.losses import make_loss
 from solvers.penalties import ElasticNet
 from solvers.problem import Data, Problem
 from tests.conftest import mirror_dir
+from tests.reference import reference_optimum
 
 # dataset -> (l2, l1 for elastic net)
 WEIGHTS = {
@@ -48,3 +49,9 @@ def make_problem(name: str, loss: str, penalty: str) -> Problem:
     return Problem(
         data, b, make_loss(loss), ElasticNet(l1 if penalty == "elastic_net" else 0.0, l2)
     )
+
+
+@cache
+def reference(name: str, loss: str, penalty: str) -> float:
+    """P* of :func:`make_problem` by the L-BFGS reference, computed once per process."""
+    return reference_optimum(make_problem(name, loss, penalty))[0]

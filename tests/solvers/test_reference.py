@@ -4,16 +4,13 @@ the duality gap certifies optimality to 1e-9·max(1, |P|) within the budget."""
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
 
 from solvers.catalogue import CATALOGUE, LOSSES, PENALTIES
 from solvers.run import solve
 from solvers.trace import CONVERGED, StopRules
-from tests.reference import reference_optimum
-from tests.solvers.problems import DATASETS, make_problem
+from tests.solvers.problems import DATASETS, make_problem, reference
 
 CONFIGS = [
     ("primal_cd", {"sampling": "uniform"}),
@@ -26,11 +23,6 @@ CONFIGS = [
     ("lbfgs", {}),
     ("saga", {}),
 ]
-
-
-@cache
-def reference(dataset: str, loss: str, penalty: str) -> float:
-    return reference_optimum(make_problem(dataset, loss, penalty))[0]
 
 
 def _cases():

@@ -1,0 +1,92 @@
+"""Cost of an SPDC epoch against the pass floor (one CSR product with A plus one with Aᵀ).
+
+The issue's target: an SPDC epoch with lazy updates (§6) at most 3× the pass floor on news20
+(rows scaled to unit norm, classes 1–10 vs 11–20). For m = 1 uniform, m = 1 weighted and
+m = 8 uniform, smoothed hinge, l2 and elastic net, on news20 and a9a, the solver time per
+epoch is read off the trace (time_s / epoch between the point at ``SKIP_EPOCHS`` and the
+last point, so set-up and the first short chunks do not count) and divided by the floor of
+:func:`bench.run_part1.pass_floor`. Each figure is the best of ``REPEATS`` runs.
+
+Run ``python -m bench.run_spdc_cost`` from the repository root; the table goes to stdout
+and ``bench/results/spdc_cost.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bench.run_part1 import DATASETS, load_dataset, pass_floor
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench" / "results" / "spdc_cost.md"
+L2 = 1e-4
+L1 = 1e-5  # elastic net
+EPOCHS = 10.0
+SKIP_EPOCHS = 1.0
+REPEATS = 3
+TARGET = 3.0
+CONFIGS = (
+    ("m=1 uniform", {"batch_size": 1, "sampling": "uniform"}),
+    ("m=1 weighted", {"batch_size": 1, "sampling": "weighted"}),
+    ("m=8 uniform", {"batch_size": 8, "sampling": "uniform"}),
+)
+
+
+def seconds_per_epoch(problem, params: dict) -> float:
+    """Solver seconds per epoch after the first SKIP_EPOCHS, best of REPEATS runs."""
+    from solvers.run import solve
+    from solvers.trace import StopRules
+
+    best = float("inf")
+    for seed in range(REPEATS):
+        result = solve(problem, "spdc", params, StopRules(max_epochs=EPOCHS, tol=0.0), seed=seed)
+        first = next(p for p in result.trace if p.epoch >= SKIP_EPOCHS)
+        last = result.final
+        best = min(best, (last.time_s - first.time_s) / (last.epoch - first.epoch))
+    return best
+
+
+def main() -> int:
+    from solvers.losses import make_loss
+    from solvers.penalties import ElasticNet
+    from solvers.problem import Problem
+    from solvers.run import warmup
+
+    warmup("spdc")
+    lines = [
+        "# SPDC epoch cost against the pass floor",
+        "",
+        "Command: `python -m bench.run_spdc_cost`",
+        "",
+        f"Smoothed hinge (γ = 1), l2 = {L2:g} (elastic net: l1 = {L1:g}), lazy updates, "
+        f"{EPOCHS:g} epochs; seconds per epoch after epoch {SKIP_EPOCHS:g}, best of "
+        f"{REPEATS} seeds. Floor: one scipy CSR product with A plus one with Aᵀ. "
+        f"Target: news20 ≤ {TARGET:g}× the floor.",
+        "",
+        "| dataset | n × d, nnz | floor | penalty | sampling | s / epoch | ÷ floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in ("news20-unit", "a9a"):
+        loaded = load_dataset(DATASETS[name])
+        data = loaded.data
+        floor = pass_floor(loaded)
+        shape = f"{data.n_samples} × {data.n_features}, {data.nnz}"
+        for penalty in (ElasticNet(0.0, L2), ElasticNet(L1, L2)):
+            problem = Problem(data, loaded.b, make_loss("smooth_hinge"), penalty)
+            for label, params in CONFIGS:
+                per_epoch = seconds_per_epoch(problem, params)
+                row = (
+                    f"| {name} | {shape} | {floor * 1e3:.2f} ms | {penalty.name} | {label} "
+                    f"| {per_epoch * 1e3:.2f} ms | {per_epoch / floor:.2f} |"
+                )
+                print(row, flush=True)
+                lines.append(row)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(lines) + "\n")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

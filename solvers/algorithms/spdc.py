@@ -1,0 +1,529 @@
+"""SPDC: stochastic primal-dual coordinate method (Zhang & Xiao, JMLR), Algorithms 1-3 and §6.
+
+SPDC approaches the saddle point of f(x, y) = g(x) + 1/n Σ (yᵢ⟨aᵢ, x⟩ − φ*(yᵢ)) (eq. (4)).
+An iteration draws a set K of m dual coordinates (one per block of a fixed partition of the
+rows, §2; m = 1 is Algorithm 1, m > 1 Algorithm 2), each drawn with inclusion probability
+pₖ (uniform, or Algorithm 3's weights (20)), and with u = Aᵀy/n and x̄ = x + θ(x − x_prev):
+
+    yₖ ← argmax_β {β⟨aₖ, x̄⟩ − φ*(β) − pₖn/(2σm)·(β − yₖ)²}                  (5), (9), (21)
+    x  ← prox_{τg}(x − τ(u + Σₖ δₖaₖ/(n·pₖ))),   u ← u + Σₖ δₖaₖ/n,      (6)-(7), (10), (22)-(23)
+    x̄  ← x + θ(x − x_prev)                                                            (8)
+
+with δₖ the change of yₖ. For uniform sampling with m | n, pₖ = m/n and this is exactly
+(9)-(10); with blocks of unequal size pₖ = 1/|block| keeps the primal step unbiased. The
+dual step is :func:`solvers.losses.loss_dual_step` with ``inv_s = pₖn/(σm)`` (closed form for
+squared and smoothed hinge, safeguarded Newton for logistic).
+
+Parameters (SPDC's λ is our l2, its γ = 1/β the strong convexity of φ*): uniform sampling
+takes τ, σ, θ from eq. (12) with R = maxᵢ‖aᵢ‖; weighted sampling from eq. (24) with
+R_α = ((1 − α)/R + α/R̄)⁻¹, R̄ = meanᵢ‖aᵢ‖, and α from eq. (25). For weighted sampling with
+m > 1 the paper gives no parameters ("we omit the proof details"); we use (24) and (25)
+with n replaced by n/m and R̄ by max(R̄, mR/n), the quantity §4 says the rate depends on.
+
+Sparse data (§6): off the supports of the sampled rows a coordinate only undergoes
+xⱼ ← prox_{τg}(xⱼ − τuⱼ) with uⱼ constant, so it is brought up to date just in time, when a
+sampled row next reads it: eq. (36) for l2, the piecewise-affine walk of Cases I-III
+(eqs. (38)-(44)) for l1 + l2 — the same map as SAGA's lazy step, whose closed form
+:func:`solvers.algorithms.saga._catch_up_steps` this module reuses. ``x_prev`` is kept next to x
+so that x̄ⱼ = xⱼ + θ(xⱼ − x_prevⱼ) is available after a catch-up; x, x_prev, u and the
+iteration of the last update share one row of a (d, 4) array, one cache line per
+coordinate. An iteration costs O(nnz of the sampled rows); every coordinate is brought up
+to date at the end of each run of iterations (O(d)), so the trace evaluates the true x.
+``updates="dense"`` runs the same iteration with O(d) vector updates, a reference for tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from solvers.algorithms.saga import _catch_up_steps, _contraction_table
+from solvers.driver import PrimalMethod, run_chunked
+from solvers.losses import LOGISTIC, loss_dual_step
+from solvers.penalties import soft_threshold
+from solvers.prefetch import prefetch
+from solvers.problem import Problem
+from solvers.sampling import LOOKAHEAD, _alias_table, make_rng_state, next_uniform
+from solvers.trace import Recorder
+
+# ----------------------------------------------------------------------------- parameters
+
+
+def step_sizes(
+    row_norms: np.ndarray,
+    l2: float,
+    gamma: float,
+    m: int,
+    weighted: bool,
+    alpha: float | None,
+) -> tuple[float, float, float, float]:
+    """(τ, σ, θ, α) of eq. (12) (uniform) or eqs. (24)-(25) (weighted).
+
+    Parameters
+    ----------
+    row_norms : array, shape (n_samples,)
+        ‖aᵢ‖.
+    l2 : float
+        λ, the strong convexity of g.
+    gamma : float
+        γ, the strong convexity of φ* (1/smoothness of φ).
+    m : int
+        Batch size.
+    weighted : bool
+        Algorithm 3's sampling; α is returned as 0 for uniform sampling.
+    alpha : float or None
+        The mix of eq. (20); None: α* of eq. (25).
+    """
+    n = row_norms.shape[0]
+    r_max = float(row_norms.max()) or 1.0  # an all-zero A: any step is exact
+    n_m = n / m
+    ratio = math.sqrt(n_m * l2 / gamma)  # √(nλ/(mγ))
+    root = math.sqrt(n_m / (l2 * gamma))  # √(n/(mλγ))
+    if not weighted:
+        theta = 1.0 - 1.0 / (n_m + 2.0 * r_max * root)
+        return 1.0 / (2.0 * r_max * ratio), ratio / (2.0 * r_max), theta, 0.0
+    r_bar = max(float(row_norms.mean()), r_max / n_m)
+    if alpha is None:  # eq. (25), ρ = R/R̄ − 1, κ = R²/(λγ)
+        rho = r_max / r_bar - 1.0
+        kappa = r_max * r_max / (l2 * gamma)
+        if rho <= math.sqrt(n_m / kappa):
+            alpha = 0.0
+        else:
+            s = math.sqrt(rho) * (kappa / n_m) ** 0.25
+            alpha = (s - 1.0) / (s + rho)
+    r_alpha = 1.0 / ((1.0 - alpha) / r_max + alpha / r_bar)
+    first = n_m / (1.0 - alpha) if alpha < 1.0 else math.inf
+    theta = 1.0 - 1.0 / (first + r_alpha * root)
+    return 1.0 / (2.0 * r_alpha * ratio), ratio / (2.0 * r_alpha), theta, alpha
+
+
+# ----------------------------------------------------------------------------- sampling
+
+
+@njit(cache=True)
+def _block_alias_tables(weights, offsets):
+    """Per block b (rows offsets[b]:offsets[b + 1] of the partition), Walker's alias table of
+    the weights normalized within the block; aliases are positions inside the block."""
+    prob = np.ones(weights.shape[0])
+    alias = np.zeros(weights.shape[0], np.int64)
+    for block in range(offsets.shape[0] - 1):
+        start, end = offsets[block], offsets[block + 1]
+        w = weights[start:end]
+        p, a = _alias_table(w / w.sum())
+        prob[start:end] = p
+        alias[start:end] = a
+    return prob, alias
+
+
+@njit(cache=True, inline="always")
+def _draw(state, block, offsets, members, prob, alias):
+    """One row of partition block ``block``, with the within-block probabilities."""
+    start = offsets[block]
+    size = offsets[block + 1] - start
+    u = next_uniform(state) * size
+    i = min(int(u), size - 1)
+    if u - i >= prob[start + i]:
+        i = alias[start + i]
+    return members[start + i]
+
+
+@njit(cache=True)
+def _fill_ring(state, ring, offsets, members, prob, alias):
+    m = offsets.shape[0] - 1
+    ring[0] = 0
+    for k in range(LOOKAHEAD):
+        ring[1 + k] = _draw(state, k % m, offsets, members, prob, alias)
+
+
+@njit(cache=True, inline="always")
+def _next_row(state, ring, draw, ahead_block, offsets, members, prob, alias):
+    """(current, LOOKAHEAD ahead, LOOKAHEAD/2 ahead) rows of draw number ``draw``; draw s
+    belongs to block s mod m and ``ahead_block`` = (draw + LOOKAHEAD) mod m. As
+    :func:`solvers.sampling.next_coordinate`, the counters live in the kernel's registers."""
+    slot = 1 + (draw & (LOOKAHEAD - 1))
+    current = ring[slot]
+    ahead = _draw(state, ahead_block, offsets, members, prob, alias)
+    ring[slot] = ahead
+    return current, ahead, ring[1 + ((draw + 1 + LOOKAHEAD // 2) & (LOOKAHEAD - 1))]
+
+
+class PartitionSampler:
+    """Index-partition sampling (§2): rows split once into m blocks, one draw per block.
+
+    Within a block, row i is drawn with probability wᵢ / Σ_block w, which is also its
+    inclusion probability pᵢ (the pᵢ sum to m). Rows are dealt to blocks in decreasing
+    weight, in snake order (0, …, m−1, m−1, …, 0, …), so blocks have equal sizes (±1) and
+    nearly equal weights: with uniform weights pᵢ = m/n when m divides n, the sampling of
+    Algorithm 2; with m = 1, Algorithm 1 or 3.
+
+    Parameters
+    ----------
+    weights : array, shape (n_samples,)
+        Sampling weights ≥ 0, positive in every block (ones for uniform sampling).
+    m : int
+        Number of blocks (batch size), 1 ≤ m ≤ n_samples.
+    seed : int
+    """
+
+    def __init__(self, weights: np.ndarray, m: int, seed: int) -> None:
+        n = weights.shape[0]
+        order = np.argsort(-weights, kind="stable")
+        position = np.arange(n)
+        lap, column = np.divmod(position, m)
+        block_of = np.where(lap % 2 == 0, column, m - 1 - column)
+        by_block = np.argsort(block_of, kind="stable")
+        self.members = np.ascontiguousarray(order[by_block], dtype=np.int64)
+        self.offsets = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(block_of, minlength=m), out=self.offsets[1:])
+        sorted_weights = np.ascontiguousarray(weights[self.members], dtype=np.float64)
+        block_totals = np.add.reduceat(sorted_weights, self.offsets[:-1])
+        if not np.all(block_totals > 0):
+            raise ValueError("every block of the partition needs a row of positive weight")
+        self.probabilities = np.empty(n)
+        self.probabilities[self.members] = sorted_weights / np.repeat(
+            block_totals, np.diff(self.offsets)
+        )
+        self.prob, self.alias = _block_alias_tables(sorted_weights, self.offsets)
+        self.rng_state = make_rng_state(seed)
+        self.ring = np.zeros(LOOKAHEAD + 1, dtype=np.int64)  # ring[0]: draw counter
+        _fill_ring(self.rng_state, self.ring, *self.tables())
+
+    def tables(self) -> tuple:
+        return self.offsets, self.members, self.prob, self.alias
+
+
+# ----------------------------------------------------------------------------- kernels
+
+# Columns of the packed primal state, one 32-byte row per coordinate j: x, x_prev, u = Aᵀy/n
+# and the iteration x is at (lazy updates). A touched coordinate costs one cache line.
+X, X_PREV, U, LAST = 0, 1, 2, 3
+
+# The kernels index their arrays in their own body: an array passed to an inlined helper is
+# reference counted at each call, which inside the loop over a row costs more than the step.
+
+
+@njit(cache=True, inline="always")
+def _primal_step(x, u, g, tau, lam, shrink):
+    """prox_{τg}(x − τ(u + g)) (eqs. (6), (10), (22))."""
+    return soft_threshold(x - tau * (u + g), lam) * shrink
+
+
+@njit(cache=True, inline="always")
+def _steps_since(x, u, steps, contraction, tau, l1, l2, lam, shrink, log_r):
+    """(x_prev, x) after steps + 1 primal steps with u constant (eqs. (36), (38)-(44)), given
+    ``contraction`` = 1 − rˢᵗᵉᵖˢ."""
+    x_prev = _catch_up_steps(x, u, steps, contraction, tau, l1, l2, log_r)
+    return x_prev, _primal_step(x_prev, u, 0.0, tau, lam, shrink)
+
+
+@njit(cache=True, inline="always")
+def _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch):
+    """scratch[:, 0] = Σₖ δₖaₖ/(n·pₖ) (the primal step's estimate), scratch[:, 1] = Σₖ δₖaₖ/n
+    (u's change)."""
+    for c in range(rows.shape[0]):
+        delta = deltas[c]
+        if delta != 0.0:
+            k = rows[c]
+            gk = delta * coef[k]
+            hk = delta * inv_n
+            for q in range(indptr[k], indptr[k + 1]):
+                j = indices[q]
+                scratch[j, 0] += gk * data[q]
+                scratch[j, 1] += hk * data[q]
+
+
+@njit(cache=True)
+def _spdc_lazy(
+    indptr,
+    indices,
+    data,
+    b,
+    y,
+    warm,
+    inv_s,
+    coef,
+    state,
+    scratch,
+    rows,
+    deltas,
+    tau,
+    theta,
+    l1,
+    l2,
+    log_r,
+    table,
+    loss_code,
+    gamma,
+    n_iters,
+    rng_state,
+    ring,
+    offsets,
+    members,
+    prob,
+    alias,
+):
+    """``n_iters`` SPDC iterations with just-in-time updates (§6), then every coordinate
+    brought up to date; returns nnz visited. (x_prev, x)ⱼ are x at iterations
+    last − 1 and last; ``last`` is rebased to 0 on exit. With m = 1 a row's coordinates are
+    distinct, so its primal step is applied in the same pass that reads δ, without scratch."""
+    m = rows.shape[0]
+    inv_n = 1.0 / b.shape[0]
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    n_table = table.shape[0]
+    flat = state.reshape(-1)  # for prefetching rows of the state
+    width = state.shape[1]
+    visited = 0
+    draw = ring[0]  # the sampler's draw counter and next block, kept in registers
+    ahead_block = (draw + LOOKAHEAD) % m
+    for t in range(n_iters):
+        for c in range(m):
+            k, ahead, half = _next_row(
+                rng_state, ring, draw, ahead_block, offsets, members, prob, alias
+            )
+            following = ring[1 + ((draw + 1) & (LOOKAHEAD - 1))]
+            draw += 1
+            ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
+            prefetch(indptr, ahead)
+            row = indptr[half]
+            prefetch(indices, row)
+            prefetch(data, row)
+            prefetch(y, half)
+            prefetch(b, half)
+            prefetch(inv_s, half)
+            prefetch(coef, half)
+            for q in range(indptr[following], indptr[following + 1]):
+                prefetch(flat, width * indices[q])
+            start, end = indptr[k], indptr[k + 1]
+            z = 0.0
+            for q in range(start, end):  # catch up the support of aₖ, then z = aₖᵀx̄
+                j = indices[q]
+                xj = state[j, X]
+                x_prev = state[j, X_PREV]
+                behind = t - int(state[j, LAST])
+                if behind > 0:
+                    steps = behind - 1
+                    contraction = table[steps] if steps < n_table else -math.expm1(steps * log_r)
+                    x_prev, xj = _steps_since(
+                        xj, state[j, U], steps, contraction, tau, l1, l2, lam, shrink, log_r
+                    )
+                    state[j, X_PREV] = x_prev
+                    state[j, X] = xj
+                    state[j, LAST] = t
+                z += data[q] * (xj + theta * (xj - x_prev))
+            y_new, w = loss_dual_step(loss_code, gamma, y[k], z, b[k], inv_s[k], warm[k])
+            if loss_code == LOGISTIC:  # only its Newton solve keeps a warm start
+                warm[k] = w
+            delta = y_new - y[k]
+            y[k] = y_new
+            visited += end - start
+            if m > 1:
+                rows[c] = k
+                deltas[c] = delta
+            elif delta != 0.0:  # x ← prox_{τg}(x − τ(u + δₖaₖ/(n·pₖ))), u ← u + δₖaₖ/n
+                gk = delta * coef[k]
+                hk = delta * inv_n
+                for q in range(start, end):
+                    j = indices[q]
+                    xj = state[j, X]
+                    state[j, X_PREV] = xj
+                    state[j, X] = _primal_step(xj, state[j, U], gk * data[q], tau, lam, shrink)
+                    state[j, U] += hk * data[q]
+                    state[j, LAST] = t + 1
+        if m > 1:
+            _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch)
+            for c in range(m):  # x ← prox_{τg}(x − τ(u + g)), u ← u + h on the touched support
+                if deltas[c] != 0.0:
+                    k = rows[c]
+                    for q in range(indptr[k], indptr[k + 1]):
+                        j = indices[q]
+                        if state[j, LAST] == t:  # not yet stepped by another row of the batch
+                            xj = state[j, X]
+                            state[j, X_PREV] = xj
+                            state[j, X] = _primal_step(
+                                xj, state[j, U], scratch[j, 0], tau, lam, shrink
+                            )
+                            state[j, U] += scratch[j, 1]
+                            state[j, LAST] = t + 1
+                            scratch[j, 0] = 0.0
+                            scratch[j, 1] = 0.0
+    for j in range(state.shape[0]):
+        behind = n_iters - int(state[j, LAST])
+        if behind > 0:
+            steps = behind - 1
+            contraction = table[steps] if steps < n_table else -math.expm1(steps * log_r)
+            state[j, X_PREV], state[j, X] = _steps_since(
+                state[j, X], state[j, U], steps, contraction, tau, l1, l2, lam, shrink, log_r
+            )
+        state[j, LAST] = 0.0
+    ring[0] = draw
+    return visited
+
+
+@njit(cache=True)
+def _spdc_dense(
+    indptr,
+    indices,
+    data,
+    b,
+    y,
+    warm,
+    inv_s,
+    coef,
+    state,
+    scratch,
+    rows,
+    deltas,
+    tau,
+    theta,
+    l1,
+    l2,
+    loss_code,
+    gamma,
+    n_iters,
+    rng_state,
+    ring,
+    offsets,
+    members,
+    prob,
+    alias,
+):
+    """``n_iters`` SPDC iterations with O(d) primal updates; returns nnz visited."""
+    m = rows.shape[0]
+    inv_n = 1.0 / b.shape[0]
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    visited = 0
+    draw = ring[0]
+    ahead_block = (draw + LOOKAHEAD) % m
+    for _ in range(n_iters):
+        for c in range(m):
+            k = _next_row(rng_state, ring, draw, ahead_block, offsets, members, prob, alias)[0]
+            draw += 1
+            ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
+            start, end = indptr[k], indptr[k + 1]
+            z = 0.0
+            for q in range(start, end):  # z = aₖᵀx̄
+                j = indices[q]
+                xj = state[j, X]
+                z += data[q] * (xj + theta * (xj - state[j, X_PREV]))
+            y_new, w = loss_dual_step(loss_code, gamma, y[k], z, b[k], inv_s[k], warm[k])
+            if loss_code == LOGISTIC:
+                warm[k] = w
+            rows[c] = k
+            deltas[c] = y_new - y[k]
+            y[k] = y_new
+            visited += end - start
+        _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch)
+        for j in range(state.shape[0]):  # x ← prox_{τg}(x − τ(u + g)), u ← u + h
+            xj = state[j, X]
+            state[j, X_PREV] = xj
+            state[j, X] = _primal_step(xj, state[j, U], scratch[j, 0], tau, lam, shrink)
+            state[j, U] += scratch[j, 1]
+            scratch[j, 0] = 0.0
+            scratch[j, 1] = 0.0
+    ring[0] = draw
+    return visited
+
+
+# ----------------------------------------------------------------------------- method
+
+
+class SPDC(PrimalMethod):
+    """State of one spdc run (see module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+    params : dict
+        The catalogue's parameters: batch_size, sampling, alpha, tau, sigma, theta, updates.
+    seed : int
+    """
+
+    def __init__(self, problem: Problem, params: dict, seed: int) -> None:
+        data = problem.data
+        n, d = data.n_samples, data.n_features
+        m = int(params["batch_size"])
+        if m > n:
+            raise ValueError(f"batch_size {m} exceeds the number of samples {n}; use 1 to {n}")
+        weighted = params["sampling"] == "weighted"
+        if params["alpha"] is not None and not weighted:
+            raise ValueError("alpha applies to sampling=weighted only; omit it or set sampling")
+        self.problem = problem
+        self.lazy = params["updates"] == "lazy"
+        row_norms = np.sqrt(data.row_sq_norms)
+        tau, sigma, theta, alpha = step_sizes(
+            row_norms,
+            problem.penalty.l2,
+            1.0 / problem.loss.smoothness,
+            m,
+            weighted,
+            params["alpha"],
+        )
+        self.tau = tau if params["tau"] is None else float(params["tau"])
+        self.sigma = sigma if params["sigma"] is None else float(params["sigma"])
+        self.theta = theta if params["theta"] is None else float(params["theta"])
+        self.alpha = alpha
+        if weighted:  # eq. (20): (1 − α)/n + α‖aᵢ‖/Σ‖aⱼ‖, up to a common factor
+            total = float(row_norms.sum()) or 1.0
+            weights = (1.0 - alpha) / n + alpha * row_norms / total
+        else:
+            weights = np.ones(n)
+        self.sampler = PartitionSampler(weights, m, seed)
+        p = self.sampler.probabilities
+        self.n_coords = n / m  # iterations per coordinate epoch
+        self.nnz_per_update = float(p @ data.row_nnz)
+        with np.errstate(divide="ignore"):  # rows of probability 0 are never drawn
+            self.inv_s = p * n / (m * self.sigma)  # the dual step's 1/σ of eq. (5), (9), (21)
+            self.coef = 1.0 / (n * p)  # the primal step's weight of eq. (6), (10), (23)
+        self.log_r = -math.log1p(self.tau * problem.penalty.l2)
+        self.table = _contraction_table(self.log_r)
+        self.y = np.zeros(n)
+        self.warm = np.full(n, np.nan)  # per-coordinate warm start of the logistic solve
+        self.state = np.zeros((d, 4))  # columns X, X_PREV, U, LAST
+        # scratch of a batch: Σₖ δₖaₖ/(n·pₖ) and Σₖ δₖaₖ/n (m = 1 lazy updates need none)
+        self.scratch = np.zeros((d if m > 1 or not self.lazy else 0, 2))
+        self.rows = np.zeros(m, dtype=np.int64)
+        self.deltas = np.zeros(m)
+
+    @property
+    def x(self) -> np.ndarray:
+        """The primal iterate (a copy of the packed state's column)."""
+        return self.state[:, X].copy()
+
+    def run(self, n_updates: int) -> int:
+        csr, p, loss = self.problem.data.csr, self.problem.penalty, self.problem.loss
+        head = (
+            csr.indptr,
+            csr.indices,
+            csr.data,
+            self.problem.b,
+            self.y,
+            self.warm,
+            self.inv_s,
+            self.coef,
+            self.state,
+            self.scratch,
+            self.rows,
+            self.deltas,
+            self.tau,
+            self.theta,
+            p.l1,
+            p.l2,
+        )
+        sampler = (self.sampler.rng_state, self.sampler.ring, *self.sampler.tables())
+        if self.lazy:
+            return _spdc_lazy(
+                *head, self.log_r, self.table, loss.code, loss.gamma, n_updates, *sampler
+            )
+        return _spdc_dense(*head, loss.code, loss.gamma, n_updates, *sampler)
+
+    def extras(self) -> dict:
+        return {"nnz_y": int(np.count_nonzero(self.y))}
+
+
+def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+    method = SPDC(problem, params, seed)
+    return run_chunked(method, recorder, problem.data.nnz)
