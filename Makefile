@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FACEOFF_DATA_MIRROR ?= $(abspath ../shared/datasets)
 export FACEOFF_DATA_MIRROR
 
-.PHONY: venv test demo lint bench clean
+.PHONY: venv test up demo lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ venv: $(BIN)/.installed
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+## The whole service on this machine: SQLite, a local Redis broker, one worker, the API on
+## :8000 and the dashboard on :8050, with a demo sweep. Ctrl-C stops everything.
+up: venv
+	$(BIN)/faceoff up
 
 ## Solve a synthetic logistic-regression problem with dual coordinate ascent and show the trace.
 demo: venv

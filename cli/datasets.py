@@ -11,7 +11,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from cli.output import json_safe
+from core.jsonsafe import json_safe
 from data.cache import load_dataset
 from data.fetch import locate, status
 from data.registry import REGISTRY, DatasetError, UnknownDatasetError, get_spec

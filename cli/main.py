@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 
 from cli import InputError
+from cli.service import add_service_commands
+from cli.up import add_arguments as add_up_arguments
 from solvers.catalogue import CATALOGUE, LOSSES
 
 FORMAT_HELP = (
@@ -256,7 +258,24 @@ def build_parser() -> Parser:
             help="default: table when stdout is a terminal, json otherwise",
         )
     datasets.set_defaults(handler=_datasets)
+    add_service_commands(commands)
+    up = commands.add_parser(
+        "up",
+        help="run the whole service on this machine (SQLite, local broker, worker, API, "
+        "dashboard) with a demo sweep",
+        description="Start a local Redis broker, one worker, the API and the dashboard on an "
+        "SQLite database in $FACEOFF_HOME, submit a demo sweep; Ctrl-C stops everything. "
+        "No authentication: bound to 127.0.0.1 only.",
+    )
+    add_up_arguments(up)
+    up.set_defaults(handler=_up)
     return parser
+
+
+def _up(args: argparse.Namespace) -> int:
+    from cli.up import run
+
+    return run(args)
 
 
 def _solve(args: argparse.Namespace) -> int:

@@ -21,3 +21,45 @@ def alembic_config(database_url: str) -> Config:
 def upgrade(database_url: str, revision: str = "head") -> None:
     """``alembic upgrade head`` on ``database_url``."""
     command.upgrade(alembic_config(database_url), revision)
+
+
+def wait_for_database(database_url: str, timeout: float = 60.0) -> None:
+    """Block until the database accepts connections (a fresh PostgreSQL container needs a
+    few seconds); RuntimeError naming the URL after ``timeout`` seconds."""
+    import time
+
+    from sqlalchemy import text
+
+    from core.db import make_engine
+
+    engine = make_engine(database_url)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                with engine.connect() as conn:
+                    conn.execute(text("SELECT 1"))
+                return
+            except Exception as err:  # noqa: BLE001 — any connection error means "not yet"
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"database {engine.url.render_as_string(hide_password=True)} is not "
+                        f"reachable after {timeout:g} s: {err}"
+                    ) from None
+                time.sleep(1.0)
+    finally:
+        engine.dispose()
+
+
+def main() -> None:
+    """``python -m core.migrate``: wait for the database, then upgrade it to head."""
+    from core.settings import get_settings
+
+    url = get_settings().database_url
+    wait_for_database(url)
+    upgrade(url)
+    print("database schema is up to date")
+
+
+if __name__ == "__main__":
+    main()

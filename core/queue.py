@@ -13,6 +13,7 @@ from celery import Celery
 from core.settings import Settings, get_settings
 
 RUN_JOB = "worker.run_job"
+SETUP_SECONDS = 120.0  # a job's allowance for loading its dataset, on top of solver time
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -37,9 +38,28 @@ def celery_for(broker_url: str, queue: str) -> Celery:
     return make_celery(get_settings().model_copy(update={"BROKER_URL": broker_url, "QUEUE": queue}))
 
 
-def enqueue(job_id: int, settings: Settings | None = None) -> None:
-    """Send ``worker.run_job(job_id)`` to the job queue."""
+def time_limits(max_seconds: float, settings: Settings) -> tuple[float, float]:
+    """(soft, hard) Celery time limits, in seconds, of a job with ``max_seconds``.
+
+    The solver stops itself after ``max_seconds`` of solver time; evaluating its trace points
+    is not solver time and can cost as much again on short runs, and loading the dataset gets
+    ``SETUP_SECONDS``. The hard limit, ``HARD_LIMIT_GRACE_SECONDS`` later, kills a process
+    stuck in a kernel.
+    """
+    soft = 2.0 * max_seconds + SETUP_SECONDS
+    return soft, soft + settings.HARD_LIMIT_GRACE_SECONDS
+
+
+def enqueue(
+    job_id: int, settings: Settings | None = None, max_seconds: float | None = None
+) -> None:
+    """Send ``worker.run_job(job_id)`` to the job queue, with the :func:`time_limits` of the
+    job's ``max_seconds`` if given (else the worker's limits for ``MAX_JOB_SECONDS`` apply)."""
     settings = settings or get_settings()
+    limits = {}
+    if max_seconds is not None:
+        soft, hard = time_limits(max_seconds, settings)
+        limits = {"soft_time_limit": soft, "time_limit": hard}
     celery_for(settings.BROKER_URL, settings.QUEUE).send_task(
-        RUN_JOB, args=[job_id], queue=settings.QUEUE
+        RUN_JOB, args=[job_id], queue=settings.QUEUE, **limits
     )

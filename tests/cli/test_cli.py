@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.output import json_safe, log_spaced, progress_fraction
+from cli.output import log_spaced, progress_fraction
 from cli.solve import parse_params
+from core.jsonsafe import json_safe
 from solvers.catalogue import CATALOGUE
 from solvers.trace import StopRules, TracePoint
 

@@ -1,0 +1,1 @@
+"""The Faceoff REST API (FastAPI): jobs, sweeps, datasets, solvers, references, health."""

@@ -1,0 +1,50 @@
+"""The FastAPI application: ``uvicorn api.main:app`` (settings from the environment) or
+``create_app(settings)``. Nothing touches the database at import: engines are made on the
+first request."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.responses import Response
+
+from api import errors
+from api.metrics import Metrics, MetricsMiddleware
+from api.routes import api_router
+from core.settings import Settings, get_settings
+
+API_PREFIX = "/api/v1"
+
+
+def operation_id(route: APIRoute) -> str:
+    """The route function's name: ``create_job``, ``read_jobs``, ``cancel_job``, ..."""
+    return route.name
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The API for ``settings`` (default: from the environment)."""
+    app = FastAPI(
+        title="Faceoff",
+        summary="Benchmark regularized-ERM solvers: submit jobs and sweeps, follow their "
+        "certified convergence traces.",
+        version="0.1.0",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+        generate_unique_id_function=operation_id,
+    )
+    app.state.settings = settings or get_settings()
+    app.include_router(api_router, prefix=API_PREFIX)
+    errors.install(app)
+    metrics = Metrics(app.state.settings)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+
+    @app.get("/metrics", include_in_schema=False)
+    def prometheus_metrics() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+app = create_app()

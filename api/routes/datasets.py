@@ -1,0 +1,130 @@
+"""``/datasets``: register (public name, synthetic, scikit-learn), upload an svmlight file,
+read, statistics and the primal-vs-dual advisor."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile
+
+from api.deps import Limit, Offset, SessionDep, SettingsDep
+from api.schemas import (
+    NAME_PATTERN,
+    DatasetCreate,
+    DatasetPublic,
+    DatasetsPublic,
+    DatasetStatsPublic,
+    Message,
+)
+from core import jobs as service
+from core.specs import Loss, Normalize, SpecError
+
+router = APIRouter(prefix="/datasets", tags=["datasets"])
+
+DatasetId = Annotated[int, Path(ge=1, le=2**31 - 1, description="dataset id")]
+NOT_FOUND = {404: {"model": Message, "description": "no such dataset"}}
+EXISTS = {200: {"model": DatasetPublic, "description": "already registered, same source"}}
+TAKEN = {409: {"model": Message, "description": "the name is taken by another source"}}
+MULTIPART_OVERHEAD = 64 * 1024
+
+
+@router.get("", response_model=DatasetsPublic)
+def read_datasets(session: SessionDep, limit: Limit = 100, offset: Offset = 0) -> DatasetsPublic:
+    """Registered datasets (public registry names are registered on first use)."""
+    rows, count = service.list_datasets(session, limit, offset)
+    return DatasetsPublic(data=[DatasetPublic.model_validate(d) for d in rows], count=count)
+
+
+@router.post("", response_model=DatasetPublic, status_code=201, responses={**EXISTS, **TAKEN})
+def create_dataset(body: DatasetCreate, response: Response, session: SessionDep) -> DatasetPublic:
+    """Register a public registry dataset, a synthetic problem or a scikit-learn dataset."""
+    dataset, created = service.register_dataset(
+        session, body.name, body.source.model_dump(mode="json")
+    )
+    session.commit()
+    if not created:
+        response.status_code = 200
+    return DatasetPublic.model_validate(dataset)
+
+
+def _default_name(filename: str) -> str:
+    stem = PurePath(filename).name
+    for suffix in (".svm", ".txt", ".libsvm", ".svmlight"):
+        stem = stem.removesuffix(suffix)
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", stem).lstrip("._+-")[:200]
+
+
+@router.post(
+    "/upload",
+    response_model=DatasetPublic,
+    status_code=201,
+    responses={
+        **EXISTS,
+        **TAKEN,
+        413: {"model": Message, "description": "larger than MAX_UPLOAD_BYTES"},
+        422: {"description": "not a valid svmlight file: FILE: line N: problem"},
+    },
+)
+def upload_dataset(
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+    file: Annotated[UploadFile, File(description="plain-text svmlight file")],
+    name: Annotated[
+        str | None,
+        Form(min_length=1, max_length=200, pattern=NAME_PATTERN, description="default: file"),
+    ] = None,
+    n_features: Annotated[int | None, Form(ge=1, le=2**31 - 1)] = None,
+) -> DatasetPublic:
+    """Upload and register an svmlight file (validated before it is registered; kept as
+    ``<sha256>.svm``)."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD:
+        raise service.UploadTooLarge(settings.MAX_UPLOAD_BYTES)
+    filename = file.filename or "upload.svm"
+    name = name or _default_name(filename)
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise SpecError(("name",), f"no dataset name can be made from {filename!r}; give name")
+    path, sha256 = service.store_upload(file.file, settings.upload_dir, settings.MAX_UPLOAD_BYTES)
+    dataset, created = service.register_upload(session, name, filename, path, sha256, n_features)
+    session.commit()
+    if not created:
+        response.status_code = 200
+    return DatasetPublic.model_validate(dataset)
+
+
+@router.get("/{dataset_id}", response_model=DatasetPublic, responses=NOT_FOUND)
+def read_dataset(dataset_id: DatasetId, session: SessionDep) -> DatasetPublic:
+    return DatasetPublic.model_validate(service.get_dataset(session, dataset_id))
+
+
+@router.get(
+    "/{dataset_id}/stats",
+    response_model=DatasetStatsPublic,
+    responses={**NOT_FOUND, 422: {"description": "invalid query, or the data cannot be loaded"}},
+)
+def read_dataset_stats(
+    dataset_id: DatasetId,
+    session: SessionDep,
+    settings: SettingsDep,
+    loss: Loss = "logistic",
+    l2: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1e-4,
+    gamma: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1.0,
+    normalize: Normalize = "none",
+) -> DatasetStatsPublic:
+    """Size, sparsity, norms and labels (cached), and the Faceoff advisor for ``loss`` and
+    ``l2``: predicted work of primal vs dual coordinate descent."""
+    from data.registry import DatasetError
+
+    dataset = service.get_dataset(session, dataset_id)
+    try:
+        result = service.dataset_statistics(session, dataset, settings, loss, l2, gamma, normalize)
+    except (DatasetError, OSError, ValueError) as err:
+        raise SpecError(
+            ("path", "dataset_id"),
+            f"dataset {dataset.id} ({dataset.name}) cannot be loaded: {err}",
+        ) from None
+    return DatasetStatsPublic(dataset_id=dataset.id, normalize=normalize, **result)

@@ -1,0 +1,71 @@
+"""``/health``: database, broker and workers."""
+
+from __future__ import annotations
+
+import redis
+from fastapi import APIRouter, Response
+from sqlalchemy import text
+
+from api.deps import SettingsDep
+from api.schemas import HealthPublic
+from core.db import session_factory
+from core.queue import celery_for
+from core.settings import Settings
+
+router = APIRouter(prefix="/health", tags=["health"])
+
+TIMEOUT_SECONDS = 1.0
+INSPECT_SECONDS = 0.5
+
+
+def _problem(err: Exception) -> str:
+    first = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {first[0] if first else 'no message'}"
+
+
+def check_database(settings: Settings) -> str:
+    try:
+        with session_factory(settings.database_url)() as session:
+            session.execute(text("SELECT 1"))
+    except Exception as err:
+        return _problem(err)
+    return "ok"
+
+
+def check_broker(settings: Settings) -> str:
+    try:
+        client = redis.Redis.from_url(
+            settings.BROKER_URL,
+            socket_connect_timeout=TIMEOUT_SECONDS,
+            socket_timeout=TIMEOUT_SECONDS,
+        )
+        with client:
+            client.ping()
+    except Exception as err:
+        return _problem(err)
+    return "ok"
+
+
+def count_workers(settings: Settings) -> int:
+    """Workers answering within INSPECT_SECONDS that consume this server's queue."""
+    inspect = celery_for(settings.BROKER_URL, settings.QUEUE).control.inspect(
+        timeout=INSPECT_SECONDS
+    )
+    replies = inspect.active_queues() or {}
+    return sum(
+        any(queue.get("name") == settings.QUEUE for queue in queues) for queues in replies.values()
+    )
+
+
+@router.get(
+    "",
+    response_model=HealthPublic,
+    responses={503: {"model": HealthPublic, "description": "database or broker down"}},
+)
+def health_check(response: Response, settings: SettingsDep) -> HealthPublic:
+    """200 when the database and the broker answer, 503 otherwise; live workers counted."""
+    database, broker = check_database(settings), check_broker(settings)
+    workers = count_workers(settings) if broker == "ok" else 0
+    if database != "ok" or broker != "ok":
+        response.status_code = 503
+    return HealthPublic(database=database, broker=broker, workers=workers)

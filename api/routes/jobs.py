@@ -1,0 +1,180 @@
+"""``/jobs``: submit, list, read, trace (downsampled), live events (SSE), cancel."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import JobId, Limit, Offset, SessionDep, SettingsDep
+from api.schemas import JobCreate, JobPublic, JobsPublic, Message, TracePointPublic, TracePublic
+from core import jobs as service
+from core.db import session_factory
+from core.models import TERMINAL, TracePoint
+from core.specs import Loss
+
+router = APIRouter(prefix="/jobs", tags=["jobs"])
+
+POLL_SECONDS = 0.5  # how often the event stream looks for new points and status changes
+KEEPALIVE_POLLS = 30  # a comment line after this many silent polls keeps proxies open
+EVENT_BATCH = 500  # at most this many points per poll
+NOT_FOUND = {404: {"model": Message, "description": "no such job"}}
+Status = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+Text = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^[\w.+-]+$")]
+
+
+@router.post(
+    "",
+    response_model=JobPublic,
+    status_code=201,
+    responses={200: {"model": JobPublic, "description": "an identical job exists"}},
+)
+def create_job(
+    body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep
+) -> JobPublic:
+    """Submit a job (201), or get the identical queued, running or succeeded job (200)
+    unless ``force``. The dataset is a registered name or a public registry name."""
+    job, created = service.submit_job(session, body.spec(), settings, body.force)
+    session.commit()
+    if created:
+        service.enqueue_new(session, [job], settings)
+    else:
+        response.status_code = 200
+    return JobPublic.model_validate(job)
+
+
+@router.get("", response_model=JobsPublic)
+def read_jobs(
+    session: SessionDep,
+    status: Status | None = None,
+    sweep_id: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    solver: Text = None,
+    dataset: Text = None,
+    loss: Loss | None = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> JobsPublic:
+    """Jobs, newest first, filtered; ``count`` is the number of matches in all."""
+    where = service.JobFilter(status, sweep_id, solver, dataset, loss)
+    rows, count = service.list_jobs(session, where, limit, offset)
+    return JobsPublic(data=[JobPublic.model_validate(j) for j in rows], count=count)
+
+
+@router.get("/{job_id}", response_model=JobPublic, responses=NOT_FOUND)
+def read_job(job_id: JobId, session: SessionDep) -> JobPublic:
+    return JobPublic.model_validate(service.get_job(session, job_id))
+
+
+@router.get("/{job_id}/trace", response_model=TracePublic, responses=NOT_FOUND)
+def read_job_trace(
+    job_id: JobId,
+    session: SessionDep,
+    after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1, description="only seq > this")] = -1,
+    max_points: Annotated[
+        int | None,
+        Query(
+            ge=2,
+            le=100_000,
+            description="downsample to at most this many points, evenly spaced in "
+            "log(epoch), keeping the first and the last",
+        ),
+    ] = None,
+) -> TracePublic:
+    """The job's convergence trace (the points after ``after_seq``)."""
+    points = service.get_trace(session, job_id, after_seq, max_points)
+    job = service.get_job(session, job_id)
+    return TracePublic(
+        job_id=job.id,
+        status=job.status,
+        n_points=job.n_points,
+        data=[TracePointPublic.model_validate(p) for p in points],
+    )
+
+
+@router.post(
+    "/{job_id}/cancel",
+    response_model=JobPublic,
+    responses={**NOT_FOUND, 409: {"model": Message, "description": "the job has finished"}},
+)
+def cancel_job(job_id: JobId, session: SessionDep) -> JobPublic:
+    """Cancel a job: a queued one at once, a running one at its next trace point."""
+    return JobPublic.model_validate(service.cancel_job(session, job_id))
+
+
+def _event(kind: str, payload: str, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {kind}\ndata: {payload}\n\n"
+
+
+def _poll(url: str, job_id: int, after_seq: int) -> tuple[JobPublic, list[TracePointPublic]]:
+    """The job, then its points after ``after_seq`` (in that order: once the job is seen
+    terminal, every point it recorded is already in the database)."""
+    with session_factory(url)() as session:
+        job = JobPublic.model_validate(service.get_job(session, job_id))
+        points = session.scalars(
+            select(TracePoint)
+            .where(TracePoint.job_id == job_id, TracePoint.seq > after_seq)
+            .order_by(TracePoint.seq)
+            .limit(EVENT_BATCH)
+        )
+        return job, [TracePointPublic.model_validate(p) for p in points]
+
+
+async def _events(request: Request, url: str, job_id: int, after_seq: int) -> AsyncIterator[str]:
+    status = None
+    silent = 0
+    while True:
+        job, points = await run_in_threadpool(_poll, url, job_id, after_seq)
+        for point in points:
+            yield _event("point", point.model_dump_json(), point.seq)
+            after_seq = point.seq
+        if job.status != status:
+            status = job.status
+            yield _event("status", job.model_dump_json())
+        if status in TERMINAL and len(points) < EVENT_BATCH:
+            return
+        if len(points) == EVENT_BATCH:
+            continue
+        silent = 0 if points else silent + 1
+        if silent >= KEEPALIVE_POLLS:
+            silent = 0
+            yield ": keep-alive\n\n"
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+@router.get(
+    "/{job_id}/events",
+    response_class=StreamingResponse,
+    responses={
+        **NOT_FOUND,
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "Server-Sent Events: `point` (a TracePointPublic, id = seq) for "
+            "every new trace point, `status` (a JobPublic) at the start and whenever the "
+            "status changes; the stream ends after the terminal status.",
+        },
+    },
+)
+async def stream_job_events(
+    job_id: JobId,
+    request: Request,
+    settings: SettingsDep,
+    after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1)] = -1,
+    last_event_id: Annotated[int | None, Header(ge=-1, le=2**31 - 1)] = None,
+) -> StreamingResponse:
+    """Follow a job live: its trace points as the worker writes them (polled every 0.5 s)
+    and its status changes, until it finishes. Resume with ``Last-Event-ID``."""
+    start = last_event_id if last_event_id is not None else after_seq
+    await run_in_threadpool(_poll, settings.database_url, job_id, 2**31 - 1)  # 404 early
+    return StreamingResponse(
+        _events(request, settings.database_url, job_id, start),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

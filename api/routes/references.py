@@ -1,0 +1,47 @@
+"""``/references``: certified optima P* of objectives."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from api.deps import SessionDep, SettingsDep
+from api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
+from core import jobs as service
+
+router = APIRouter(prefix="/references", tags=["references"])
+
+
+@router.post(
+    "",
+    response_model=JobPublic,
+    status_code=201,
+    responses={200: {"model": JobPublic, "description": "an identical job exists"}},
+)
+def create_reference(
+    body: ReferenceCreate, response: Response, session: SessionDep, settings: SettingsDep
+) -> JobPublic:
+    """Submit the high-precision run (tol 1e-13) that certifies P* of an objective.
+
+    When it succeeds, the worker records its P and gap as the objective's reference
+    (GET /references?objective_hash=, the hash is the job's ``objective_hash``).
+    """
+    spec = service.reference_job_spec(
+        body.objective(), body.solver, body.max_seconds, body.max_epochs
+    )
+    job, created = service.submit_job(session, spec, settings, body.force)
+    session.commit()
+    if created:
+        service.enqueue_new(session, [job], settings)
+    else:
+        response.status_code = 200
+    return JobPublic.model_validate(job)
+
+
+@router.get("", response_model=ReferencePublic, responses={404: {"model": Message}})
+def read_reference(
+    objective_hash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")], session: SessionDep
+) -> ReferencePublic:
+    """The best certified optimum of an objective (a job's ``objective_hash``)."""
+    return ReferencePublic.model_validate(service.get_reference(session, objective_hash))

@@ -1,0 +1,68 @@
+"""``/sweeps``: submit a cartesian product of jobs, list, read with progress."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Response
+
+from api.deps import Limit, Offset, SessionDep, SettingsDep
+from api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
+from core import jobs as service
+from core.models import Sweep
+
+router = APIRouter(prefix="/sweeps", tags=["sweeps"])
+
+SweepId = Annotated[int, Path(ge=1, le=2**31 - 1, description="sweep id")]
+
+
+def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
+    return SweepPublic(
+        id=sweep.id,
+        name=sweep.name,
+        spec=sweep.spec,
+        n_jobs=sweep.n_jobs,
+        created_at=sweep.created_at,
+        progress=progress,
+    )
+
+
+@router.post(
+    "",
+    response_model=SweepPublic,
+    status_code=201,
+    responses={
+        200: {"model": SweepPublic, "description": "an identical sweep exists"},
+        422: {"description": "invalid, or more jobs than MAX_SWEEP_JOBS"},
+    },
+)
+def create_sweep(
+    body: SweepCreate, response: Response, session: SessionDep, settings: SettingsDep
+) -> SweepPublic:
+    """Submit a sweep (201) of datasets × losses × l2 × l1 × solver settings × seeds.
+
+    An identical sweep is returned as is (200) unless ``force``. Each job that is
+    identical to a queued, running or succeeded job outside any sweep adopts that job;
+    the others are new jobs of this sweep (a sweep owns its jobs).
+    """
+    sweep, new_jobs, created = service.submit_sweep(session, body.spec(), settings, body.force)
+    session.commit()
+    service.enqueue_new(session, new_jobs, settings)
+    if not created:
+        response.status_code = 200
+    return _public(sweep, service.sweep_progress(session, [sweep.id])[sweep.id])
+
+
+@router.get("", response_model=SweepsPublic)
+def read_sweeps(session: SessionDep, limit: Limit = 100, offset: Offset = 0) -> SweepsPublic:
+    """Sweeps, newest first, with their progress."""
+    rows, count = service.list_sweeps(session, limit, offset)
+    progress = service.sweep_progress(session, [s.id for s in rows])
+    return SweepsPublic(data=[_public(s, progress[s.id]) for s in rows], count=count)
+
+
+@router.get("/{sweep_id}", response_model=SweepPublic, responses={404: {"model": Message}})
+def read_sweep(sweep_id: SweepId, session: SessionDep) -> SweepPublic:
+    """A sweep and the number of its jobs per status."""
+    sweep = service.get_sweep(session, sweep_id)
+    return _public(sweep, service.sweep_progress(session, [sweep_id])[sweep_id])

@@ -1,0 +1,259 @@
+"""Request and response bodies of the API (kept apart from the ORM models of core.models)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from core.specs import JobSpec, ObjectiveSpec, SweepSpec
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
+MAX_SYNTHETIC_NNZ = 20_000_000
+Int32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
+
+
+def _finite_or_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# a float read from the database: NaN and ±inf (a diverging run) are reported as null
+Measured = Annotated[float | None, BeforeValidator(_finite_or_none)]
+
+
+class _Public(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class _Create(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- jobs
+
+
+class JobCreate(JobSpec):
+    """A job specification; ``force`` runs it even if an identical job exists."""
+
+    force: bool = Field(False, description="create a new job even if an identical one exists")
+
+    def spec(self) -> JobSpec:
+        return JobSpec(**self.model_dump(exclude={"force"}))
+
+
+class JobPublic(_Public):
+    """A job, with the summary of its last trace point."""
+
+    id: int
+    sweep_id: int | None
+    dataset_id: int
+    spec: dict[str, Any]
+    spec_hash: str
+    objective_hash: str
+    solver: str
+    loss: str
+    status: str
+    stop_reason: str | None
+    error: str | None
+    cancel_requested: bool
+    attempts: int
+    worker_host: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    n_points: int
+    epoch: Measured
+    time_s: Measured
+    primal: Measured
+    gap: Measured
+
+
+class JobsPublic(BaseModel):
+    data: list[JobPublic]
+    count: int = Field(description="number of matching jobs (all pages)")
+
+
+class TracePointPublic(_Public):
+    """One certified point of a convergence trace."""
+
+    seq: int
+    iteration: int
+    epoch: Measured
+    time_s: Measured
+    primal: Measured
+    dual: Measured
+    gap: Measured
+    nnz_x: int
+    extras: dict[str, Any]
+
+
+class TracePublic(BaseModel):
+    job_id: int
+    status: str
+    n_points: int = Field(description="points recorded so far (before downsampling)")
+    data: list[TracePointPublic]
+
+
+# ---------------------------------------------------------------- sweeps
+
+
+class SweepCreate(SweepSpec):
+    """A sweep specification; ``force`` creates new jobs even for identical ones."""
+
+    force: bool = Field(False, description="create new jobs even if identical ones exist")
+
+    def spec(self) -> SweepSpec:
+        return SweepSpec(**self.model_dump(exclude={"force"}))
+
+
+class SweepPublic(_Public):
+    id: int
+    name: str | None
+    spec: dict[str, Any]
+    n_jobs: int
+    created_at: datetime
+    progress: dict[str, int] = Field(description="number of the sweep's jobs per status")
+
+
+class SweepsPublic(BaseModel):
+    data: list[SweepPublic]
+    count: int
+
+
+# ---------------------------------------------------------------- datasets
+
+
+class RegistrySource(_Create):
+    """A public dataset of the registry (faceoff datasets list)."""
+
+    kind: Literal["registry"]
+    name: str = Field(min_length=1, max_length=200)
+
+
+class SyntheticSource(_Create):
+    """A seeded synthetic problem of data.synthetic, regenerated identically when used."""
+
+    kind: Literal["synthetic"]
+    generator: Literal["classification", "regression"]
+    n_samples: int = Field(ge=1, le=10_000_000)
+    n_features: int = Field(ge=1, le=10_000_000)
+    density: float = Field(gt=0, le=1, allow_inf_nan=False, description="1: dense")
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+    @model_validator(mode="after")
+    def _small_enough(self) -> SyntheticSource:
+        nnz = self.n_samples * self.n_features * self.density
+        if nnz > MAX_SYNTHETIC_NNZ:
+            raise ValueError(
+                f"n_samples·n_features·density = {nnz:.3g} non-zeros, more than the limit "
+                f"{MAX_SYNTHETIC_NNZ:.3g}"
+            )
+        return self
+
+
+class SklearnSource(_Create):
+    """A dataset shipped with scikit-learn (standardized features, labels ±1)."""
+
+    kind: Literal["sklearn"]
+    name: Literal["breast_cancer"]
+
+
+Source = Annotated[RegistrySource | SyntheticSource | SklearnSource, Field(discriminator="kind")]
+
+
+class DatasetCreate(_Create):
+    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
+    source: Source
+
+
+class DatasetPublic(_Public):
+    id: int
+    name: str
+    source: dict[str, Any]
+    n_samples: int | None
+    n_features: int | None
+    nnz: int | None
+    sha256: str | None
+    created_at: datetime
+
+
+class DatasetsPublic(BaseModel):
+    data: list[DatasetPublic]
+    count: int
+
+
+class DatasetStatsPublic(BaseModel):
+    dataset_id: int
+    normalize: str
+    stats: dict[str, Any] = Field(description="data.stats.dataset_stats (NaN as null)")
+    advice: dict[str, Any] = Field(description="data.stats.advise: primal or dual CD")
+
+
+# ---------------------------------------------------------------- solvers
+
+
+class ParamPublic(BaseModel):
+    name: str
+    kind: Literal["float", "int", "choice"]
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: list[str] | None = None
+
+
+class SolverPublic(BaseModel):
+    name: str
+    title: str
+    reference: str
+    side: str
+    losses: list[str]
+    penalties: list[str]
+    params: list[ParamPublic]
+
+
+class SolversPublic(BaseModel):
+    data: list[SolverPublic]
+    count: int
+
+
+# ---------------------------------------------------------------- references
+
+
+class ReferenceCreate(ObjectiveSpec):
+    """An objective whose optimum P* should be certified by a high-precision run."""
+
+    solver: str = Field("dual_cd", min_length=1, max_length=64)
+    max_seconds: float = Field(600.0, gt=0, le=86400, allow_inf_nan=False)
+    max_epochs: float = Field(100_000.0, gt=0, le=1e7, allow_inf_nan=False)
+    force: bool = False
+
+    def objective(self) -> ObjectiveSpec:
+        return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
+
+
+class ReferencePublic(_Public):
+    id: int
+    objective_hash: str
+    objective: dict[str, Any]
+    primal: float = Field(description="P of the certifying point: P* ∈ [P − gap, P]")
+    gap: float
+    job_id: int | None
+    created_at: datetime
+
+
+# ---------------------------------------------------------------- health
+
+
+class HealthPublic(BaseModel):
+    database: str = Field(description='"ok" or what went wrong')
+    broker: str = Field(description='"ok" or what went wrong')
+    workers: int = Field(description="live workers consuming this server's queue")
+
+
+class Message(BaseModel):
+    detail: str

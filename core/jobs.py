@@ -1,0 +1,654 @@
+"""The service layer: submitting, querying and cancelling jobs and sweeps, registering
+datasets, dataset statistics and the reference optima P*. The API routes only call these.
+
+Deduplication. A job whose canonical spec (:func:`core.specs.spec_hash`) equals that of an
+earlier job that is queued, running or succeeded is not run again: :func:`submit_job`
+returns the earlier job (``created=False``) unless ``force``. Failed and cancelled jobs are
+never reused, so resubmitting them runs them again.
+
+A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-contained:
+
+- submitting a sweep whose canonical spec equals an existing sweep's returns that sweep;
+- otherwise each expanded job reuses an identical reusable job only if that job belongs to
+  no sweep (it is then adopted: its ``sweep_id`` becomes the new sweep's); an identical job
+  of another sweep is not taken away from it, and a new job is created instead.
+
+``force=True`` always creates new jobs (and a new sweep).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core.jsonsafe import json_safe
+from core.models import (
+    CANCELLED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    STATUSES,
+    SUCCEEDED,
+    Dataset,
+    Job,
+    Reference,
+    Sweep,
+    TracePoint,
+    utcnow,
+)
+from core.settings import Settings
+from core.specs import (
+    JobSpec,
+    ObjectiveSpec,
+    SpecError,
+    StopSpec,
+    SweepSpec,
+    canonical_job,
+    expand_sweep,
+    objective_hash,
+    spec_hash,
+    sweep_size,
+)
+
+REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
+# β of each loss (the loss is β-smooth), as in solvers.losses, which imports Numba
+_SMOOTHNESS = {"logistic": 0.25, "squared": 1.0}
+# a reference optimum replaces another at an equal gap if its gap is within this of |P|
+REFERENCE_RTOL = 1e-9
+
+
+class NotFoundError(LookupError):
+    """An id that names nothing; the message says which."""
+
+
+class ConflictError(Exception):
+    """A request that contradicts the current state (cancel a finished job, reuse a name)."""
+
+
+class BrokerUnavailable(Exception):
+    """Jobs could not be sent to the broker (they were marked failed)."""
+
+
+def smoothness(loss: str, gamma: float = 1.0) -> float:
+    """β such that the loss is β-smooth: 1/4 logistic, 1/γ smoothed hinge, 1 squared."""
+    return 1.0 / gamma if loss == "smooth_hinge" else _SMOOTHNESS[loss]
+
+
+def _check_text(value: str, loc: tuple[str | int, ...]) -> None:
+    if any(ord(c) < 32 for c in value):
+        raise SpecError(loc, f"{value!r} contains control characters; use printable text")
+
+
+# ---------------------------------------------------------------- datasets
+
+
+def get_dataset(session: Session, dataset_id: int) -> Dataset:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise NotFoundError(f"dataset {dataset_id} not found")
+    return dataset
+
+
+def list_datasets(session: Session, limit: int, offset: int) -> tuple[list[Dataset], int]:
+    count = session.scalar(select(func.count()).select_from(Dataset))
+    rows = session.scalars(select(Dataset).order_by(Dataset.id).limit(limit).offset(offset))
+    return list(rows), int(count or 0)
+
+
+def _add_dataset(session: Session, dataset: Dataset) -> Dataset:
+    """Insert ``dataset``; if another request inserted the same name first, return that
+    one when its source is the same, ConflictError otherwise."""
+    try:
+        with session.begin_nested():
+            session.add(dataset)
+    except IntegrityError:
+        existing = session.scalars(select(Dataset).where(Dataset.name == dataset.name)).one()
+        if existing.source != dataset.source:
+            raise ConflictError(
+                f"dataset name {dataset.name!r} is taken (id {existing.id}, source "
+                f"{existing.source}); choose another name"
+            ) from None
+        return existing
+    return dataset
+
+
+def _registry_dataset(name: str) -> Dataset:
+    from data.registry import get_spec
+
+    entry = get_spec(name)
+    return Dataset(
+        name=name,
+        source={"kind": "registry", "name": name},
+        n_samples=entry.n_samples,
+        n_features=entry.n_features,
+        nnz=entry.nnz,
+    )
+
+
+def resolve_dataset(session: Session, name: str, loc: tuple[str | int, ...]) -> Dataset:
+    """The registered dataset ``name``; a public registry name is registered on first use.
+
+    SpecError at ``loc`` for any other name.
+    """
+    from data.registry import REGISTRY, UnknownDatasetError
+
+    _check_text(name, loc)
+    dataset = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
+    if dataset is not None:
+        return dataset
+    if name not in REGISTRY:
+        try:
+            _registry_dataset(name)
+        except UnknownDatasetError as err:
+            raise SpecError(
+                loc,
+                f"{err}; use a registered dataset (GET /api/v1/datasets) or a public name "
+                "(faceoff datasets list)",
+            ) from None
+    return _add_dataset(session, _registry_dataset(name))
+
+
+def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
+    """(n_samples, n_features, expected nnz) of a synthetic source."""
+    n, d = int(source["n_samples"]), int(source["n_features"])
+    return n, d, round(n * d * float(source["density"]))
+
+
+def register_dataset(session: Session, name: str, source: dict[str, Any]) -> tuple[Dataset, bool]:
+    """Register ``name`` for a validated registry, synthetic or scikit-learn ``source``.
+
+    Returns (dataset, created); registering the same name and source again returns the
+    existing dataset, a taken name with another source raises ConflictError. Nothing is
+    loaded: a registry name is checked against the registry, shapes come from it.
+    """
+    from data.registry import UnknownDatasetError
+
+    _check_text(name, ("name",))
+    existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
+    if existing is not None:
+        if existing.source != source:
+            raise ConflictError(
+                f"dataset name {name!r} is taken (id {existing.id}, source {existing.source}); "
+                "choose another name"
+            )
+        return existing, False
+    kind = source["kind"]
+    if kind == "registry":
+        try:
+            dataset = _registry_dataset(source["name"])
+        except UnknownDatasetError as err:
+            raise SpecError(("source", "name"), str(err)) from None
+        dataset.name = name
+    elif kind == "synthetic":
+        n, d, nnz = synthetic_shape(source)
+        dataset = Dataset(name=name, source=source, n_samples=n, n_features=d, nnz=nnz)
+    else:  # sklearn: breast_cancer, standardized (dense)
+        dataset = Dataset(name=name, source=source, n_samples=569, n_features=30, nnz=569 * 30)
+    added = _add_dataset(session, dataset)
+    return added, added is dataset
+
+
+class UploadTooLarge(Exception):
+    """An upload over the size limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the file is larger than the limit of {limit} bytes")
+        self.limit = limit
+
+
+def store_upload(stream: BinaryIO, upload_dir: Path, limit: int) -> tuple[Path, str]:
+    """Copy ``stream`` into a temporary file of ``upload_dir``: (path, sha256).
+
+    UploadTooLarge (and no file left behind) past ``limit`` bytes.
+    """
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    size = 0
+    fd, name = tempfile.mkstemp(dir=upload_dir, suffix=".part")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while chunk := stream.read(1 << 20):
+                size += len(chunk)
+                if size > limit:
+                    raise UploadTooLarge(limit)
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path, digest.hexdigest()
+
+
+def register_upload(
+    session: Session,
+    name: str,
+    filename: str,
+    path: Path,
+    sha256: str,
+    n_features: int | None,
+) -> tuple[Dataset, bool]:
+    """Parse the uploaded svmlight file at ``path`` and register it as ``name``.
+
+    The file is validated first (SpecError ``FILENAME: line N: problem`` at ``("file",)``,
+    and the temporary file is removed); a valid file is kept as ``<sha256>.svm`` next to
+    ``path``. Returns (dataset, created) as :func:`register_dataset`.
+    """
+    from data.svmlight import SvmlightError, read_svmlight
+
+    try:
+        _check_text(name, ("name",))
+        try:
+            A, _ = read_svmlight(path, n_features=n_features)
+        except SvmlightError as err:
+            where = filename if err.line is None else f"{filename}: line {err.line}"
+            raise SpecError(("file",), f"{where}: {err.problem}") from None
+        source = {"kind": "upload", "file": f"{sha256}.svm", "n_features": n_features}
+        existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
+        if existing is not None and existing.source != source:
+            raise ConflictError(
+                f"dataset name {name!r} is taken (id {existing.id}); choose another name"
+            )
+        path.replace(path.parent / source["file"])
+    finally:
+        path.unlink(missing_ok=True)
+    if existing is not None:
+        return existing, False
+    n, d = A.shape
+    dataset = Dataset(
+        name=name, source=source, n_samples=n, n_features=d, nnz=int(A.nnz), sha256=sha256
+    )
+    added = _add_dataset(session, dataset)
+    return added, added is dataset
+
+
+def dataset_statistics(
+    session: Session,
+    dataset: Dataset,
+    settings: Settings,
+    loss: str,
+    l2: float,
+    gamma: float = 1.0,
+    normalize: str = "none",
+) -> dict[str, Any]:
+    """``{"stats": data.stats.dataset_stats, "advice": data.stats.advise}`` of a dataset.
+
+    The statistics of the untransformed data are cached in ``Dataset.stats`` (and fill in
+    its shape); the advice depends on the loss and l2 and is computed each time. Raises
+    DatasetError or ValueError when the data cannot be loaded.
+    """
+    from core.datasets import load_matrix
+    from data.stats import advise, dataset_stats
+    from data.transforms import normalize as transform
+
+    A, b = load_matrix(dataset.source, settings.upload_dir)
+    A = transform(A, normalize)
+    if normalize != "none":
+        stats = json_safe(dataset_stats(A, b))
+    elif dataset.stats is None:
+        stats = json_safe(dataset_stats(A, b))
+        dataset.stats = stats
+        dataset.n_samples, dataset.n_features, dataset.nnz = stats["n"], stats["d"], stats["nnz"]
+        session.commit()
+    else:
+        stats = dataset.stats
+    advice = json_safe(advise(A, smoothness(loss, gamma), l2))
+    return {"stats": stats, "advice": {"loss": loss, "gamma": gamma, **advice}}
+
+
+# ---------------------------------------------------------------- jobs
+
+
+def _check_limits(stop: StopSpec, settings: Settings) -> None:
+    if stop.max_seconds > settings.MAX_JOB_SECONDS:
+        raise SpecError(
+            ("stop", "max_seconds"),
+            f"max_seconds {stop.max_seconds:g} exceeds this server's limit of "
+            f"{settings.MAX_JOB_SECONDS:g} seconds",
+        )
+
+
+def _reusable(session: Session, digest: str) -> Job | None:
+    query = select(Job).where(Job.spec_hash == digest, Job.status.in_(REUSABLE))
+    return session.scalars(query.order_by(Job.id.desc()).limit(1)).first()
+
+
+def _new_job(spec: JobSpec, digest: str, dataset: Dataset, sweep: Sweep | None = None) -> Job:
+    return Job(
+        sweep=sweep,
+        dataset=dataset,
+        spec=spec.model_dump(mode="json"),
+        spec_hash=digest,
+        objective_hash=objective_hash(spec),
+        solver=spec.solver,
+        loss=spec.loss,
+        status=QUEUED,
+        cancel_requested=False,
+        attempts=0,
+        n_points=0,
+    )
+
+
+def submit_job(
+    session: Session, spec: JobSpec, settings: Settings, force: bool = False
+) -> tuple[Job, bool]:
+    """(job, created): a new queued job, or the identical reusable one (see module doc).
+
+    Validates against the catalogue and the server limits (SpecError). The caller commits
+    and then enqueues a created job.
+    """
+    spec = canonical_job(spec)
+    _check_limits(spec.stop, settings)
+    dataset = resolve_dataset(session, spec.dataset, ("dataset",))
+    digest = spec_hash(spec)
+    if not force and (existing := _reusable(session, digest)) is not None:
+        return existing, False
+    job = _new_job(spec, digest, dataset)
+    session.add(job)
+    session.flush()
+    return job, True
+
+
+def _sweep_key(spec: SweepSpec) -> str:
+    return json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+
+
+def submit_sweep(
+    session: Session, spec: SweepSpec, settings: Settings, force: bool = False
+) -> tuple[Sweep, list[Job], bool]:
+    """(sweep, new jobs to enqueue, whether the sweep is new).
+
+    Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates as in the
+    module doc. The caller commits, then enqueues the new jobs.
+    """
+    size = sweep_size(spec)
+    if size > settings.MAX_SWEEP_JOBS:
+        raise SpecError(
+            (),
+            f"the sweep expands to {size} jobs, more than this server's limit of "
+            f"{settings.MAX_SWEEP_JOBS}; split it into smaller sweeps",
+        )
+    if spec.name is not None:
+        _check_text(spec.name, ("name",))
+    _check_limits(spec.stop, settings)
+    specs = expand_sweep(spec)
+    key = _sweep_key(spec)
+    if not force:
+        for existing in session.scalars(select(Sweep).where(Sweep.n_jobs == size)):
+            if json.dumps(existing.spec, sort_keys=True) == key:
+                return existing, [], False
+    datasets = {
+        name: resolve_dataset(session, name, ("datasets", i))
+        for i, name in enumerate(spec.datasets)
+    }
+    digests = [spec_hash(job_spec) for job_spec in specs]
+    standalone: dict[str, Job] = {}
+    if not force:
+        query = select(Job).where(
+            Job.spec_hash.in_(set(digests)), Job.status.in_(REUSABLE), Job.sweep_id.is_(None)
+        )
+        for job in session.scalars(query.order_by(Job.id)):
+            standalone[job.spec_hash] = job
+    sweep = Sweep(name=spec.name, spec=spec.model_dump(mode="json"), n_jobs=size)
+    session.add(sweep)
+    created = []
+    for job_spec, digest in zip(specs, digests, strict=True):
+        if (existing := standalone.pop(digest, None)) is not None:
+            existing.sweep = sweep
+            continue
+        job = _new_job(job_spec, digest, datasets[job_spec.dataset], sweep)
+        session.add(job)
+        created.append(job)
+    session.flush()
+    return sweep, created, True
+
+
+def enqueue_new(session: Session, jobs: Sequence[Job], settings: Settings) -> None:
+    """Send committed new jobs to the broker (``worker.run_job``).
+
+    If the broker cannot be reached, the jobs not sent are marked failed (so that an
+    identical resubmission runs them) and BrokerUnavailable is raised.
+    """
+    from core.queue import enqueue
+
+    for index, job in enumerate(jobs):
+        try:
+            enqueue(job.id, settings, max_seconds=job.spec["stop"]["max_seconds"])
+        except Exception as err:
+            unsent = [j.id for j in jobs[index:]]
+            message = f"could not be sent to the broker: {type(err).__name__}: {err}"
+            session.execute(
+                update(Job)
+                .where(Job.id.in_(unsent))
+                .values(status=FAILED, error=message, finished_at=utcnow())
+            )
+            session.commit()
+            raise BrokerUnavailable(
+                f"the job broker cannot be reached ({type(err).__name__}); jobs "
+                f"{', '.join(map(str, unsent))} were marked failed, submit them again later"
+            ) from err
+
+
+def get_job(session: Session, job_id: int) -> Job:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise NotFoundError(f"job {job_id} not found")
+    return job
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Filters of :func:`list_jobs`; None means any."""
+
+    status: str | None = None
+    sweep_id: int | None = None
+    solver: str | None = None
+    dataset: str | None = None
+    loss: str | None = None
+
+
+def list_jobs(session: Session, where: JobFilter, limit: int, offset: int) -> tuple[list[Job], int]:
+    """The matching jobs, newest first, and how many match in all."""
+    query = select(Job)
+    if where.status is not None:
+        query = query.where(Job.status == where.status)
+    if where.sweep_id is not None:
+        query = query.where(Job.sweep_id == where.sweep_id)
+    if where.solver is not None:
+        query = query.where(Job.solver == where.solver)
+    if where.loss is not None:
+        query = query.where(Job.loss == where.loss)
+    if where.dataset is not None:
+        query = query.join(Job.dataset).where(Dataset.name == where.dataset)
+    count = session.scalar(select(func.count()).select_from(query.subquery()))
+    rows = session.scalars(query.order_by(Job.id.desc()).limit(limit).offset(offset))
+    return list(rows), int(count or 0)
+
+
+def cancel_job(session: Session, job_id: int) -> Job:
+    """Request cancellation: a queued job is cancelled at once, a running one is flagged
+    (the worker stops it between chunks); ConflictError for a finished job. Commits."""
+    job = get_job(session, job_id)
+    cancelled = (
+        session.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.status == QUEUED)
+            .values(
+                status=CANCELLED,
+                cancel_requested=True,
+                stop_reason="cancelled",
+                finished_at=utcnow(),
+            )
+        ).rowcount
+        or session.execute(
+            update(Job).where(Job.id == job_id, Job.status == RUNNING).values(cancel_requested=True)
+        ).rowcount
+    )
+    session.commit()
+    session.refresh(job)
+    if not cancelled:
+        raise ConflictError(
+            f"job {job_id} has already finished (status {job.status}); only queued or "
+            "running jobs can be cancelled"
+        )
+    return job
+
+
+def get_trace(
+    session: Session, job_id: int, after_seq: int = -1, max_points: int | None = None
+) -> list[TracePoint]:
+    """The job's trace points with ``seq > after_seq``, in order.
+
+    With ``max_points``, at most that many, evenly spaced in log(epoch) (as the trace grid
+    itself is), always keeping the first and the last point; evenly spaced in seq when the
+    epochs do not increase (e.g. a single positive epoch).
+    """
+    get_job(session, job_id)
+    points = list(
+        session.scalars(
+            select(TracePoint)
+            .where(TracePoint.job_id == job_id, TracePoint.seq > after_seq)
+            .order_by(TracePoint.seq)
+        )
+    )
+    if max_points is None or len(points) <= max_points:
+        return points
+    return [points[i] for i in downsample([p.epoch for p in points], max_points)]
+
+
+def downsample(epochs: Sequence[float], count: int) -> list[int]:
+    """Indices of at most ``count`` of ``epochs`` (nondecreasing), evenly spaced in
+    log(epoch), with the first and the last."""
+    n = len(epochs)
+    if n <= count:
+        return list(range(n))
+    if count <= 2:
+        return [0, n - 1][:count] if count else []
+    values = np.maximum.accumulate(np.asarray(epochs, dtype=float))
+    positive = values[values > 0]
+    if positive.size < 2 or not positive[0] < values[-1]:
+        return sorted(set(np.linspace(0, n - 1, count).round().astype(int).tolist()))
+    targets = np.geomspace(positive[0], values[-1], count - 1)
+    chosen = np.searchsorted(values, targets, side="left")
+    return sorted({0, n - 1, *np.minimum(chosen, n - 1).tolist()})
+
+
+# ---------------------------------------------------------------- sweeps
+
+
+def get_sweep(session: Session, sweep_id: int) -> Sweep:
+    sweep = session.get(Sweep, sweep_id)
+    if sweep is None:
+        raise NotFoundError(f"sweep {sweep_id} not found")
+    return sweep
+
+
+def list_sweeps(session: Session, limit: int, offset: int) -> tuple[list[Sweep], int]:
+    count = session.scalar(select(func.count()).select_from(Sweep))
+    rows = session.scalars(select(Sweep).order_by(Sweep.id.desc()).limit(limit).offset(offset))
+    return list(rows), int(count or 0)
+
+
+def sweep_progress(session: Session, sweep_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """{sweep id: {status: number of its jobs}} with every status present."""
+    ids = list(sweep_ids)
+    out = {i: dict.fromkeys(STATUSES, 0) for i in ids}
+    rows = session.execute(
+        select(Job.sweep_id, Job.status, func.count())
+        .where(Job.sweep_id.in_(ids))
+        .group_by(Job.sweep_id, Job.status)
+    )
+    for sweep_id, status, count in rows:
+        out[sweep_id][status] = int(count)
+    return out
+
+
+def job_counts(session: Session) -> dict[str, int]:
+    """{status: number of jobs} with every status present."""
+    out = dict.fromkeys(STATUSES, 0)
+    for status, count in session.execute(select(Job.status, func.count()).group_by(Job.status)):
+        out[status] = int(count)
+    return out
+
+
+# ---------------------------------------------------------------- references
+
+
+def reference_job_spec(
+    objective: ObjectiveSpec, solver: str, max_seconds: float, max_epochs: float
+) -> JobSpec:
+    """The high-precision job that certifies P* of ``objective``."""
+    return JobSpec(
+        **objective.model_dump(),
+        solver=solver,
+        stop={"tol": 1e-13, "max_seconds": max_seconds, "max_epochs": max_epochs},
+    )
+
+
+def get_reference(session: Session, digest: str) -> Reference:
+    reference = session.scalars(
+        select(Reference).where(Reference.objective_hash == digest)
+    ).one_or_none()
+    if reference is None:
+        raise NotFoundError(
+            f"no reference optimum for objective {digest}; POST /api/v1/references computes one"
+        )
+    return reference
+
+
+def _better(primal: float, gap: float, reference: Reference) -> bool:
+    if gap < reference.gap:
+        return True
+    return gap <= REFERENCE_RTOL * max(1.0, abs(primal)) and primal < reference.primal
+
+
+def record_reference(session: Session, job: Job) -> Reference | None:
+    """Keep P* of the job's objective if this succeeded job certifies it better.
+
+    Better: a smaller final gap, or a gap ≤ 1e-9·max(1, |P|) and a lower P. Upserts the
+    Reference of ``job.objective_hash`` (flushes; the caller commits) and returns it, or
+    None when the job does not improve it. The worker calls this when a job succeeds.
+    """
+    primal, gap = job.primal, job.gap
+    if job.status != SUCCEEDED or primal is None or gap is None:
+        return None
+    if not (math.isfinite(primal) and math.isfinite(gap)) or gap < 0:
+        return None
+    for _ in range(2):  # a concurrent insert of the same objective: retry as an update
+        reference = session.scalars(
+            select(Reference).where(Reference.objective_hash == job.objective_hash)
+        ).one_or_none()
+        if reference is not None:
+            if not _better(primal, gap, reference):
+                return None
+            reference.primal, reference.gap, reference.job_id = primal, gap, job.id
+            reference.created_at = utcnow()
+            session.flush()
+            return reference
+        objective = {k: v for k, v in job.spec.items() if k in ObjectiveSpec.model_fields}
+        reference = Reference(
+            objective_hash=job.objective_hash,
+            objective=objective,
+            primal=primal,
+            gap=gap,
+            job_id=job.id,
+        )
+        try:
+            with session.begin_nested():
+                session.add(reference)
+        except IntegrityError:
+            continue
+        return reference
+    return None

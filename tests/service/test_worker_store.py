@@ -1,0 +1,186 @@
+"""The worker's database helpers and warm-up, in process, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from sqlalchemy import event, func, select, update
+from sqlalchemy.orm import Session
+
+from core.db import engine_for, session_scope
+from core.models import CANCELLED, FAILED, RUNNING, SUCCEEDED, Dataset, Job, TracePoint
+from core.queue import SETUP_SECONDS, celery_for, enqueue, time_limits
+from core.specs import JobSpec, canonical_job, objective_hash, spec_hash
+from solvers.catalogue import CATALOGUE, SolverSpec
+from solvers.trace import TracePoint as Point
+from worker import store, warmup
+
+
+def make_job(url: str, **values) -> int:
+    spec = canonical_job(JobSpec(dataset="small", loss="logistic", l2=1e-3, solver="dual_cd"))
+    with session_scope(url) as session:
+        dataset = Dataset(name=f"small-{time.monotonic_ns()}", source={"kind": "sklearn"})
+        job = Job(
+            dataset=dataset,
+            spec=spec.model_dump(mode="json"),
+            spec_hash=spec_hash(spec),
+            objective_hash=objective_hash(spec),
+            solver=spec.solver,
+            loss=spec.loss,
+            **values,
+        )
+        session.add(job)
+        session.flush()
+        return job.id
+
+
+def points(start: int, stop: int) -> list[Point]:
+    return [
+        Point(s, 10 * s, 0.5 * s, 0.01 * s, 1.0 / (s + 1), 0.5, 0.5 / (s + 1), s,
+              {"nnz_y": np.int64(s), "lipschitz": np.float64(2.0), "bad": np.inf})
+        for s in range(start, stop)
+    ]  # fmt: skip
+
+
+def stored(url: str, job_id: int) -> list[TracePoint]:
+    with session_scope(url) as session:
+        query = select(TracePoint).where(TracePoint.job_id == job_id).order_by(TracePoint.seq)
+        return list(session.scalars(query))
+
+
+def get_job(url: str, job_id: int) -> Job:
+    with session_scope(url) as session:
+        return session.get(Job, job_id)
+
+
+def test_writing_a_batch_twice_keeps_one_copy(database_url):
+    job_id = make_job(database_url)
+    for _ in range(2):
+        with session_scope(database_url) as session:
+            store.write_points(session, job_id, points(0, 5))
+    with session_scope(database_url) as session:
+        store.write_points(session, job_id, points(3, 8))  # overlapping batch
+    rows = stored(database_url, job_id)
+    assert [r.seq for r in rows] == list(range(8))
+    assert rows[4].primal == 1.0 / 5 and rows[4].iteration == 40
+    assert rows[4].extras == {"nnz_y": 4, "lipschitz": 2.0, "bad": None}
+
+
+def test_a_redelivered_job_restarts_its_trace_and_supersedes_the_lost_run(database_url):
+    job_id = make_job(database_url)
+    first = store.claim_job(database_url, job_id, "host:1")
+    assert first.attempt == 1 and get_job(database_url, job_id).status == RUNNING
+    assert store.save_batch(database_url, first, points(0, 4))
+    job = get_job(database_url, job_id)
+    assert (job.n_points, job.epoch, job.primal) == (4, 1.5, 0.25)
+
+    second = store.claim_job(database_url, job_id, "host:2")  # the message came back
+    assert second.attempt == 2
+    job = get_job(database_url, job_id)
+    assert (job.worker_host, job.n_points, job.primal) == ("host:2", 0, None)
+    assert stored(database_url, job_id) == []
+    assert not store.save_batch(database_url, first, points(4, 6))  # the lost run writes nothing
+    assert not store.finish_job(database_url, first, SUCCEEDED, "converged", None)
+    assert store.save_batch(database_url, second, points(0, 2))
+    assert store.finish_job(database_url, second, SUCCEEDED, "converged", None)
+    assert [r.seq for r in stored(database_url, job_id)] == [0, 1]
+    assert get_job(database_url, job_id).status == SUCCEEDED
+
+
+def test_a_job_lost_too_often_fails(database_url):
+    job_id = make_job(database_url)
+    for attempt in range(1, store.MAX_ATTEMPTS + 1):
+        assert store.claim_job(database_url, job_id, "host").attempt == attempt
+    assert store.claim_job(database_url, job_id, "host") is None
+    job = get_job(database_url, job_id)
+    assert job.status == FAILED
+    assert job.error.startswith(f"the worker running this job was lost {store.MAX_ATTEMPTS} times")
+
+
+def test_claim_skips_missing_finished_and_cancelled_jobs(database_url):
+    assert store.claim_job(database_url, 12345, "host") is None
+    done = make_job(database_url, status=SUCCEEDED)
+    assert store.claim_job(database_url, done, "host") is None
+    assert get_job(database_url, done).attempts == 0
+    cancelled = make_job(database_url, cancel_requested=True)
+    assert store.claim_job(database_url, cancelled, "host") is None
+    job = get_job(database_url, cancelled)
+    assert (job.status, job.stop_reason, job.attempts) == (CANCELLED, "cancelled", 0)
+    assert job.finished_at is not None
+
+
+def test_fail_running_job_only_touches_running_jobs(database_url):
+    job_id = make_job(database_url)
+    assert not store.fail_running_job(database_url, job_id, "killed")  # still queued
+    store.claim_job(database_url, job_id, "host")
+    assert store.fail_running_job(database_url, job_id, "killed")
+    assert (get_job(database_url, job_id).status, get_job(database_url, job_id).error) == (
+        FAILED,
+        "killed",
+    )
+
+
+def test_cancel_check_reads_the_database_at_most_every_interval(database_url):
+    job_id = make_job(database_url)
+    claim = store.claim_job(database_url, job_id, "host")
+    reads = []
+    engine = engine_for(database_url)
+
+    def count(conn, cursor, statement, *args):
+        if "cancel_requested" in statement and statement.lstrip().upper().startswith("SELECT"):
+            reads.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        check = store.CancelCheck(database_url, claim, interval=0.2)
+        assert not any(check() for _ in range(100))
+        assert len(reads) == 1
+        with Session(engine) as session, session.begin():
+            session.execute(update(Job).where(Job.id == job_id).values(cancel_requested=True))
+        assert not check()  # the cached answer, until the interval has passed
+        time.sleep(0.25)
+        assert check() and check()
+        assert len(reads) == 2
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def test_a_solver_that_fails_to_warm_up_is_reported_and_refused(monkeypatch, caplog):
+    ghost = SolverSpec("ghost", "Ghost", "none", "solvers.algorithms.ghost_not_written", "primal")
+    monkeypatch.setitem(CATALOGUE, "ghost", ghost)
+    monkeypatch.setattr(warmup, "UNAVAILABLE", {})
+    failed = warmup.warm_up(["ghost", "agd"])
+    assert list(failed) == ["ghost"]
+    assert failed["ghost"].startswith("ModuleNotFoundError: ")
+    assert "warm-up of solver 'ghost' failed" in caplog.text
+    warmup.check_available("agd")
+    with pytest.raises(RuntimeError, match="solver 'ghost' is not available on this worker"):
+        warmup.check_available("ghost")
+
+
+def test_enqueue_sends_the_time_limits_of_the_job(redis_url, settings_for, sqlite_url):
+    settings = settings_for(sqlite_url, redis_url, HARD_LIMIT_GRACE_SECONDS=30.0)
+    soft, hard = time_limits(10.0, settings)
+    assert (soft, hard) == (20.0 + SETUP_SECONDS, 20.0 + SETUP_SECONDS + 30.0)
+    enqueue(7, settings, max_seconds=10.0)
+    enqueue(8, settings)
+    app = celery_for(settings.BROKER_URL, settings.QUEUE)
+    with app.connection_for_read() as conn, conn.SimpleQueue(settings.QUEUE) as queue:
+        messages = [queue.get(timeout=5) for _ in range(2)]
+        for message in messages:
+            message.ack()
+    assert [m.headers["argsrepr"] for m in messages] == ["[7]", "[8]"]
+    assert [m.headers["timelimit"] for m in messages] == [[hard, soft], [None, None]]
+
+
+def test_summary_count_matches_rows(database_url):
+    job_id = make_job(database_url)
+    claim = store.claim_job(database_url, job_id, "host")
+    batch = points(0, 3)
+    assert store.save_batch(database_url, claim, batch)
+    assert store.save_batch(database_url, claim, batch)  # a repeated batch changes nothing
+    with session_scope(database_url) as session:
+        count = session.scalar(select(func.count()).where(TracePoint.job_id == job_id))
+    assert count == get_job(database_url, job_id).n_points == 3

@@ -1,0 +1,36 @@
+"""The worker's Celery app (``celery -A worker.celery_app worker``).
+
+Importing this module imports no solver. The kernels are compiled when the worker starts
+(``celeryd_after_setup``: logging is configured, the pool is not forked yet), in the main
+process, so every pool process inherits them — including one that replaces a process
+killed by a hard time limit. A pool process drops the database connections it inherits.
+"""
+
+from __future__ import annotations
+
+from celery.signals import celeryd_after_setup, worker_process_init
+
+from core.db import engine_for
+from core.queue import make_celery, time_limits
+from core.settings import get_settings
+
+celery_app = make_celery(get_settings())
+celery_app.conf.update(
+    include=["worker.tasks"],
+    # Redis redelivers an unacknowledged task after this long: longer than the longest job
+    broker_transport_options={
+        "visibility_timeout": time_limits(get_settings().MAX_JOB_SECONDS, get_settings())[1] + 600
+    },
+)
+
+
+@celeryd_after_setup.connect
+def _warm_up(sender, instance, **kwargs) -> None:
+    from worker.warmup import warm_up
+
+    warm_up()
+
+
+@worker_process_init.connect
+def _forget_parent_connections(**kwargs) -> None:
+    engine_for(get_settings().database_url).dispose(close=False)

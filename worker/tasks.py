@@ -1,0 +1,210 @@
+"""``worker.run_job``: run one job and stream its convergence trace into the database."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import socket
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+
+from core.datasets import load_matrix
+from core.db import session_scope
+from core.models import CANCELLED, FAILED, SUCCEEDED, Job
+from core.queue import RUN_JOB, time_limits
+from core.settings import Settings, get_settings
+from core.specs import JobSpec
+from solvers.trace import CANCELLED as STOP_CANCELLED
+from solvers.trace import DIVERGED, StopRules, TracePoint
+from worker import store
+from worker.celery_app import celery_app
+from worker.warmup import check_available
+
+log = logging.getLogger(__name__)
+
+ERROR_CHARS = 4000  # longest error message kept on a job
+DIVERGED_ERROR = "diverged: primal or dual not finite"
+
+
+def describe(err: BaseException) -> str:
+    """``"Type: message"``, cut to ``ERROR_CHARS``."""
+    return f"{type(err).__name__}: {err}"[:ERROR_CHARS]
+
+
+@lru_cache(maxsize=2)
+def _matrix(source_json: str, upload_dir: str):
+    """(A, b) of a dataset source; the last two stay in memory for the next jobs."""
+    return load_matrix(json.loads(source_json), Path(upload_dir))
+
+
+def build_problem(spec: JobSpec, source: dict, upload_dir: Path):
+    """The job's Problem: the dataset with the spec's transforms, labels, loss and penalty."""
+    from data.labels import prepare_labels
+    from data.transforms import normalize
+    from solvers.losses import make_loss
+    from solvers.penalties import ElasticNet
+    from solvers.problem import Data, Problem
+
+    A, b = _matrix(json.dumps(source, sort_keys=True), str(upload_dir))
+    loss = make_loss(spec.loss, spec.gamma)
+    b = prepare_labels(b, loss.needs_binary_labels, spec.positive)
+    return Problem(Data(normalize(A, spec.normalize)), b, loss, ElasticNet(spec.l1, spec.l2))
+
+
+class TraceWriter:
+    """``on_point`` callback: buffers trace points and writes them when ``batch_points`` are
+    waiting or ``batch_seconds`` have passed since the last write (checked at each point, so
+    a point waits at most that long or until the next one).
+
+    A point whose primal, dual or gap is not finite (the last point of a diverged run) is
+    not stored: SQLite cannot hold NaN in a required column.
+    """
+
+    def __init__(self, url: str, claim: store.Claim, batch_points: int, batch_seconds: float):
+        self.url = url
+        self.claim = claim
+        self.batch_points = batch_points
+        self.batch_seconds = batch_seconds
+        self.buffer: list[TracePoint] = []
+        self.superseded = False
+        self._written_at = -math.inf
+
+    def __call__(self, point: TracePoint) -> None:
+        if not all(map(math.isfinite, (point.primal, point.dual, point.gap))):
+            return
+        self.buffer.append(point)
+        waited = time.monotonic() - self._written_at
+        if len(self.buffer) >= self.batch_points or waited >= self.batch_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buffer and not self.superseded:
+            self.superseded = not store.save_batch(self.url, self.claim, self.buffer)
+        self.buffer = []
+        self._written_at = time.monotonic()
+
+
+class JobTask(Task):
+    """Fails the job when its task ends without doing so: after a hard time limit the pool
+    process is killed and this runs in the worker's main process."""
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        job_id = args[0]
+        if isinstance(exc, TimeLimitExceeded):
+            error = (
+                f"hard time limit exceeded ({exc.args[0]:g} s): the run did not stop in time, "
+                "so its process was killed"
+            )
+        else:
+            error = describe(exc)
+        if store.fail_running_job(get_settings().database_url, job_id, error):
+            log.error("job %d failed: %s", job_id, error)
+
+
+# without limits in the message (enqueued without max_seconds): only a hard limit, that of the
+# longest job allowed; a default soft limit would also postpone a message's own hard limit
+# (the pool starts the hard timer when the soft one fires)
+_, _HARD_DEFAULT = time_limits(get_settings().MAX_JOB_SECONDS, get_settings())
+
+
+@celery_app.task(
+    name=RUN_JOB,
+    bind=True,
+    base=JobTask,
+    queue=get_settings().QUEUE,
+    time_limit=_HARD_DEFAULT,
+)
+def run_job(self: JobTask, job_id: int) -> None:
+    """Run job ``job_id`` (re-read from the database) and record its trace and outcome.
+
+    Every failure ends the job ``failed`` with the error and returns normally, so the task
+    is never retried; a redelivery after a lost worker runs the job again from seq 0.
+    """
+    settings = get_settings()
+    claim = store.claim_job(settings.database_url, job_id, f"{socket.gethostname()}:{os.getpid()}")
+    if claim is None:
+        return
+    log.info("job %d: attempt %d, %s", job_id, claim.attempt, claim.spec.get("solver"))
+    writer = TraceWriter(
+        settings.database_url, claim, settings.TRACE_BATCH_POINTS, settings.TRACE_BATCH_SECONDS
+    )
+    reason = None
+    try:
+        reason = _solve(claim, settings, writer)
+        writer.flush()
+        status, error = _outcome(reason)
+    except SoftTimeLimitExceeded:
+        soft = self.request.timelimit[1]
+        status, error = (
+            FAILED,
+            (
+                f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
+                "(max_seconds of solver time, plus the evaluation and set-up allowance)"
+            ),
+        )
+    except Exception as err:
+        log.exception("job %d failed", job_id)
+        status, error = FAILED, describe(err)
+    if status == FAILED and writer.buffer:
+        _flush_after_failure(writer)
+    if not store.finish_job(settings.database_url, claim, status, reason, error):
+        log.warning("job %d: attempt %d was superseded; outcome dropped", job_id, claim.attempt)
+        return
+    log.info("job %d %s (%s)%s", job_id, status, reason, f": {error}" if error else "")
+    if status == SUCCEEDED:
+        _record_reference(settings.database_url, job_id)
+
+
+def _solve(claim: store.Claim, settings: Settings, writer: TraceWriter) -> str:
+    from solvers.run import solve
+
+    spec = JobSpec.model_validate(claim.spec)
+    check_available(spec.solver)
+    problem = build_problem(spec, claim.source, settings.upload_dir)
+    stop = StopRules(
+        max_epochs=spec.stop.max_epochs,
+        max_seconds=spec.stop.max_seconds,
+        tol=spec.stop.tol,
+        should_stop=store.CancelCheck(settings.database_url, claim),
+    )
+    return solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=writer).stop_reason
+
+
+def _outcome(reason: str) -> tuple[str, str | None]:
+    """(status, error) of a run that stopped for ``reason``."""
+    if reason == DIVERGED:
+        return FAILED, DIVERGED_ERROR
+    if reason == STOP_CANCELLED:
+        return CANCELLED, None
+    return SUCCEEDED, None
+
+
+def _flush_after_failure(writer: TraceWriter) -> None:
+    """Keep the points recorded before a failure, if the database takes them."""
+    try:
+        writer.flush()
+    except Exception:
+        log.exception("job %d: the last trace points could not be written", writer.claim.job_id)
+
+
+def _record_reference(url: str, job_id: int) -> None:
+    """Offer the succeeded job's final point as the certified P* of its objective."""
+    try:
+        from core.jobs import record_reference
+    except ImportError:
+        log.info("core.jobs.record_reference is not available; no reference recorded")
+        return
+    try:
+        with session_scope(url) as session:
+            reference = record_reference(session, session.get(Job, job_id))
+    except Exception:
+        log.exception("job %d: recording its reference optimum failed", job_id)
+        return
+    if reference is not None:
+        log.info("job %d is the reference optimum of its objective", job_id)
