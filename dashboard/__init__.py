@@ -1,0 +1,1 @@
+"""The Faceoff dashboard: Dash pages over the service database (read-only)."""

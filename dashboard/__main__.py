@@ -1,0 +1,5 @@
+"""``python -m dashboard``: serve the dashboard."""
+
+from dashboard.app import main
+
+main()

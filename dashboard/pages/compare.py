@@ -1,0 +1,211 @@
+"""Compare: the convergence curves of the selected jobs, growing live while they run.
+
+URL: ``/compare?jobs=1,2,3`` or ``/compare?sweep=ID`` with ``x`` (time, epoch, iteration),
+``y`` (subopt, subopt_rel, gap, primal), ``logx`` and ``logy`` (log, linear).
+"""
+
+from __future__ import annotations
+
+import time
+
+import dash
+from dash import Input, Output, State, callback, dcc, html
+
+from dashboard import figures, queries
+from dashboard.components import (
+    choice,
+    database_url,
+    export_bar,
+    href,
+    parse_ids,
+    parse_int,
+    share_link,
+    url_sync,
+)
+
+dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
+
+SCALES = ("linear", "log")
+REFRESH_MS = 1500
+
+
+def _radio(page_id: str, values, value: str) -> dcc.RadioItems:
+    items = values.items() if isinstance(values, dict) else ((v, v) for v in values)
+    return dcc.RadioItems(
+        id=page_id,
+        options=[{"label": label, "value": v} for v, label in items],
+        value=value,
+        inline=True,
+    )
+
+
+def layout(
+    jobs: str | None = None,
+    sweep: str | None = None,
+    x: str | None = None,
+    y: str | None = None,
+    logx: str | None = None,
+    logy: str | None = None,
+    **_: str,
+) -> html.Div:
+    axis_names = {"time": "time", "epoch": "epochs", "iteration": "iterations"}
+    y_names = {
+        "subopt_rel": "(P − P*)/|P*|",
+        "subopt": "P − P*",
+        "gap": "duality gap",
+        "primal": "primal P",
+    }
+    return html.Div(
+        [
+            html.H2("Compare convergence"),
+            html.Div(
+                [
+                    html.Div(
+                        [
+                            html.Label("jobs"),
+                            dcc.Input(
+                                id="compare-jobs",
+                                value=jobs or "",
+                                placeholder="1,2,3",
+                                debounce=True,
+                            ),
+                        ],
+                        className="control",
+                    ),
+                    html.Div(
+                        [
+                            html.Label("or sweep"),
+                            dcc.Input(
+                                id="compare-sweep",
+                                value=sweep or "",
+                                placeholder="sweep id",
+                                debounce=True,
+                            ),
+                        ],
+                        className="control",
+                    ),
+                    html.Div(
+                        [
+                            html.Label("x"),
+                            _radio("compare-x", axis_names, choice(x, figures.X_AXES, "time")),
+                        ],
+                        className="control",
+                    ),
+                    html.Div(
+                        [
+                            html.Label("x scale"),
+                            _radio("compare-logx", SCALES, choice(logx, SCALES, "linear")),
+                        ],
+                        className="control",
+                    ),
+                    html.Div(
+                        [
+                            html.Label("y"),
+                            _radio(
+                                "compare-y", y_names, choice(y, figures.Y_MEASURES, "subopt_rel")
+                            ),
+                        ],
+                        className="control",
+                    ),
+                    html.Div(
+                        [
+                            html.Label("y scale"),
+                            _radio("compare-logy", SCALES, choice(logy, SCALES, "log")),
+                        ],
+                        className="control",
+                    ),
+                ],
+                className="controls",
+            ),
+            html.Div(
+                [
+                    html.Span(id="compare-status", className="status"),
+                    " · ",
+                    share_link("compare"),
+                ]
+            ),
+            dcc.Graph(
+                id="compare-graph",
+                style={"height": "640px"},
+                config={
+                    "displaylogo": False,
+                    "toImageButtonOptions": {"format": "png", "filename": "faceoff-compare"},
+                },
+            ),
+            export_bar("compare", ["compare-graph"]),
+            dcc.Interval(id="compare-interval", interval=REFRESH_MS, disabled=True),
+        ]
+    )
+
+
+def _selection(jobs: str | None, sweep: str | None) -> queries.JobQuery | None:
+    ids = parse_ids(jobs)
+    if ids is not None:
+        return queries.JobQuery(job_ids=tuple(ids))
+    sweep_id = parse_int(sweep)
+    return queries.JobQuery(sweep_id=sweep_id) if sweep_id is not None else None
+
+
+url_sync("compare")
+
+
+@callback(
+    Output("compare-graph", "figure"),
+    Output("compare-interval", "disabled"),
+    Output("compare-status", "children"),
+    Output("compare-share", "href"),
+    Input("compare-jobs", "value"),
+    Input("compare-sweep", "value"),
+    Input("compare-x", "value"),
+    Input("compare-y", "value"),
+    Input("compare-logx", "value"),
+    Input("compare-logy", "value"),
+    Input("compare-interval", "n_intervals"),
+)
+def update(jobs, sweep, x, y, logx, logy, _n):
+    """Redraw from the database; keep refreshing while a selected job is queued or running."""
+    link = href(
+        "/compare",
+        {"jobs": jobs, "sweep": sweep, "x": x, "y": y, "logx": logx, "logy": logy},
+    )
+    try:
+        where = _selection(jobs, sweep)
+    except ValueError as err:
+        return figures.compare_figure([], x, y, False, False, {}), True, str(err), link
+    if where is None:
+        message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
+        return figures.compare_figure([], x, y, False, False, {}), True, message, link
+    rows, refs = queries.job_traces(database_url(), where)
+    figure = figures.compare_figure(rows, x, y, logx == "log", logy == "log", refs)
+    live = queries.active(rows)
+    counts = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    status = f"{len(rows)} jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    if not rows:
+        status = "no such jobs"
+    if live:
+        status += f" · live, updated {time.strftime('%H:%M:%S')}"
+    return figure, not live, status, link
+
+
+@callback(
+    Output("compare-download", "data"),
+    Input("compare-csv", "n_clicks"),
+    State("compare-jobs", "value"),
+    State("compare-sweep", "value"),
+    State("compare-x", "value"),
+    State("compare-y", "value"),
+    State("compare-logx", "value"),
+    State("compare-logy", "value"),
+    prevent_initial_call=True,
+)
+def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
+    """The plotted curves as CSV."""
+    try:
+        where = _selection(jobs, sweep)
+    except ValueError:
+        return dash.no_update
+    rows, refs = queries.job_traces(database_url(), where) if where else ([], {})
+    series, _ = figures.compare_series(rows, x, y, logx == "log", logy == "log", refs)
+    return dcc.send_string(figures.series_csv(series, x, y), "faceoff-compare.csv")

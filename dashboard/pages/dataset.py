@@ -1,0 +1,329 @@
+"""Dataset: statistics, the Faceoff advisor's prediction and the measured winner.
+
+URL: ``/dataset/ID?objective=K&eps=1e-6``; ``objective`` indexes the objectives (loss, γ, l2,
+l1, normalization) that jobs on this dataset minimize.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import dash
+from dash import Input, Output, State, callback, dcc, html
+
+from dashboard import figures, queries
+from dashboard.components import (
+    database_url,
+    export_bar,
+    href,
+    parse_int,
+    share_link,
+    upload_dir,
+    url_sync,
+)
+
+dash.register_page(
+    __name__, path_template="/dataset/<dataset_id>", title="Faceoff · dataset", order=3
+)
+
+EPSILONS = ("1e-2", "1e-3", "1e-4", "1e-6", "1e-8", "1e-10")
+CD_SOLVERS = ("primal_cd", "dual_cd")
+
+
+def layout(
+    dataset_id: str | None = None, objective: str | None = None, eps: str | None = None, **_: str
+) -> html.Div:
+    return html.Div(
+        [
+            html.H2(id="dataset-title"),
+            dcc.Store(id="dataset-id", data=parse_int(dataset_id)),
+            dcc.Store(id="dataset-choice", data=str(parse_int(objective) or 0)),
+            html.Div(
+                [
+                    html.Div(
+                        [
+                            html.Label("objective"),
+                            dcc.Dropdown(
+                                id="dataset-objective",
+                                clearable=False,
+                                style={"minWidth": "360px"},
+                            ),
+                        ],
+                        className="control",
+                    ),
+                    html.Div(
+                        [
+                            html.Label("ε (measured winner)"),
+                            dcc.Dropdown(
+                                id="dataset-eps",
+                                options=list(EPSILONS),
+                                value=eps if eps in EPSILONS else "1e-6",
+                                clearable=False,
+                            ),
+                        ],
+                        className="control",
+                    ),
+                ],
+                className="controls",
+            ),
+            share_link("dataset"),
+            html.Div(id="dataset-verdict", className="verdict"),
+            html.Div(
+                [
+                    html.Div([html.H3("Statistics"), html.Div(id="dataset-stats")]),
+                    html.Div([html.H3("Faceoff advisor"), html.Div(id="dataset-advice")]),
+                    html.Div(
+                        [html.H3("Measured (finished runs)"), html.Div(id="dataset-measured")]
+                    ),
+                ],
+                className="row",
+            ),
+            dcc.Graph(id="dataset-graph", style={"height": "420px"}, config={"displaylogo": False}),
+            export_bar("dataset", ["dataset-graph"], csv_label="CSV (statistics and advice)"),
+        ]
+    )
+
+
+url_sync("dataset")
+
+
+@lru_cache(maxsize=8)
+def _analysis(
+    source: str, uploads: str, normalize: str, loss: str, gamma: float, l2: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(dataset_stats, advise) of the transformed data; loads the matrix (cached)."""
+    from core.datasets import load_matrix
+    from core.jobs import smoothness
+    from core.jsonsafe import json_safe
+    from data.stats import advise, dataset_stats
+    from data.transforms import normalize as transform
+
+    A, b = load_matrix(json.loads(source), Path(uploads))
+    A = transform(A, normalize)
+    return json_safe(dataset_stats(A, b)), json_safe(advise(A, smoothness(loss, gamma), l2))
+
+
+def _objective_label(o: dict[str, Any]) -> str:
+    loss = o["loss"] + (f"(γ={o['gamma']:g})" if o["loss"] == "smooth_hinge" else "")
+    norm = "" if o["normalize"] == "none" else f" · normalize={o['normalize']}"
+    return f"{loss} · {figures.weights_label(o['l2'], o['l1'])}{norm}"
+
+
+def _facts(items: list[tuple[str, Any]]) -> html.Table:
+    def show(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        if isinstance(value, dict):
+            return ", ".join(f"{k} {show(v)}" for k, v in value.items())
+        return str(value)
+
+    return html.Table(
+        [html.Tr([html.Td(k), html.Td(show(v), className="num")]) for k, v in items],
+        className="facts",
+    )
+
+
+def _stat_items(stats: dict[str, Any]) -> list[tuple[str, Any]]:
+    items = [
+        ("n (examples)", stats["n"]),
+        ("d (features)", stats["d"]),
+        ("nnz(A)", stats["nnz"]),
+        ("density", stats["density"]),
+        ("nnz per row", stats["row_nnz"]),
+        ("nnz per column", stats["col_nnz"]),
+        ("R = max ‖aᵢ‖", stats["R"]),
+        ("R̄ = mean ‖aᵢ‖", stats["R_mean"]),
+        ("R/R̄", stats["R_ratio"]),
+    ]
+    if "label_counts" in stats:
+        items.append(("labels", stats["label_counts"]))
+    return items
+
+
+def _advice_items(advice: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        ("β (smoothness)", advice["smoothness"]),
+        ("κ = R²β/λ", advice["kappa"]),
+        ("C_P = Σⱼ nnz(A:ⱼ)‖A:ⱼ‖²", advice["C_P"]),
+        ("C_D = Σᵢ nnz(aᵢ)‖aᵢ‖²", advice["C_D"]),
+        ("T_P uniform (passes)", advice["T_P_uniform"] / advice["nnz"]),
+        ("T_D uniform (passes)", advice["T_D_uniform"] / advice["nnz"]),
+        ("T_P importance (passes)", advice["T_P"] / advice["nnz"]),
+        ("T_D importance (passes)", advice["T_D"] / advice["nnz"]),
+        ("T_P / T_D", advice["ratio"]),
+        ("predicted winner", advice["winner"]),
+    ]
+
+
+def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[str, Any]:
+    """Time and epochs to ε of the finished jobs of ``objective``: the fastest setting
+    overall and of each coordinate-descent side."""
+    rows, refs = queries.job_traces(
+        database_url(),
+        queries.JobQuery(dataset_id=dataset_id, loss=objective["loss"], status="succeeded"),
+        max_points=None,
+    )
+    keys = ("gamma", "l2", "l1", "normalize")
+    rows = [r for r in rows if all(r[k] == objective[k] for k in keys)]
+    criterion = "subopt_rel" if rows and rows[0]["objective_hash"] in refs else "gap_rel"
+    seconds = figures.time_to_eps(rows, eps, criterion, refs, "time")
+    epochs = {
+        r["setting"]: r["value"] for r in figures.time_to_eps(rows, eps, criterion, refs, "epoch")
+    }
+    timed = sorted((r for r in seconds if r["value"] is not None), key=lambda r: r["value"])
+    best = {}
+    for solver in CD_SOLVERS:
+        mine = [r for r in timed if r["solver"] == solver]
+        best[solver] = mine[0] if mine else None
+    return {
+        "criterion": criterion,
+        "jobs": len(rows),
+        "winner": timed[0] if timed else None,
+        "best": best,
+        "epochs": epochs,
+    }
+
+
+def _measured_items(measured: dict[str, Any], eps: float) -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = [
+        ("finished jobs", measured["jobs"]),
+        ("criterion", figures.CRITERIA[measured["criterion"]].replace("ε", f"{eps:g}")),
+    ]
+    winner = measured["winner"]
+    items.append(
+        ("fastest overall", f"{winner['setting']} ({winner['value']:.3g} s)" if winner else "—")
+    )
+    for solver, r in measured["best"].items():
+        text = "did not reach ε or not run"
+        if r is not None:
+            text = (
+                f"{r['setting']}: {r['value']:.3g} s, {measured['epochs'][r['setting']]:.3g} epochs"
+            )
+        items.append((f"best {solver}", text))
+    return items
+
+
+def _verdict(advice: dict[str, Any] | None, measured: dict[str, Any]) -> str:
+    best = measured["best"]
+    timed = {s: r["value"] for s, r in best.items() if r is not None}
+    measured_side = min(timed, key=timed.get) if timed else None
+    if advice is None:
+        return f"Measured winner of primal vs dual CD: {measured_side or 'not decided yet'}."
+    predicted = advice["winner"]
+    head = f"The advisor predicts {predicted} (T_P/T_D = {advice['ratio']:.3g})"
+    if measured_side is None:
+        return head + "; no finished primal_cd/dual_cd run reached ε yet."
+    agree = "agrees" if measured_side == predicted else "disagrees"
+    if len(timed) == 2:
+        ratio = timed["primal_cd"] / timed["dual_cd"]
+        return f"{head}; measured: {measured_side} (time ratio P/D = {ratio:.3g}) — it {agree}."
+    return f"{head}; measured: only {measured_side} reached ε — it {agree}."
+
+
+def _index(value: str | None, objectives: list) -> int:
+    index = parse_int(value)
+    return index if index is not None and index < len(objectives) else 0
+
+
+def _objectives(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The objectives run on the dataset, or a default one to get advice for."""
+    return info["objectives"] or [
+        {"loss": "logistic", "gamma": 1.0, "l2": 1e-4, "l1": 0.0, "normalize": "none"}
+    ]
+
+
+@callback(
+    Output("dataset-objective", "options"),
+    Output("dataset-objective", "value"),
+    Input("dataset-id", "data"),
+    State("dataset-choice", "data"),
+)
+def fill_objectives(dataset_id, chosen):
+    """The objectives to choose from, with the one the URL names selected."""
+    info = queries.dataset_summary(database_url(), dataset_id) if dataset_id is not None else None
+    if info is None:
+        return [], None
+    objectives = _objectives(info)
+    labels = [{"label": _objective_label(o), "value": str(i)} for i, o in enumerate(objectives)]
+    return labels, str(_index(chosen, objectives))
+
+
+@callback(
+    Output("dataset-title", "children"),
+    Output("dataset-stats", "children"),
+    Output("dataset-advice", "children"),
+    Output("dataset-measured", "children"),
+    Output("dataset-verdict", "children"),
+    Output("dataset-graph", "figure"),
+    Output("dataset-share", "href"),
+    Input("dataset-id", "data"),
+    Input("dataset-objective", "value"),
+    Input("dataset-eps", "value"),
+)
+def update(dataset_id, index, eps):
+    """Statistics, advice and the measured winner of the chosen objective."""
+    link = href(f"/dataset/{dataset_id}", {"objective": index, "eps": eps})
+    info = queries.dataset_summary(database_url(), dataset_id) if dataset_id is not None else None
+    if info is None:
+        blank = figures.empty_figure("no such dataset")
+        return "No such dataset", "", "", "", "", blank, link
+    objectives = _objectives(info)
+    objective = objectives[_index(index, objectives)]
+    try:
+        stats, advice = _analysis(
+            json.dumps(info["source"], sort_keys=True),
+            str(upload_dir()),
+            objective["normalize"],
+            objective["loss"],
+            objective["gamma"],
+            objective["l2"],
+        )
+        advice_view: Any = _facts(_advice_items(advice))
+    except (ValueError, OSError, LookupError) as err:
+        stats, advice = info["stats"], None
+        advice_view = html.Div(f"cannot load the data: {err}", className="error")
+    measured = _measured(dataset_id, objective, float(eps))
+    epochs = {s: r and measured["epochs"][r["setting"]] for s, r in measured["best"].items()}
+    figure = (
+        figures.advisor_figure(advice, epochs)
+        if advice
+        else figures.empty_figure("the advisor needs the data, which cannot be loaded")
+    )
+    return (
+        f"Dataset {info['name']}",
+        _facts(_stat_items(stats)) if stats else "no statistics",
+        advice_view,
+        _facts(_measured_items(measured, float(eps))),
+        _verdict(advice, measured),
+        figure,
+        link,
+    )
+
+
+@callback(
+    Output("dataset-download", "data"),
+    Input("dataset-csv", "n_clicks"),
+    State("dataset-id", "data"),
+    State("dataset-objective", "value"),
+    prevent_initial_call=True,
+)
+def download_csv(_clicks, dataset_id, index):
+    """The statistics and the advice as CSV (name, value)."""
+    info = queries.dataset_summary(database_url(), dataset_id) if dataset_id is not None else None
+    if info is None or not info["objectives"]:
+        return dash.no_update
+    objective = info["objectives"][_index(index, info["objectives"])]
+    stats, advice = _analysis(
+        json.dumps(info["source"], sort_keys=True),
+        str(upload_dir()),
+        objective["normalize"],
+        objective["loss"],
+        objective["gamma"],
+        objective["l2"],
+    )
+    records = [{"name": k, "value": v} for k, v in _stat_items(stats) + _advice_items(advice)]
+    name = f"faceoff-dataset-{info['name']}.csv"
+    return dcc.send_string(figures.records_csv(records, ("name", "value")), name)

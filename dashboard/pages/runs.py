@@ -1,0 +1,217 @@
+"""Runs: the jobs table, filtered by sweep, dataset, solver, loss and status.
+
+URL: ``/?sweep=ID&dataset=ID&solver=NAME&loss=NAME&status=NAME``.
+"""
+
+from __future__ import annotations
+
+import dash
+from dash import Input, Output, State, callback, dash_table, dcc, html
+from dash.dash_table.Format import Format, Scheme
+
+from core.models import STATUSES
+from dashboard import figures, queries
+from dashboard.components import (
+    database_url,
+    export_bar,
+    href,
+    options,
+    parse_int,
+    share_link,
+    url_sync,
+)
+
+dash.register_page(__name__, path="/", title="Faceoff · runs", order=0)
+
+FILTERS = ("sweep", "dataset", "solver", "loss", "status")
+REFRESH_MS = 2000
+NUMBER = Format(precision=4, scheme=Scheme.decimal_or_exponent)
+COLUMNS = [
+    ("job", "job", "markdown"),
+    ("sweep", "sweep", "markdown"),
+    ("dataset", "dataset", "markdown"),
+    ("setting", "solver[settings]", "text"),
+    ("loss", "loss", "text"),
+    ("l2", "l2", "numeric"),
+    ("l1", "l1", "numeric"),
+    ("seed", "seed", "numeric"),
+    ("status", "status", "text"),
+    ("progress", "progress", "text"),
+    ("epoch", "epochs", "numeric"),
+    ("time_s", "time (s)", "numeric"),
+    ("primal", "P", "numeric"),
+    ("gap", "gap", "numeric"),
+    ("stop_reason", "stop", "text"),
+]
+CSV_COLUMNS = (
+    "id",
+    "sweep_id",
+    "dataset",
+    "solver",
+    "setting",
+    "loss",
+    "gamma",
+    "l2",
+    "l1",
+    "normalize",
+    "seed",
+    "status",
+    "progress",
+    "n_points",
+    "epoch",
+    "time_s",
+    "primal",
+    "gap",
+    "stop_reason",
+)
+
+
+def layout(**query: str) -> html.Div:
+    def dropdown(name: str) -> html.Div:
+        return html.Div(
+            [html.Label(name), dcc.Dropdown(id=f"runs-{name}", placeholder="any")],
+            className="control",
+        )
+
+    chosen = {name: query.get(name) or None for name in FILTERS}
+    chosen["sweep"], chosen["dataset"] = parse_int(chosen["sweep"]), parse_int(chosen["dataset"])
+    return html.Div(
+        [
+            html.H2("Runs"),
+            dcc.Store(id="runs-chosen", data=chosen),
+            html.Div([dropdown(name) for name in FILTERS], className="controls"),
+            html.Div(
+                [
+                    html.Span(id="runs-summary", className="status"),
+                    " · ",
+                    html.A("compare the selected runs", id="runs-compare", href="/compare"),
+                    " · ",
+                    share_link("runs"),
+                ]
+            ),
+            dash_table.DataTable(
+                id="runs-table",
+                columns=[
+                    {"id": key, "name": name, "presentation": "markdown"}
+                    if kind == "markdown"
+                    else {"id": key, "name": name, "type": kind, "format": NUMBER}
+                    if kind == "numeric"
+                    else {"id": key, "name": name, "type": kind}
+                    for key, name, kind in COLUMNS
+                ],
+                sort_action="native",
+                page_action="native",
+                page_size=50,
+                row_selectable="multi",
+                markdown_options={"link_target": "_self"},
+                style_cell={"fontFamily": "inherit", "fontSize": "0.9em", "padding": "2px 8px"},
+                style_header={"fontWeight": "bold"},
+            ),
+            export_bar("runs", [], csv_label="CSV of the table"),
+            dcc.Interval(id="runs-interval", interval=REFRESH_MS, disabled=True),
+        ]
+    )
+
+
+url_sync("runs")
+
+
+def _where(sweep, dataset, solver, loss, status) -> queries.JobQuery:
+    return queries.JobQuery(
+        sweep_id=sweep, dataset_id=dataset, solver=solver, loss=loss, status=status
+    )
+
+
+def _progress(row: dict) -> str:
+    if row["status"] == "running":
+        return f"{100 * row['progress']:.0f}% ({row['n_points']} points)"
+    return "100%" if row["status"] == "succeeded" else ""
+
+
+def _table_row(row: dict) -> dict:
+    sweep = row["sweep_id"]
+    return {
+        "id": row["id"],
+        "job": f"[{row['id']}](/compare?jobs={row['id']})",
+        "sweep": f"[#{sweep}](/sweep/{sweep})" if sweep is not None else "",
+        "dataset": f"[{row['dataset']}](/dataset/{row['dataset_id']})",
+        "setting": figures.setting_name(row),
+        "loss": row["loss"],
+        "l2": row["l2"],
+        "l1": row["l1"],
+        "seed": row["seed"],
+        "status": row["status"],
+        "progress": _progress(row),
+        "epoch": row["epoch"],
+        "time_s": row["time_s"],
+        "primal": row["primal"],
+        "gap": row["gap"],
+        "stop_reason": row["stop_reason"] or "",
+    }
+
+
+@callback(
+    *(Output(f"runs-{name}", "options") for name in FILTERS),
+    *(Output(f"runs-{name}", "value") for name in FILTERS),
+    Input("runs-chosen", "data"),
+)
+def fill_filters(chosen):
+    """What there is to filter by, with the filters of the URL selected."""
+    available = queries.filter_options(database_url())
+    available["status"] = [s for s in STATUSES if s in available["status"]]
+    return (
+        *(options(available[name]) for name in FILTERS),
+        *(chosen.get(name) for name in FILTERS),
+    )
+
+
+@callback(
+    Output("runs-table", "data"),
+    Output("runs-interval", "disabled"),
+    Output("runs-summary", "children"),
+    Output("runs-share", "href"),
+    *(Input(f"runs-{name}", "value") for name in FILTERS),
+    Input("runs-interval", "n_intervals"),
+)
+def update(sweep, dataset, solver, loss, status, _n):
+    """The jobs matching the filters; refreshes while any of them is queued or running."""
+    rows, total = queries.list_jobs(database_url(), _where(sweep, dataset, solver, loss, status))
+    shown = f"{len(rows)} of {total} jobs" if total > len(rows) else f"{total} jobs"
+    running = sum(r["status"] == "running" for r in rows)
+    if running:
+        shown += f", {running} running"
+    link = href(
+        "/",
+        {"sweep": sweep, "dataset": dataset, "solver": solver, "loss": loss, "status": status},
+    )
+    return [_table_row(r) for r in rows], not queries.active(rows), shown, link
+
+
+@callback(
+    Output("runs-compare", "href"),
+    Output("runs-compare", "children"),
+    Input("runs-table", "selected_row_ids"),
+    Input("runs-sweep", "value"),
+)
+def compare_link(selected, sweep):
+    """Compare the selected jobs, or else the filtered sweep."""
+    if selected:
+        ids = ",".join(map(str, sorted(selected)))
+        return f"/compare?jobs={ids}", f"compare the {len(selected)} selected runs"
+    if sweep is not None:
+        return f"/compare?sweep={sweep}", f"compare sweep #{sweep} (or select runs)"
+    return "/compare", "select runs to compare them"
+
+
+@callback(
+    Output("runs-download", "data"),
+    Input("runs-csv", "n_clicks"),
+    *(State(f"runs-{name}", "value") for name in FILTERS),
+    prevent_initial_call=True,
+)
+def download_csv(_clicks, sweep, dataset, solver, loss, status):
+    """The filtered jobs as CSV."""
+    rows, _ = queries.list_jobs(database_url(), _where(sweep, dataset, solver, loss, status))
+    for row in rows:
+        row["setting"] = figures.setting_name(row)
+    return dcc.send_string(figures.records_csv(rows, CSV_COLUMNS), "faceoff-runs.csv")

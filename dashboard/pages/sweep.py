@@ -1,0 +1,213 @@
+"""Sweep: time to ε across solver settings × weights, and which solver wins where.
+
+URL: ``/sweep/ID?eps=1e-6&criterion=subopt_rel|gap_rel&x=time|epoch&chart=bars|heatmap``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import dash
+from dash import Input, Output, State, callback, dcc, html
+
+from dashboard import figures, queries
+from dashboard.components import (
+    choice,
+    database_url,
+    export_bar,
+    href,
+    parse_int,
+    share_link,
+    url_sync,
+)
+
+dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
+
+EPSILONS = ("1e-2", "1e-3", "1e-4", "1e-6", "1e-8", "1e-10")
+CHARTS = ("bars", "heatmap")
+X_CHOICES = {"time": "seconds", "epoch": "epochs"}
+REFRESH_MS = 3000
+CSV_COLUMNS = (
+    "objective",
+    "dataset",
+    "setting",
+    "solver",
+    "value",
+    "reached",
+    "seeds",
+    "job_ids",
+)
+
+
+def _control(label: str, component) -> html.Div:
+    return html.Div([html.Label(label), component], className="control")
+
+
+def layout(
+    sweep_id: str | None = None,
+    eps: str | None = None,
+    criterion: str | None = None,
+    x: str | None = None,
+    chart: str | None = None,
+    **_: str,
+) -> html.Div:
+    return html.Div(
+        [
+            html.H2(id="sweep-title"),
+            dcc.Store(id="sweep-id", data=parse_int(sweep_id)),
+            html.Div(
+                [
+                    _control(
+                        "ε",
+                        dcc.Dropdown(
+                            id="sweep-eps",
+                            options=list(EPSILONS),
+                            value=choice(eps, EPSILONS, "1e-6"),
+                            clearable=False,
+                        ),
+                    ),
+                    _control(
+                        "criterion",
+                        dcc.RadioItems(
+                            id="sweep-criterion",
+                            options=[{"label": v, "value": k} for k, v in figures.CRITERIA.items()],
+                            value=choice(criterion, figures.CRITERIA, "subopt_rel"),
+                            inline=True,
+                        ),
+                    ),
+                    _control(
+                        "measured in",
+                        dcc.RadioItems(
+                            id="sweep-x",
+                            options=[{"label": v, "value": k} for k, v in X_CHOICES.items()],
+                            value=choice(x, X_CHOICES, "time"),
+                            inline=True,
+                        ),
+                    ),
+                    _control(
+                        "chart",
+                        dcc.RadioItems(
+                            id="sweep-chart",
+                            options=list(CHARTS),
+                            value=choice(chart, CHARTS, "bars"),
+                            inline=True,
+                        ),
+                    ),
+                ],
+                className="controls",
+            ),
+            html.Div(
+                [
+                    html.Span(id="sweep-status", className="status"),
+                    " · ",
+                    html.A("compare its curves", id="sweep-compare", href="/compare"),
+                    " · ",
+                    html.A("its runs", id="sweep-runs", href="/"),
+                    " · ",
+                    share_link("sweep"),
+                ]
+            ),
+            dcc.Graph(id="sweep-tte", style={"height": "480px"}, config={"displaylogo": False}),
+            dcc.Graph(id="sweep-ranking", style={"height": "420px"}, config={"displaylogo": False}),
+            html.H3("Winners"),
+            html.Div(id="sweep-winners"),
+            export_bar("sweep", ["sweep-tte", "sweep-ranking"], csv_label="CSV (time to ε)"),
+            dcc.Interval(id="sweep-interval", interval=REFRESH_MS, disabled=True),
+        ]
+    )
+
+
+url_sync("sweep")
+
+
+def _results(sweep_id: int, eps: str, criterion: str, x: str):
+    rows, refs = queries.job_traces(
+        database_url(), queries.JobQuery(sweep_id=sweep_id), max_points=None
+    )
+    return rows, figures.time_to_eps(rows, float(eps), criterion, refs, x)
+
+
+def _winners_table(ranked: list[dict], unit: str) -> html.Table:
+    def cell(value) -> str:
+        return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+    body = [
+        html.Tr(
+            [
+                html.Td(r["objective"]),
+                html.Td(cell(r["winner"]) or "nobody reached ε"),
+                html.Td(
+                    f"{r['value']:.3g} {unit}" if r["value"] is not None else "", className="num"
+                ),
+                html.Td(cell(r["runner_up"])),
+                html.Td(f"{r['speedup']:.2f}×" if r["speedup"] else "", className="num"),
+            ]
+        )
+        for r in ranked
+    ]
+    head = html.Tr([html.Th(h) for h in ("objective", "winner", "to ε", "runner-up", "ahead by")])
+    return html.Table([html.Thead(head), html.Tbody(body)], className="facts")
+
+
+@callback(
+    Output("sweep-title", "children"),
+    Output("sweep-tte", "figure"),
+    Output("sweep-ranking", "figure"),
+    Output("sweep-winners", "children"),
+    Output("sweep-status", "children"),
+    Output("sweep-interval", "disabled"),
+    Output("sweep-share", "href"),
+    Output("sweep-compare", "href"),
+    Output("sweep-runs", "href"),
+    Input("sweep-id", "data"),
+    Input("sweep-eps", "value"),
+    Input("sweep-criterion", "value"),
+    Input("sweep-x", "value"),
+    Input("sweep-chart", "value"),
+    Input("sweep-interval", "n_intervals"),
+)
+def update(sweep_id, eps, criterion, x, chart, _n):
+    """Time to ε per setting and objective, the ranking; refreshes while jobs run."""
+    link = href(f"/sweep/{sweep_id}", {"eps": eps, "criterion": criterion, "x": x, "chart": chart})
+    summary = queries.sweep_summary(database_url(), sweep_id) if sweep_id is not None else None
+    if summary is None:
+        blank = figures.empty_figure("no such sweep")
+        return "No such sweep", blank, blank, "", "", True, link, "/compare", "/"
+    rows, results = _results(sweep_id, eps, criterion, x)
+    ranked = figures.ranking(results)
+    counts = summary["counts"]
+    status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no jobs"
+    if criterion == "subopt_rel" and any(
+        r["value"] is not None and math.isnan(r["value"]) for r in results
+    ):
+        status += " · some objectives have no certified P*: choose the gap criterion for them"
+    title = f"Sweep #{summary['id']}" + (f" · {summary['name']}" if summary["name"] else "")
+    return (
+        title,
+        figures.time_to_eps_figure(results, chart, float(eps), criterion, x),
+        figures.ranking_figure(ranked),
+        _winners_table(ranked, X_CHOICES[x]),
+        status,
+        not queries.active(rows),
+        link,
+        f"/compare?sweep={sweep_id}",
+        f"/?sweep={sweep_id}",
+    )
+
+
+@callback(
+    Output("sweep-download", "data"),
+    Input("sweep-csv", "n_clicks"),
+    State("sweep-id", "data"),
+    State("sweep-eps", "value"),
+    State("sweep-criterion", "value"),
+    State("sweep-x", "value"),
+    prevent_initial_call=True,
+)
+def download_csv(_clicks, sweep_id, eps, criterion, x):
+    """Time to ε per setting and objective as CSV."""
+    if sweep_id is None:
+        return dash.no_update
+    _, results = _results(sweep_id, eps, criterion, x)
+    name = f"faceoff-sweep-{sweep_id}-time-to-{eps}.csv"
+    return dcc.send_string(figures.records_csv(results, CSV_COLUMNS), name)

@@ -1,0 +1,154 @@
+"""Fixtures of the dashboard tests: a Dash app per session, the dashboard as a subprocess
+and a headless Chromium page (Debian's /usr/bin/chromium driven by Playwright).
+
+Browser tests skip locally when Chromium or Playwright is missing and fail when ``CI`` is
+set, so CI can never pass without them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.service.conftest import (  # noqa: F401
+    database_url,
+    postgres_url,
+    redis_url,
+    settings_for,
+    sqlite_url,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running_dashboard(url: str, timeout: float = 60.0) -> Iterator[str]:
+    """``python -m dashboard`` on a free port for the database ``url``; yields its base URL."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "FACEOFF_DATABASE_URL": url,
+        "FACEOFF_DASHBOARD_HOST": "127.0.0.1",
+        "FACEOFF_DASHBOARD_PORT": str(port),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dashboard"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the dashboard exited early:\n{process.stdout.read()}")
+            try:
+                with urllib.request.urlopen(f"{base}/_dash-layout", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the dashboard did not answer at {base}") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def point_count_js(graph_id: str, trace: int = 0) -> str:
+    """JavaScript: the number of points of a trace of a dcc.Graph, 0 before it is drawn.
+    (``gd.data`` keeps Plotly's typed-array encoding {dtype, bdata}; ``_fullData`` is decoded.)
+    """
+    plot = f"document.querySelector('#{graph_id} .js-plotly-plot')"
+    return (
+        f"(() => {{ const gd = {plot}; const t = gd && gd._fullData && gd._fullData[{trace}];"
+        " return t ? t.x.length : 0; })()"
+    )
+
+
+def _require_browser() -> None:
+    problem = None
+    if not CHROMIUM.exists():
+        problem = f"Chromium not found at {CHROMIUM} (Debian package chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            problem = "playwright is not installed (pip install playwright)"
+    if problem is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{problem}; CI is set: the browser tests must run")
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium, shared by the session's tests."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh 1400×900 page; closed after the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def dash_app():
+    """One Dash app for the session (Dash keeps page callbacks process-wide); tests point
+    it at their database with ``use_database``."""
+    from core.settings import Settings
+    from dashboard.app import create_app
+
+    return create_app(Settings(DATABASE_URL="sqlite://"))
+
+
+@pytest.fixture
+def client(dash_app, tmp_path):
+    """A Flask test client of the dashboard; ``client.use(url)`` selects the database."""
+    from dashboard.components import DATABASE_URL_KEY, UPLOAD_DIR_KEY
+
+    test_client = dash_app.server.test_client()
+    dash_app.server.config[UPLOAD_DIR_KEY] = str(tmp_path / "uploads")
+
+    def use(url: str) -> None:
+        dash_app.server.config[DATABASE_URL_KEY] = url
+
+    test_client.use = use
+    return test_client

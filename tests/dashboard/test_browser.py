@@ -1,0 +1,59 @@
+"""What a person sees: headless Debian Chromium against ``python -m dashboard``."""
+
+from __future__ import annotations
+
+from tests.dashboard import factories
+from tests.dashboard.conftest import point_count_js, running_dashboard
+
+PLOT = "document.querySelector('#compare-graph .js-plotly-plot')"
+
+
+def test_compare_page_of_a_finished_sweep(sqlite_url, page, tmp_path):
+    sweep_id, ids = factories.add_sweep(sqlite_url)
+    with running_dashboard(sqlite_url) as base:
+        page.goto(f"{base}/compare?sweep={sweep_id}&logy=linear")
+        legend = page.locator("#compare-graph .legend .traces")
+        legend.nth(len(ids) - 1).wait_for()
+        assert legend.count() == len(ids)  # one legend entry per job
+        names = sorted(legend.nth(i).text_content() for i in range(legend.count()))
+        assert names == sorted(
+            [
+                "dual_cd",
+                "dual_cd[sampling=importance]",
+                "primal_cd",
+                "spdc[batch_size=8,sampling=weighted]",
+            ]
+        )
+        page.locator("#compare-x").get_by_text("epochs", exact=True).click()
+        page.locator("#compare-logy").get_by_text("log", exact=True).click()
+        page.wait_for_function(
+            f"{PLOT}._fullLayout.yaxis.type === 'log'"
+            f" && {PLOT}._fullLayout.xaxis.title.text.startsWith('epochs')"
+        )
+        page.wait_for_url(lambda url: "x=epoch" in url and "logy=log" in url)
+        assert "P* certified" in page.locator("#compare-graph").inner_text()
+        shot = tmp_path / "compare.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        for button, suffix in (("SVG", ".svg"), ("CSV", ".csv")):
+            with page.expect_download() as download:
+                page.get_by_role("button", name=button, exact=True).click()
+            assert download.value.suggested_filename == f"faceoff-compare{suffix}"
+            saved = tmp_path / download.value.suggested_filename
+            download.value.save_as(saved)
+            head = saved.read_text()[:200]
+            assert ("<svg" in head) if suffix == ".svg" else head.startswith("curve,solver")
+
+
+def test_a_running_jobs_curve_grows(sqlite_url, page):
+    job_id = factories.add_running_job(sqlite_url, n_points=20)
+    with running_dashboard(sqlite_url) as base:
+        page.goto(f"{base}/compare?jobs={job_id}&x=epoch&logx=log")
+        count = point_count_js("compare-graph")
+        page.wait_for_function(f"{count} > 0")
+        before = page.evaluate(count)
+        factories.append_points(sqlite_url, job_id, 15)
+        page.wait_for_function(f"{count} > {before}", timeout=15_000)
+        after = page.evaluate(count)
+        assert (before, after) == (20, 35)
+        assert "live" in page.locator("#compare-status").inner_text()

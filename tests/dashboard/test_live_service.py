@@ -1,0 +1,152 @@
+"""The dashboard against the running service: a sweep submitted through the API, run by a real
+Celery worker on a real broker, read by ``python -m dashboard`` in headless Chromium.
+
+The first test also writes the README's screenshot, ``docs/compare.png``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from tests.dashboard.conftest import REPO, point_count_js, running_dashboard
+from tests.service.workers import running_worker, wait_for
+
+PLOT = "document.querySelector('#compare-graph .js-plotly-plot')"
+SCREENSHOT = REPO / "docs" / "compare.png"
+SYNTHETIC = {
+    "kind": "synthetic",
+    "generator": "classification",
+    "n_samples": 2000,
+    "n_features": 300,
+    "density": 0.05,
+    "seed": 0,
+}
+SWEEP = {
+    "name": "readme: synthetic 2000×300, smoothed hinge",
+    "datasets": ["synthetic-2000x300"],
+    "losses": ["smooth_hinge"],
+    "l2": [1e-4],
+    "solvers": [
+        "dual_cd",
+        {"solver": "dual_cd", "params": {"sampling": "importance"}},
+        "primal_cd",
+        {"solver": "spdc", "params": {"batch_size": [1, 8]}},
+        "saga",
+        "agd",
+        "lbfgs",
+    ],
+    "seeds": [0],
+    "stop": {"max_epochs": 500, "max_seconds": 20, "tol": 1e-10},
+}
+
+
+@pytest.fixture
+def service(sqlite_url, redis_url, settings_for):
+    """The API (in process) and one real worker process on SQLite and Redis."""
+    settings = settings_for(sqlite_url, redis_url)
+    with TestClient(create_app(settings)) as api, running_worker(settings, concurrency=2) as w:
+        created = api.post(
+            "/api/v1/datasets", json={"name": "synthetic-2000x300", "source": SYNTHETIC}
+        )
+        assert created.status_code == 201, created.text
+        yield api, w
+
+
+def _finished(api, sweep_id: int) -> bool:
+    sweep = api.get(f"/api/v1/sweeps/{sweep_id}").json()
+    done = sum(sweep["progress"].get(s, 0) for s in ("succeeded", "failed", "cancelled"))
+    return done == sweep["n_jobs"]
+
+
+@pytest.mark.slow
+def test_compare_page_of_a_finished_sweep(service, sqlite_url, page, tmp_path):
+    api, worker = service
+    created = api.post("/api/v1/sweeps", json=SWEEP)
+    assert created.status_code == 201, created.text
+    sweep_id, n_jobs = created.json()["id"], created.json()["n_jobs"]
+    wait_for(lambda: _finished(api, sweep_id), 300, "the sweep to finish", worker)
+    assert api.get(f"/api/v1/sweeps/{sweep_id}").json()["progress"]["succeeded"] == n_jobs
+    reference = api.post(
+        "/api/v1/references",
+        json={
+            "dataset": "synthetic-2000x300",
+            "loss": "smooth_hinge",
+            "l2": 1e-4,
+        },
+    )
+    assert reference.status_code in (200, 201, 202), reference.text
+    wait_for(
+        lambda: (
+            api.get("/api/v1/jobs", params={"status": "succeeded"}).json()["count"] == n_jobs + 1
+        ),
+        300,
+        "the reference run",
+        worker,
+    )
+    legend_names = {  # one legend entry per job (one seed each)
+        "dual_cd",
+        "dual_cd[sampling=importance]",
+        "primal_cd",
+        "spdc",
+        "spdc[batch_size=8]",
+        "saga",
+        "agd",
+        "lbfgs",
+    }
+    with running_dashboard(sqlite_url) as base:
+        page.goto(f"{base}/compare?sweep={sweep_id}&x=time&logy=linear")
+        legend = page.locator("#compare-graph .legend .traces")
+        legend.nth(n_jobs - 1).wait_for()
+        assert legend.count() == n_jobs == len(legend_names)
+        assert {legend.nth(i).text_content() for i in range(n_jobs)} == legend_names
+        page.locator("#compare-x").get_by_text("epochs", exact=True).click()
+        page.locator("#compare-logy").get_by_text("log", exact=True).click()
+        page.wait_for_function(
+            f"{PLOT}._fullLayout.yaxis.type === 'log'"
+            f" && {PLOT}._fullLayout.xaxis.title.text.startsWith('epochs')"
+        )
+        page.wait_for_url(lambda url: "x=epoch" in url and "logy=log" in url)
+        assert "P* certified" in page.locator("#compare-graph").inner_text()
+        shot = tmp_path / "compare.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        shutil.copyfile(shot, SCREENSHOT)
+
+
+@pytest.mark.slow
+def test_a_running_jobs_curve_grows(service, sqlite_url, page):
+    api, worker = service
+    job = api.post(
+        "/api/v1/jobs",
+        json={
+            "dataset": "synthetic-2000x300",
+            "loss": "logistic",
+            "l2": 1e-6,
+            "solver": "saga",
+            "params": {"step_scale": 1e-3},  # tiny steps: still running after 12 s
+            "stop": {"max_epochs": 1e6, "max_seconds": 12, "tol": 0},
+        },
+    ).json()
+    wait_for(
+        lambda: api.get(f"/api/v1/jobs/{job['id']}").json()["n_points"] >= 5,
+        120,
+        "the job's first points",
+        worker,
+    )
+    with running_dashboard(sqlite_url) as base:
+        page.goto(f"{base}/compare?jobs={job['id']}&x=time&y=gap&logx=log")
+        count = point_count_js("compare-graph")
+        page.wait_for_function(f"{count} > 0")
+        # the trace is thinned to at most ~500 points, so growth shows in its extent
+        last_x = f"(() => {{ const x = {PLOT}._fullData[0].x; return x[x.length - 1]; }})()"
+        before = page.evaluate(last_x)
+        assert "live" in page.locator("#compare-status").inner_text()
+        page.wait_for_function(f"{last_x} > {before}", timeout=20_000)
+        assert page.evaluate(last_x) > before
+        assert api.get(f"/api/v1/jobs/{job['id']}").json()["status"] == "running"
+    api.post(f"/api/v1/jobs/{job['id']}/cancel")
