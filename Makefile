@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FACEOFF_DATA_MIRROR ?= $(abspath ../shared/datasets)
 export FACEOFF_DATA_MIRROR
 
-.PHONY: venv test up demo lint bench clean
+.PHONY: venv test up demo lint bench bench-papers clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,14 @@ lint: venv
 ## Benchmarks against the peers (see bench/README.md).
 bench: venv
 	$(BIN)/python -m bench.run_part1
+
+## The papers' claims for SPDC and DGPD, and their kernel costs (see bench/README.md, part 2).
+bench-papers: venv
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	$(BIN)/python -m bench.run_spdc_ridge
+	$(BIN)/python -m bench.run_dgpd_sparse
+	$(BIN)/python -m bench.run_dgpd_cost
+	$(BIN)/python -m bench.run_spdc_cost
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,235 @@
+"""Shared helpers of the paper benchmarks: solver labels, time-to-target, tables, figures.
+
+Pure functions: nothing here runs a solver or reads a dataset, so all of it is tested
+without a browser (``tests/bench``). Figures are plotly ``go.Figure`` objects; only
+:func:`save_png` touches the disk (PNG export through kaleido and a headless Chromium).
+
+Legend names follow ``solver[key=value,...]`` (e.g. ``spdc[batch_size=22]``); every base
+solver has one colour in every figure, parameter variants of it a dashed line.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+# one colour per solver, the same in every figure (plotly's qualitative "D3" palette)
+SOLVER_COLOURS = {
+    "dgpd": "#d62728",
+    "spdc": "#1f77b4",
+    "dual_cd": "#2ca02c",
+    "primal_cd": "#ff7f0e",
+    "saga": "#9467bd",
+    "agd": "#8c564b",
+    "lbfgs": "#e377c2",
+}
+OTHER_COLOUR = "#7f7f7f"
+
+_LABEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(.*)\])?$")
+
+
+@dataclass(frozen=True)
+class SolverChoice:
+    """A solver of the catalogue with explicit parameters, e.g. ``spdc[batch_size=22]``."""
+
+    name: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name[key=value,...]``: the legend and table name."""
+        if not self.params:
+            return self.name
+        return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.params)}]"
+
+    @property
+    def param_dict(self) -> dict[str, str]:
+        """Parameters for ``solvers.run.solve`` (strings: the catalogue converts them)."""
+        return dict(self.params)
+
+
+def parse_solver(text: str) -> SolverChoice:
+    """``"spdc[batch_size=22]"`` → SolverChoice("spdc", (("batch_size", "22"),)).
+
+    Raises ValueError naming the text and the accepted form.
+    """
+    match = _LABEL.match(text.strip())
+    if not match:
+        raise ValueError(f"solver {text!r}: expected NAME or NAME[key=value,...]")
+    name, inner = match.groups()
+    params = []
+    for item in (inner or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"solver {text!r}: parameter {item!r} is not key=value")
+        params.append((key.strip(), value.strip()))
+    return SolverChoice(name, tuple(params))
+
+
+def solver_colour(label: str) -> str:
+    """The colour of a solver label: that of its base name."""
+    return SOLVER_COLOURS.get(label.split("[", 1)[0], OTHER_COLOUR)
+
+
+# ----------------------------------------------------------------------------- traces
+
+
+def first_reaching(xs: Sequence[float], values: Sequence[float], target: float) -> float | None:
+    """The first ``xs[k]`` with ``values[k] ≤ target`` (None if never): the time or the
+    passes at which a trace reaches a relative suboptimality."""
+    for x, value in zip(xs, values, strict=True):
+        if value <= target:
+            return x
+    return None
+
+
+def relative_gaps(primals: Sequence[float], p_star: float) -> list[float]:
+    """(P − P*)/|P*| for each primal value; P* = 0 gives the absolute P − P*."""
+    scale = abs(p_star) or 1.0
+    return [(p - p_star) / scale for p in primals]
+
+
+def median(values: Sequence[float | None]) -> float | None:
+    """Median counting None (target not reached) as +∞; None if that is the median."""
+    ordered = sorted(math.inf if v is None else v for v in values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    value = ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+    return None if math.isinf(value) else value
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GitHub markdown table as lines."""
+    widths = len(header)
+    for row in rows:
+        if len(row) != widths:
+            raise ValueError(f"table row has {len(row)} cells, header has {widths}: {row!r}")
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def fmt_num(value: float | None, missing: str = "—") -> str:
+    """3 significant digits, or ``missing`` for None."""
+    return missing if value is None else f"{value:.3g}"
+
+
+def speedup_cell(reference: float | None, other: float | None, other_spent: float) -> str:
+    """Speedup of the reference method over another: time_other / time_reference.
+
+    ``"—"`` when the reference did not reach the target; ``"> s×"`` when only the
+    reference did (s from the time the other ran without reaching it).
+    """
+    if reference is None:
+        return "—"
+    if reference <= 0:
+        return "n/a (reference at t = 0)"
+    if other is None:
+        return f"> {other_spent / reference:.3g}×"
+    return f"{other / reference:.3g}×"
+
+
+def fmt_duration(seconds: float) -> str:
+    """``12 min 05 s`` or ``48.2 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+@dataclass
+class Curve:
+    """One solver's trace in one panel: x (passes or seconds) and a positive y."""
+
+    label: str
+    x: list[float]
+    y: list[float]
+
+
+@dataclass
+class Panel:
+    """One subplot: a title and its curves."""
+
+    title: str
+    curves: list[Curve] = field(default_factory=list)
+
+
+def convergence_figure(
+    panels: Sequence[Panel],
+    x_title: str,
+    y_title: str,
+    title: str,
+    columns: int = 2,
+    floor: float = 1e-16,
+) -> go.Figure:
+    """Subplots of convergence curves, log y axis, one legend entry per solver.
+
+    Values ≤ ``floor`` (the target reached exactly, or rounding) are drawn at ``floor`` so
+    that the log axis keeps them.
+    """
+    if not panels:
+        raise ValueError("convergence_figure needs at least one panel")
+    columns = max(1, min(columns, len(panels)))
+    rows = math.ceil(len(panels) / columns)
+    fig = make_subplots(
+        rows=rows,
+        cols=columns,
+        subplot_titles=[p.title for p in panels],
+        horizontal_spacing=0.08,
+        vertical_spacing=0.12 if rows > 1 else 0.1,
+    )
+    shown: set[str] = set()
+    for k, panel in enumerate(panels):
+        row, col = divmod(k, columns)
+        for curve in panel.curves:
+            fig.add_trace(
+                go.Scatter(
+                    x=curve.x,
+                    y=[max(v, floor) for v in curve.y],
+                    mode="lines",
+                    name=curve.label,
+                    legendgroup=curve.label,
+                    showlegend=curve.label not in shown,
+                    line={
+                        "color": solver_colour(curve.label),
+                        "dash": "dash" if "[" in curve.label else "solid",
+                        "width": 2,
+                    },
+                ),
+                row=row + 1,
+                col=col + 1,
+            )
+            shown.add(curve.label)
+        fig.update_yaxes(
+            type="log", exponentformat="power", title_text=y_title, row=row + 1, col=col + 1
+        )
+        fig.update_xaxes(title_text=x_title, row=row + 1, col=col + 1)
+    fig.update_layout(
+        title=title,
+        template="plotly_white",
+        width=520 * columns,
+        height=360 * rows + 110,
+        legend={"orientation": "h", "y": -0.08 if rows > 1 else -0.18},
+        margin={"t": 90, "b": 80},
+    )
+    return fig
+
+
+def save_png(fig: go.Figure, path: Path) -> None:
+    """Write the figure as PNG (kaleido drives a headless Chromium)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.write_image(str(path), scale=1.5)
