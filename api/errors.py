@@ -4,6 +4,9 @@
   (the shape of FastAPI's validation errors);
 - NotFoundError → 404, ConflictError → 409, UploadTooLarge → 413, BrokerUnavailable → 503,
   each ``{"detail": message}``;
+- the database unreachable or busy (:func:`core.db.is_unavailable`) → 503
+  ``{"detail": "database unavailable: ..."}``, the broker unreachable → 503
+  ``{"detail": "broker unavailable: ..."}``, both with ``Retry-After``;
 - anything else → logged, 500 ``{"detail": "internal server error"}``.
 """
 
@@ -15,7 +18,13 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from kombu.exceptions import OperationalError as KombuOperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
+from core.db import brief, is_unavailable
 from core.jobs import (
     BrokerUnavailable,
     ConflictError,
@@ -27,6 +36,7 @@ from core.specs import SpecError
 
 log = logging.getLogger("api")
 REQUEST_PARTS = ("body", "query", "path", "header")
+RETRY_AFTER_SECONDS = 5
 
 
 def validation_error(loc: tuple, message: str, kind: str = "value_error") -> JSONResponse:
@@ -60,6 +70,25 @@ def _message(status: int):
     return handler
 
 
+def _unavailable(what: str, request: Request, exc: Exception) -> JSONResponse:
+    log.warning("%s unavailable on %s %s: %s", what, request.method, request.url.path, brief(exc))
+    return JSONResponse(
+        status_code=503,
+        content={"detail": f"{what} unavailable: {brief(exc)}; try again later"},
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    if not is_unavailable(exc):
+        return _internal(request, exc)
+    return _unavailable("database", request, exc)
+
+
+def _broker_error(request: Request, exc: Exception) -> JSONResponse:
+    return _unavailable("broker", request, exc)
+
+
 def _internal(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return JSONResponse(status_code=500, content={"detail": "internal server error"})
@@ -72,4 +101,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ConflictError, _message(409))
     app.add_exception_handler(UploadTooLarge, _message(413))
     app.add_exception_handler(BrokerUnavailable, _message(503))
+    app.add_exception_handler(DBAPIError, _database_error)
+    app.add_exception_handler(PoolTimeoutError, _database_error)
+    for broker_error in (KombuOperationalError, RedisConnectionError, RedisTimeoutError):
+        app.add_exception_handler(broker_error, _broker_error)
     app.add_exception_handler(Exception, _internal)

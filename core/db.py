@@ -1,4 +1,9 @@
-"""Engine and sessions for PostgreSQL or SQLite (WAL, busy timeout: one writer at a time)."""
+"""Engine and sessions for PostgreSQL or SQLite (WAL, busy timeout: one writer at a time).
+
+A PostgreSQL connection is checked before each use (``pool_pre_ping``) and gives up
+connecting after ``CONNECT_TIMEOUT_SECONDS``, so an outage surfaces as an error that
+:func:`is_unavailable` recognises instead of a hang.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+CONNECT_TIMEOUT_SECONDS = 5
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -29,7 +37,21 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+    )
+
+
+def is_unavailable(err: BaseException) -> bool:
+    """Whether ``err`` means the database cannot be reached or is busy (worth retrying), as
+    opposed to a bad statement or a violated constraint."""
+    if isinstance(err, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError)):
+        return True
+    return isinstance(err, sa_exc.DBAPIError) and err.connection_invalidated
 
 
 @lru_cache
@@ -54,3 +76,11 @@ def session_scope(url: str) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def brief(err: BaseException) -> str:
+    """``"Type: first line of the message"`` of a database error (without SQLAlchemy's
+    statement and parameters)."""
+    cause = getattr(err, "orig", None) or err
+    lines = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {lines[0] if lines else 'no message'}"

@@ -17,12 +17,17 @@ Delivery and failures (:mod:`worker.tasks`, :mod:`worker.store`):
   without them only the hard limit of ``MAX_JOB_SECONDS`` applies). The soft limit raises
   in the run, which fails the job with "time limit exceeded"; the hard limit kills the pool
   process, and the main process then fails the job (``JobTask.on_failure``).
-- A pool process lost otherwise (killed, out of memory) has its task requeued
-  (``reject_on_worker_lost``); the redelivered run deletes the earlier trace points and runs
-  again from seq 0 (runs are deterministic by seed). After ``store.MAX_ATTEMPTS`` lost
-  runs the job fails instead. Redis redelivers a task whose worker vanished without
-  requeueing it (the whole worker killed) after the visibility timeout, set longer than
-  the longest job.
+- A job is claimed by one atomic UPDATE of its status from queued to running, so any number
+  of deliveries of its message run it once. A running job's worker refreshes its
+  ``heartbeat_at`` every few seconds; the reaper in every worker's main process
+  (:mod:`worker.reaper`) requeues and re-sends a job silent for ``HEARTBEAT_TIMEOUT_SECONDS``
+  (its pool process or its whole worker was killed), which then runs again from seq 0 (runs
+  are deterministic by seed); the lost run writes nothing more. After ``store.MAX_ATTEMPTS``
+  lost runs the job fails instead. The reaper also re-sends every queued job when Redis
+  has restarted empty.
+- While the database is unavailable the run goes on: trace points stay buffered and are
+  written when it is back, heartbeats and cancel checks are skipped, and the claim and the
+  job's end are retried for ``DB_RETRY_SECONDS``.
 - Cancellation (``jobs.cancel_requested``) is read at most every 0.25 s and honoured
   between blocks of the solver's kernel.
 """

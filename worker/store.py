@@ -1,31 +1,58 @@
-"""The worker's database reads and writes: claiming a job, trace batches, the job's end.
+"""The worker's database reads and writes: claiming a job, heartbeats, trace batches, the
+job's end, and the reaper's requeueing of jobs whose worker was lost.
 
-Every write of a run is conditioned on the job being ``running`` with the run's attempt
-number, so a run that a redelivery has superseded changes nothing. Trace points are
-inserted with ``ON CONFLICT DO NOTHING`` on (job_id, seq): writing a batch twice keeps one
-copy.
+A job is claimed by one atomic ``UPDATE ... WHERE status = 'queued'``, so of several
+deliveries of its message (a redelivery, the reaper's, the broker-restart re-send) only one
+runs it. Every later write of a run is conditioned on the job being ``running`` with the
+run's attempt number, so a run that the reaper has superseded changes nothing. Trace points
+are inserted with ``ON CONFLICT DO NOTHING`` on (job_id, seq): writing a batch twice keeps
+one copy, so a batch whose commit was lost with the connection can simply be written again.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import timedelta
+from typing import Any, TypeVar
 
 import numpy as np
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from core.db import engine_for, session_scope
-from core.models import CANCELLED, FAILED, QUEUED, RUNNING, TERMINAL, Job, TracePoint, utcnow
+from core.db import brief, engine_for, is_unavailable, session_scope
+from core.models import CANCELLED, FAILED, QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3  # a job whose worker was lost this many times is failed, not run again
+MAX_BACKOFF_SECONDS = 5.0
 _INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+T = TypeVar("T")
+
+
+def retrying(write: Callable[[], T], seconds: float, what: str) -> T:
+    """``write()``, tried again with exponential backoff (0.1 s doubling up to
+    ``MAX_BACKOFF_SECONDS``) while the database is unavailable, for at most ``seconds``;
+    then the last error is raised. Other errors are raised at once."""
+    deadline = time.monotonic() + seconds
+    delay = 0.1
+    while True:
+        try:
+            return write()
+        except Exception as err:
+            if not is_unavailable(err) or time.monotonic() + delay > deadline:
+                raise
+            log.warning(
+                "%s: database unavailable (%s); retrying in %.1f s", what, brief(err), delay
+            )
+        time.sleep(delay)
+        delay = min(2 * delay, MAX_BACKOFF_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -40,54 +67,26 @@ class Claim:
 
 
 def claim_job(url: str, job_id: int, host: str) -> Claim | None:
-    """Mark the job running for a new attempt, or return None when it must not run.
+    """Mark a queued job running for a new attempt, or return None when it must not run.
 
-    A missing or finished job is skipped; a job whose cancellation was requested is
-    cancelled; a job still ``running`` is a redelivery after its worker was lost: it runs
-    again (its earlier trace points are deleted, so the new trace starts at seq 0) unless
-    it has been tried ``MAX_ATTEMPTS`` times already, then it fails.
+    A missing job, or one that is not queued (finished, or running for another delivery
+    of its message), is skipped; a queued job whose cancellation was requested is
+    cancelled. A rerun (attempt > 1, after the reaper requeued the job) deletes the
+    earlier trace points, so the new trace starts at seq 0.
     """
+    now = utcnow()
     with session_scope(url) as session:
-        job = session.get(Job, job_id)
-        if job is None:
-            log.warning("job %d does not exist; nothing to run", job_id)
-            return None
-        if job.status in TERMINAL:
-            log.info("job %d is already %s; not run again", job_id, job.status)
-            return None
-        pending = (
-            Job.id == job_id,
-            Job.attempts == job.attempts,
-            Job.status.in_((QUEUED, RUNNING)),
-        )
-        now = utcnow()
-        if job.cancel_requested:
-            session.execute(
-                update(Job)
-                .where(*pending)
-                .values(status=CANCELLED, stop_reason=CANCELLED, finished_at=now)
-            )
-            log.info("job %d was cancelled before it started", job_id)
-            return None
-        if job.status == RUNNING and job.attempts >= MAX_ATTEMPTS:
-            error = (
-                f"the worker running this job was lost {job.attempts} times (its process "
-                "was killed, e.g. out of memory); not run again"
-            )
-            session.execute(
-                update(Job).where(*pending).values(status=FAILED, error=error, finished_at=now)
-            )
-            log.error("job %d: %s", job_id, error)
-            return None
-        attempt = job.attempts + 1
+        # the write comes first: SQLite cannot turn a read transaction into a write one
+        # once another connection has written
         claimed = session.execute(
             update(Job)
-            .where(*pending)
+            .where(Job.id == job_id, Job.status == QUEUED, Job.cancel_requested.is_(False))
             .values(
                 status=RUNNING,
-                attempts=attempt,
+                attempts=Job.attempts + 1,
                 worker_host=host,
                 started_at=now,
+                heartbeat_at=now,
                 finished_at=None,
                 stop_reason=None,
                 error=None,
@@ -97,13 +96,24 @@ def claim_job(url: str, job_id: int, host: str) -> Claim | None:
                 primal=None,
                 gap=None,
             )
-        ).rowcount
-        if not claimed:
-            log.info("job %d changed while it was being claimed; not run", job_id)
+            .returning(Job.attempts, Job.spec, Job.dataset_id)
+        ).one_or_none()
+        if claimed is None:
+            session.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status == QUEUED, Job.cancel_requested.is_(True))
+                .values(status=CANCELLED, stop_reason=CANCELLED, finished_at=now)
+            )
+            status = session.scalar(select(Job.status).where(Job.id == job_id))
+            log.info("job %d is %s; this delivery does not run it", job_id, status or "missing")
             return None
-        if attempt > 1:
+        attempts, spec, dataset_id = claimed
+        dataset = session.execute(
+            select(Dataset.name, Dataset.source).where(Dataset.id == dataset_id)
+        ).one()
+        if attempts > 1:
             session.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
-        return Claim(job_id, attempt, job.spec, job.dataset.name, job.dataset.source)
+        return Claim(job_id, attempts, spec, dataset.name, dataset.source)
 
 
 def _plain(value: Any) -> Any:
@@ -115,61 +125,113 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_COLUMNS = ("job_id", "seq", "iteration", "epoch", "time_s", "primal", "dual", "gap", "nnz_x")
+COPY_MIN_POINTS = 200  # from this batch size on, PostgreSQL gets the points by COPY
+
+
 def write_points(session: Session, job_id: int, points: list) -> None:
     """Insert trace points (``solvers.trace.TracePoint``) of a job; existing (job, seq) rows
-    are left as they are."""
+    are left as they are. Large batches on PostgreSQL go through COPY into a temporary
+    staging table and one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` (about 3× the
+    rate of a multi-row INSERT; bench/run_service.py measures both)."""
     rows = [
-        {
-            "job_id": job_id,
-            "seq": p.seq,
-            "iteration": p.iteration,
-            "epoch": p.epoch,
-            "time_s": p.time_s,
-            "primal": p.primal,
-            "dual": p.dual,
-            "gap": p.gap,
-            "nnz_x": p.nnz_x,
-            "extras": {str(k): _plain(v) for k, v in p.extras.items()},
-        }
+        (
+            job_id,
+            p.seq,
+            p.iteration,
+            p.epoch,
+            p.time_s,
+            p.primal,
+            p.dual,
+            p.gap,
+            p.nnz_x,
+            {str(k): _plain(v) for k, v in p.extras.items()},
+        )
         for p in points
     ]
-    insert = _INSERTS[session.get_bind().dialect.name]
-    statement = insert(TracePoint.__table__).on_conflict_do_nothing(
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql" and len(rows) >= COPY_MIN_POINTS:
+        _copy_rows(session, rows)
+        return
+    statement = _INSERTS[dialect](TracePoint.__table__).on_conflict_do_nothing(
         index_elements=["job_id", "seq"]
     )
-    session.execute(statement, rows)
+    names = (*_COLUMNS, "extras")
+    session.execute(statement, [dict(zip(names, row, strict=True)) for row in rows])
+
+
+def _copy_rows(session: Session, rows: list[tuple]) -> None:
+    """COPY ``rows`` into the connection's staging table (emptied at commit), then move them
+    into trace_points, skipping (job_id, seq) pairs that are already there."""
+    columns = ", ".join((*_COLUMNS, "extras"))
+    connection = session.connection().connection.driver_connection  # a psycopg connection
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS trace_stage (LIKE trace_points) ON COMMIT DELETE ROWS"
+        )
+        with cursor.copy(f"COPY trace_stage ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row((*row[:-1], json.dumps(row[-1])))
+        cursor.execute(
+            f"INSERT INTO trace_points ({columns}) SELECT {columns} FROM trace_stage "
+            "ON CONFLICT (job_id, seq) DO NOTHING"
+        )
 
 
 def _current(claim: Claim) -> tuple:
     return (Job.id == claim.job_id, Job.attempts == claim.attempt, Job.status == RUNNING)
 
 
+def beat(url: str, claim: Claim) -> bool:
+    """Record that this run is alive; False if it has been superseded."""
+    with session_scope(url) as session:
+        statement = update(Job).where(*_current(claim)).values(heartbeat_at=utcnow())
+        return bool(session.execute(statement).rowcount)
+
+
+def _summary(points: list) -> dict[str, Any]:
+    """The job's summary columns from its last trace point."""
+    last = points[-1]
+    return {
+        "n_points": last.seq + 1,
+        "epoch": last.epoch,
+        "time_s": last.time_s,
+        "primal": last.primal,
+        "gap": last.gap,
+    }
+
+
 def save_batch(url: str, claim: Claim, points: list) -> bool:
     """Write a batch of trace points and set the job's summary to the last one, in one
     transaction; False (nothing written) if this run has been superseded."""
-    last = points[-1]
     with session_scope(url) as session:
-        summary = {
-            "n_points": last.seq + 1,
-            "epoch": last.epoch,
-            "time_s": last.time_s,
-            "primal": last.primal,
-            "gap": last.gap,
-        }
-        if not session.execute(update(Job).where(*_current(claim)).values(**summary)).rowcount:
+        values = {**_summary(points), "heartbeat_at": utcnow()}
+        if not session.execute(update(Job).where(*_current(claim)).values(**values)).rowcount:
             return False
         write_points(session, claim.job_id, points)
     return True
 
 
 def finish_job(
-    url: str, claim: Claim, status: str, stop_reason: str | None, error: str | None
+    url: str,
+    claim: Claim,
+    status: str,
+    stop_reason: str | None,
+    error: str | None,
+    points: list,
 ) -> bool:
-    """End this run's job; False if the run has been superseded (nothing written)."""
+    """End this run's job, writing its last trace ``points`` in the same transaction; False
+    if the run has been superseded (nothing written)."""
     with session_scope(url) as session:
         values = {"status": status, "stop_reason": stop_reason, "error": error}
+        if points:
+            values.update(_summary(points))
         statement = update(Job).where(*_current(claim)).values(**values, finished_at=utcnow())
-        return bool(session.execute(statement).rowcount)
+        if not session.execute(statement).rowcount:
+            return False
+        if points:
+            write_points(session, claim.job_id, points)
+    return True
 
 
 def fail_running_job(url: str, job_id: int, error: str) -> bool:
@@ -183,23 +245,95 @@ def fail_running_job(url: str, job_id: int, error: str) -> bool:
         return bool(session.execute(statement).rowcount)
 
 
+def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
+    """Requeue the running jobs whose heartbeat is older than ``timeout`` seconds (their
+    worker was lost): (job id, max_seconds) of each, for the caller to send again.
+
+    Each job is taken by a conditional UPDATE, so of several reapers one requeues it. A job
+    that has been tried ``MAX_ATTEMPTS`` times is failed instead.
+    """
+    cutoff = utcnow() - timedelta(seconds=timeout)
+    stale = (Job.status == RUNNING, or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < cutoff))
+    requeued = []
+    with session_scope(url) as session:
+        lost = session.execute(select(Job.id, Job.attempts, Job.spec).where(*stale)).all()
+        for job_id, attempts, spec in lost:
+            taken = (Job.id == job_id, Job.attempts == attempts, *stale)
+            if attempts >= MAX_ATTEMPTS:
+                error = (
+                    f"the worker running this job was lost {attempts} times (its process was "
+                    "killed, e.g. out of memory, or stopped answering); not run again"
+                )
+                values = {"status": FAILED, "error": error, "finished_at": utcnow()}
+                if session.execute(update(Job).where(*taken).values(**values)).rowcount:
+                    log.error("job %d: %s", job_id, error)
+            elif session.execute(update(Job).where(*taken).values(status=QUEUED)).rowcount:
+                log.warning(
+                    "job %d: its worker was lost during attempt %d; requeued", job_id, attempts
+                )
+                requeued.append((job_id, float(spec["stop"]["max_seconds"])))
+    return requeued
+
+
+def unqueue(url: str, job_id: int) -> None:
+    """Undo :func:`requeue_lost` for a job whose message could not be sent: back to running
+    with its stale heartbeat, so that a later pass requeues it again."""
+    with session_scope(url) as session:
+        session.execute(
+            update(Job).where(Job.id == job_id, Job.status == QUEUED).values(status=RUNNING)
+        )
+
+
+def ping(url: str) -> None:
+    """Raise unless the database answers."""
+    with engine_for(url).connect() as conn:
+        conn.execute(select(1))
+
+
+def queued_jobs(url: str) -> list[tuple[int, float]]:
+    """(job id, max_seconds) of every queued job, oldest first."""
+    with session_scope(url) as session:
+        rows = session.execute(
+            select(Job.id, Job.spec).where(Job.status == QUEUED).order_by(Job.id)
+        )
+        return [(job_id, float(spec["stop"]["max_seconds"])) for job_id, spec in rows]
+
+
 class CancelCheck:
     """``should_stop()`` for the stop rules: True once the job's cancellation is requested
-    or this run is superseded. Reads the database at most every ``interval`` seconds."""
+    or this run is superseded. Reads the database at most every ``interval`` seconds; while
+    the database is unavailable the last answer stands and the run goes on."""
 
     def __init__(self, url: str, claim: Claim, interval: float = 0.25) -> None:
         self.url = url
         self.claim = claim
         self.interval = interval
-        self._read_at = -math.inf
+        self._read_at = time.monotonic()  # the claim has just read the job
         self._stop = False
+        self._failing = False
 
     def __call__(self) -> bool:
         now = time.monotonic()
         if not self._stop and now - self._read_at >= self.interval:
             self._read_at = now
-            query = select(Job.cancel_requested, Job.attempts).where(Job.id == self.claim.job_id)
-            with engine_for(self.url).connect() as conn:
-                row = conn.execute(query).one_or_none()
-            self._stop = row is None or row.cancel_requested or row.attempts != self.claim.attempt
+            query = select(Job.cancel_requested, Job.attempts, Job.status).where(
+                Job.id == self.claim.job_id
+            )
+            try:
+                with engine_for(self.url).connect() as conn:
+                    row = conn.execute(query).one_or_none()
+            except Exception as err:
+                if not is_unavailable(err):
+                    raise
+                if not self._failing:
+                    log.warning("job %d: cancel checks skipped: %s", self.claim.job_id, brief(err))
+                self._failing = True
+                return False
+            self._failing = False
+            self._stop = (
+                row is None
+                or row.cancel_requested
+                or row.attempts != self.claim.attempt
+                or row.status != RUNNING
+            )
         return self._stop

@@ -12,10 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from celery import Task
-from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
 from core.datasets import load_matrix
-from core.db import session_scope
+from core.db import brief, is_unavailable, session_scope
 from core.models import CANCELLED, FAILED, SUCCEEDED, Job
 from core.queue import RUN_JOB, time_limits
 from core.settings import Settings, get_settings
@@ -24,6 +24,7 @@ from solvers.trace import CANCELLED as STOP_CANCELLED
 from solvers.trace import DIVERGED, StopRules, TracePoint
 from worker import store
 from worker.celery_app import celery_app
+from worker.reaper import Heartbeat
 from worker.warmup import check_available
 
 log = logging.getLogger(__name__)
@@ -62,8 +63,11 @@ class TraceWriter:
     waiting or ``batch_seconds`` have passed since the last write (checked at each point, so
     a point waits at most that long or until the next one).
 
-    A point whose primal, dual or gap is not finite (the last point of a diverged run) is
-    not stored: SQLite cannot hold NaN in a required column.
+    While the database is unavailable the points stay buffered and the write is tried again
+    at a later point, after a backoff that doubles up to ``store.MAX_BACKOFF_SECONDS``: the
+    solver runs on, and no point is lost or written twice. A point whose primal, dual or
+    gap is not finite (the last point of a diverged run) is not stored: SQLite cannot hold
+    NaN in a required column.
     """
 
     def __init__(self, url: str, claim: store.Claim, batch_points: int, batch_seconds: float):
@@ -74,20 +78,38 @@ class TraceWriter:
         self.buffer: list[TracePoint] = []
         self.superseded = False
         self._written_at = -math.inf
+        self._retry_at = -math.inf
+        self._backoff = 0.0
 
     def __call__(self, point: TracePoint) -> None:
         if not all(map(math.isfinite, (point.primal, point.dual, point.gap))):
             return
         self.buffer.append(point)
-        waited = time.monotonic() - self._written_at
-        if len(self.buffer) >= self.batch_points or waited >= self.batch_seconds:
-            self.flush()
+        now = time.monotonic()
+        due = len(self.buffer) >= self.batch_points or now - self._written_at >= self.batch_seconds
+        if due and now >= self._retry_at:
+            try:
+                self.flush()
+            except Exception as err:
+                if not is_unavailable(err):
+                    raise
+                self._backoff = min(max(0.1, 2 * self._backoff), store.MAX_BACKOFF_SECONDS)
+                self._retry_at = now + self._backoff
+                log.warning(
+                    "job %d: %d trace points kept until the database is back: %s",
+                    self.claim.job_id,
+                    len(self.buffer),
+                    brief(err),
+                )
 
     def flush(self) -> None:
+        """Write the buffered points (none if the run has been superseded); on an error
+        they stay buffered."""
         if self.buffer and not self.superseded:
             self.superseded = not store.save_batch(self.url, self.claim, self.buffer)
         self.buffer = []
         self._written_at = time.monotonic()
+        self._backoff = 0.0
 
 
 class JobTask(Task):
@@ -124,41 +146,66 @@ def run_job(self: JobTask, job_id: int) -> None:
     """Run job ``job_id`` (re-read from the database) and record its trace and outcome.
 
     Every failure ends the job ``failed`` with the error and returns normally, so the task
-    is never retried; a redelivery after a lost worker runs the job again from seq 0.
+    is never retried. Database writes are retried for ``DB_RETRY_SECONDS`` while the
+    database is unavailable; a job that cannot be claimed in that time has its message
+    requeued, one whose end cannot be written stays running and the reaper reruns it.
     """
     settings = get_settings()
-    claim = store.claim_job(settings.database_url, job_id, f"{socket.gethostname()}:{os.getpid()}")
+    url, host = settings.database_url, f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        claim = store.retrying(
+            lambda: store.claim_job(url, job_id, host), settings.DB_RETRY_SECONDS, f"job {job_id}"
+        )
+    except Exception as err:
+        if not is_unavailable(err):
+            raise
+        raise Reject(
+            f"job {job_id} not claimed, database unavailable: {brief(err)}", requeue=True
+        ) from err
     if claim is None:
         return
     log.info("job %d: attempt %d, %s", job_id, claim.attempt, claim.spec.get("solver"))
-    writer = TraceWriter(
-        settings.database_url, claim, settings.TRACE_BATCH_POINTS, settings.TRACE_BATCH_SECONDS
-    )
-    reason = None
-    try:
-        reason = _solve(claim, settings, writer)
-        writer.flush()
-        status, error = _outcome(reason)
-    except SoftTimeLimitExceeded:
-        soft = self.request.timelimit[1]
-        status, error = (
-            FAILED,
-            (
-                f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
-                "(max_seconds of solver time, plus the evaluation and set-up allowance)"
-            ),
-        )
-    except Exception as err:
-        log.exception("job %d failed", job_id)
-        status, error = FAILED, describe(err)
-    if status == FAILED and writer.buffer:
-        _flush_after_failure(writer)
-    if not store.finish_job(settings.database_url, claim, status, reason, error):
+    writer = TraceWriter(url, claim, settings.TRACE_BATCH_POINTS, settings.TRACE_BATCH_SECONDS)
+    with Heartbeat(settings, claim):
+        status, reason, error = _run(self, claim, settings, writer)
+        points = [] if writer.superseded else writer.buffer
+        try:
+            finished = store.retrying(
+                lambda: store.finish_job(url, claim, status, reason, error, points),
+                settings.DB_RETRY_SECONDS,
+                f"job {job_id}",
+            )
+        except Exception:
+            log.exception("job %d: its end was not written; the reaper will rerun it", job_id)
+            return
+    if not finished:
         log.warning("job %d: attempt %d was superseded; outcome dropped", job_id, claim.attempt)
         return
     log.info("job %d %s (%s)%s", job_id, status, reason, f": {error}" if error else "")
     if status == SUCCEEDED:
-        _record_reference(settings.database_url, job_id)
+        _record_reference(url, job_id)
+
+
+def _run(
+    task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWriter
+) -> tuple[str, str | None, str | None]:
+    """(status, stop reason, error) of solving the claimed job; the trace points still in
+    ``writer``'s buffer are written with the job's end."""
+    try:
+        reason = _solve(claim, settings, writer)
+        status, error = _outcome(reason)
+        return status, reason, error
+    except SoftTimeLimitExceeded:
+        soft = task.request.timelimit[1]
+        return (
+            FAILED,
+            None,
+            f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
+            "(max_seconds of solver time, plus the evaluation and set-up allowance)",
+        )
+    except Exception as err:
+        log.exception("job %d failed", claim.job_id)
+        return FAILED, None, describe(err)
 
 
 def _solve(claim: store.Claim, settings: Settings, writer: TraceWriter) -> str:
@@ -183,14 +230,6 @@ def _outcome(reason: str) -> tuple[str, str | None]:
     if reason == STOP_CANCELLED:
         return CANCELLED, None
     return SUCCEEDED, None
-
-
-def _flush_after_failure(writer: TraceWriter) -> None:
-    """Keep the points recorded before a failure, if the database takes them."""
-    try:
-        writer.flush()
-    except Exception:
-        log.exception("job %d: the last trace points could not be written", writer.claim.job_id)
 
 
 def _record_reference(url: str, job_id: int) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import redis
 from fastapi import APIRouter, Response
 from sqlalchemy import text
@@ -12,6 +14,7 @@ from core.db import session_factory
 from core.queue import celery_for
 from core.settings import Settings
 
+log = logging.getLogger("api")
 router = APIRouter(prefix="/health", tags=["health"])
 
 TIMEOUT_SECONDS = 1.0
@@ -47,11 +50,16 @@ def check_broker(settings: Settings) -> str:
 
 
 def count_workers(settings: Settings) -> int:
-    """Workers answering within INSPECT_SECONDS that consume this server's queue."""
+    """Workers answering within INSPECT_SECONDS that consume this server's queue (0 if the
+    broker fails meanwhile)."""
     inspect = celery_for(settings.BROKER_URL, settings.QUEUE).control.inspect(
         timeout=INSPECT_SECONDS
     )
-    replies = inspect.active_queues() or {}
+    try:
+        replies = inspect.active_queues() or {}
+    except Exception as err:
+        log.warning("counting workers failed: %s", _problem(err))
+        return 0
     return sum(
         any(queue.get("name") == settings.QUEUE for queue in queues) for queues in replies.values()
     )

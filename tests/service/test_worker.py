@@ -47,6 +47,7 @@ SMALL = {
 # with l2 = 1e-9 and tol = 0, dual_cd runs until max_seconds (~150 points in 4 s)
 SLOW = {**SMALL, "n_samples": 5000, "n_features": 1000, "density": 0.05}
 SLOW_JOB = {"loss": "logistic", "l2": 1e-9, "solver": "dual_cd"}
+HEARTBEAT_TIMEOUT = 3.0  # the reaper requeues the job of a lost pool process after this
 
 
 @dataclass
@@ -76,9 +77,12 @@ def service(request, tmp_path_factory) -> Iterator[Service]:
             DATABASE_URL=url,
             BROKER_URL=f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}",
             QUEUE=f"faceoff-test-{uuid.uuid4().hex[:8]}",
+            HEARTBEAT_TIMEOUT_SECONDS=HEARTBEAT_TIMEOUT,
         )
-        with running_worker(settings) as worker:
-            yield Service(settings, worker)
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("FACEOFF_HEARTBEAT_TIMEOUT_SECONDS", str(HEARTBEAT_TIMEOUT))
+            with running_worker(settings) as worker:
+                yield Service(settings, worker)
     finally:
         if request.param == "postgres":
             drop_pg_database(url)
@@ -284,7 +288,7 @@ def test_hard_time_limit_fails_the_job_and_the_worker_recovers(service):
     assert wait_until_done(service, after).status == SUCCEEDED
 
 
-def test_job_of_a_lost_pool_process_reruns_from_seq_zero(service):
+def test_job_of_a_lost_pool_process_is_requeued_and_reruns_from_seq_zero(service):
     slow = add_dataset(service, SLOW)
     job_id = submit(service, slow, **SLOW_JOB, stop={"tol": 0, "max_epochs": 1e6, "max_seconds": 2})
     first = wait_until_running(service, job_id, min_points=20)

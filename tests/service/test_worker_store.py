@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -10,7 +11,17 @@ from sqlalchemy import event, func, select, update
 from sqlalchemy.orm import Session
 
 from core.db import engine_for, session_scope
-from core.models import CANCELLED, FAILED, RUNNING, SUCCEEDED, Dataset, Job, TracePoint
+from core.models import (
+    CANCELLED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    Dataset,
+    Job,
+    TracePoint,
+    utcnow,
+)
 from core.queue import SETUP_SECONDS, celery_for, enqueue, time_limits
 from core.specs import JobSpec, canonical_job, objective_hash, spec_hash
 from solvers.catalogue import CATALOGUE, SolverSpec
@@ -68,31 +79,93 @@ def test_writing_a_batch_twice_keeps_one_copy(database_url):
     assert rows[4].extras == {"nnz_y": 4, "lipschitz": 2.0, "bad": None}
 
 
-def test_a_redelivered_job_restarts_its_trace_and_supersedes_the_lost_run(database_url):
+def test_a_large_batch_twice_keeps_one_copy(database_url):
+    """Batches of COPY_MIN_POINTS or more take the COPY path on PostgreSQL."""
+    job_id = make_job(database_url)
+    size = store.COPY_MIN_POINTS + 50
+    for start in (0, 0, size // 2):
+        with session_scope(database_url) as session:
+            store.write_points(session, job_id, points(start, start + size))
+    rows = stored(database_url, job_id)
+    assert [r.seq for r in rows] == list(range(size + size // 2))
+    assert rows[4].primal == 1.0 / 5 and rows[4].iteration == 40
+    assert rows[4].extras == {"nnz_y": 4, "lipschitz": 2.0, "bad": None}
+
+
+def age_heartbeat(url: str, job_id: int, seconds: float) -> None:
+    with session_scope(url) as session:
+        then = utcnow() - timedelta(seconds=seconds)
+        session.execute(update(Job).where(Job.id == job_id).values(heartbeat_at=then))
+
+
+def test_a_claimed_job_is_not_claimed_again(database_url):
     job_id = make_job(database_url)
     first = store.claim_job(database_url, job_id, "host:1")
-    assert first.attempt == 1 and get_job(database_url, job_id).status == RUNNING
+    assert first.attempt == 1
+    job = get_job(database_url, job_id)
+    assert job.status == RUNNING and job.heartbeat_at is not None
+    assert store.claim_job(database_url, job_id, "host:2") is None  # a duplicate delivery
+    assert get_job(database_url, job_id).worker_host == "host:1"
+
+
+def test_heartbeats_keep_a_job_from_the_reaper(database_url):
+    job_id = make_job(database_url)
+    claim = store.claim_job(database_url, job_id, "host:1")
+    age_heartbeat(database_url, job_id, 30)
+    assert store.beat(database_url, claim)
+    assert store.requeue_lost(database_url, timeout=10) == []
+    age_heartbeat(database_url, job_id, 30)
+    assert store.save_batch(database_url, claim, points(0, 1))  # a batch is a heartbeat too
+    assert store.requeue_lost(database_url, timeout=10) == []
+    assert get_job(database_url, job_id).status == RUNNING
+
+
+def test_a_requeued_job_restarts_its_trace_and_supersedes_the_lost_run(database_url):
+    job_id = make_job(database_url)
+    first = store.claim_job(database_url, job_id, "host:1")
     assert store.save_batch(database_url, first, points(0, 4))
     job = get_job(database_url, job_id)
     assert (job.n_points, job.epoch, job.primal) == (4, 1.5, 0.25)
 
-    second = store.claim_job(database_url, job_id, "host:2")  # the message came back
+    age_heartbeat(database_url, job_id, 30)
+    assert store.requeue_lost(database_url, timeout=10) == [
+        (job_id, job.spec["stop"]["max_seconds"])
+    ]
+    assert store.requeue_lost(database_url, timeout=10) == []  # one reaper wins
+    assert get_job(database_url, job_id).status == QUEUED
+    assert not store.beat(database_url, first)
+    second = store.claim_job(database_url, job_id, "host:2")
     assert second.attempt == 2
     job = get_job(database_url, job_id)
     assert (job.worker_host, job.n_points, job.primal) == ("host:2", 0, None)
     assert stored(database_url, job_id) == []
     assert not store.save_batch(database_url, first, points(4, 6))  # the lost run writes nothing
-    assert not store.finish_job(database_url, first, SUCCEEDED, "converged", None)
+    assert not store.finish_job(database_url, first, SUCCEEDED, "converged", None, [])
     assert store.save_batch(database_url, second, points(0, 2))
-    assert store.finish_job(database_url, second, SUCCEEDED, "converged", None)
-    assert [r.seq for r in stored(database_url, job_id)] == [0, 1]
-    assert get_job(database_url, job_id).status == SUCCEEDED
+    assert store.finish_job(database_url, second, SUCCEEDED, "converged", None, points(2, 3))
+    assert [r.seq for r in stored(database_url, job_id)] == [0, 1, 2]  # the end's points too
+    job = get_job(database_url, job_id)
+    assert (job.status, job.n_points) == (SUCCEEDED, 3)
+
+
+def test_a_job_whose_message_was_not_sent_is_requeued_again(database_url):
+    job_id = make_job(database_url)
+    store.claim_job(database_url, job_id, "host")
+    age_heartbeat(database_url, job_id, 30)
+    assert [j for j, _ in store.requeue_lost(database_url, timeout=10)] == [job_id]
+    store.unqueue(database_url, job_id)  # the broker was down
+    assert get_job(database_url, job_id).status == RUNNING
+    assert [j for j, _ in store.requeue_lost(database_url, timeout=10)] == [job_id]
+    assert store.queued_jobs(database_url) == [(job_id, 60.0)]
 
 
 def test_a_job_lost_too_often_fails(database_url):
     job_id = make_job(database_url)
     for attempt in range(1, store.MAX_ATTEMPTS + 1):
         assert store.claim_job(database_url, job_id, "host").attempt == attempt
+        age_heartbeat(database_url, job_id, 30)
+        requeued = store.requeue_lost(database_url, timeout=10)
+        assert [j for j, _ in requeued] == ([job_id] if attempt < store.MAX_ATTEMPTS else [])
     assert store.claim_job(database_url, job_id, "host") is None
     job = get_job(database_url, job_id)
     assert job.status == FAILED
@@ -136,6 +209,9 @@ def test_cancel_check_reads_the_database_at_most_every_interval(database_url):
     try:
         check = store.CancelCheck(database_url, claim, interval=0.2)
         assert not any(check() for _ in range(100))
+        assert reads == []  # the claim has just read the job: the first read waits an interval
+        time.sleep(0.25)
+        assert not check()
         assert len(reads) == 1
         with Session(engine) as session, session.begin():
             session.execute(update(Job).where(Job.id == job_id).values(cancel_requested=True))

@@ -1,0 +1,142 @@
+"""Lost jobs: the heartbeat of a running job and the reaper that requeues jobs without one.
+
+Each run refreshes its job's ``heartbeat_at`` from a :class:`Heartbeat` thread (and with
+every trace batch). A :class:`Reaper` thread in every worker's main process requeues the
+running jobs whose heartbeat is older than ``HEARTBEAT_TIMEOUT_SECONDS`` — their worker
+was killed as a whole, lost its pool process or its host — and sends them again; the
+atomic claim (:func:`worker.store.claim_job`) lets one delivery run a job. It waits for a
+full timeout of database access after starting or after an outage first, so a heartbeat
+that could not be written during the outage is not taken for a lost worker.
+
+A Redis without persistence forgets its queues when it restarts. The reaper keeps a marker
+key (``faceoff:broker-epoch:<queue>``) in the broker; when it finds the key missing, it
+sends every queued job again (a duplicate message is skipped by the claim) and sets it.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+
+import redis
+
+from core.db import brief, is_unavailable
+from core.queue import enqueue
+from core.settings import Settings
+from worker import store
+
+log = logging.getLogger(__name__)
+
+EPOCH_KEY = "faceoff:broker-epoch:{queue}"
+BROKER_TIMEOUT_SECONDS = 2.0
+
+
+def check_interval(settings: Settings) -> float:
+    """Seconds between two heartbeats of a run, and between two passes of the reaper."""
+    return min(5.0, settings.HEARTBEAT_TIMEOUT_SECONDS / 5)
+
+
+class Heartbeat(threading.Thread):
+    """Refreshes the claimed job's heartbeat every :func:`check_interval` until stopped;
+    a database error is logged and the next beat tried as usual."""
+
+    def __init__(self, settings: Settings, claim: store.Claim) -> None:
+        super().__init__(name=f"heartbeat-{claim.job_id}", daemon=True)
+        self.url = settings.database_url
+        self.claim = claim
+        self.interval = check_interval(settings)
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self._stopped.wait(self.interval):
+            try:
+                if not store.beat(self.url, self.claim):
+                    return  # superseded: the run stops at its next cancel check
+            except Exception as err:
+                log.warning("job %d: heartbeat not written: %s", self.claim.job_id, brief(err))
+
+    def __enter__(self) -> Heartbeat:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stopped.set()
+        self.join()
+
+
+class Reaper(threading.Thread):
+    """Every :func:`check_interval`: re-send the queued jobs if the broker lost them, and
+    requeue the running jobs whose worker was lost (see the module doc)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(name="faceoff-reaper", daemon=True)
+        self.settings = settings
+        self.url = settings.database_url
+        self.interval = check_interval(settings)
+        self.epoch_key = EPOCH_KEY.format(queue=settings.QUEUE)
+        self._db_ok_since: float | None = None
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join()
+
+    def run(self) -> None:
+        log.info(
+            "reaper started: jobs silent for %g s are requeued",
+            self.settings.HEARTBEAT_TIMEOUT_SECONDS,
+        )
+        while not self._stopped.wait(self.interval):
+            self.run_once()
+
+    def run_once(self) -> None:
+        """One pass of each duty; an error is logged and the next pass tries again."""
+        for duty in (self.resend_if_broker_lost, self.requeue_lost):
+            try:
+                duty()
+            except Exception as err:
+                if is_unavailable(err):
+                    self._db_ok_since = None
+                log.warning("reaper: %s failed: %s", duty.__name__, brief(err))
+
+    def resend_if_broker_lost(self) -> None:
+        """Send every queued job again if the broker's epoch marker is gone."""
+        if not self.settings.BROKER_URL.startswith(("redis://", "rediss://")):
+            return
+        client = redis.Redis.from_url(
+            self.settings.BROKER_URL,
+            socket_connect_timeout=BROKER_TIMEOUT_SECONDS,
+            socket_timeout=BROKER_TIMEOUT_SECONDS,
+        )
+        with client:
+            if client.exists(self.epoch_key):
+                return
+            queued = store.queued_jobs(self.url)
+            for job_id, max_seconds in queued:
+                enqueue(job_id, self.settings, max_seconds=max_seconds)
+            client.set(self.epoch_key, f"{socket.gethostname()} {time.time():.0f}", nx=True)
+        if queued:
+            log.warning(
+                "the broker had no epoch marker for this queue (first start, or Redis restarted "
+                "empty): sent the %d queued jobs again",
+                len(queued),
+            )
+
+    def requeue_lost(self) -> None:
+        """Requeue and send the running jobs whose heartbeat is too old, once the database
+        has answered for a whole timeout; a job that cannot be sent is put back for a later
+        pass."""
+        timeout = self.settings.HEARTBEAT_TIMEOUT_SECONDS
+        now = time.monotonic()
+        if self._db_ok_since is None or now - self._db_ok_since < timeout:
+            store.ping(self.url)
+            self._db_ok_since = self._db_ok_since or now
+            return
+        for job_id, max_seconds in store.requeue_lost(self.url, timeout):
+            try:
+                enqueue(job_id, self.settings, max_seconds=max_seconds)
+            except Exception as err:
+                store.unqueue(self.url, job_id)
+                log.warning("job %d could not be sent (%s); a later pass tries again", job_id, err)
