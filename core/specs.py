@@ -12,7 +12,7 @@ import hashlib
 import itertools
 import json
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -157,10 +157,18 @@ class SweepSpec(_Strict):
     positive: list[float] | None = Field(None, max_length=1000)
     losses: list[Loss] = Field(min_length=1, max_length=len(LOSSES))
     gamma: float = Field(1.0, gt=0, le=1e6)
-    l2: list[float] = Field(min_length=1, max_length=1000)
-    l1: list[float] = Field([0.0], min_length=1, max_length=1000)
-    solvers: list[SolverChoice | str] = Field(min_length=1, max_length=1000)
-    seeds: list[int] = Field([0], min_length=1, max_length=1000)
+    l2: list[Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]] = Field(
+        min_length=1, max_length=1000
+    )
+    l1: list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]] = Field(
+        [0.0], min_length=1, max_length=1000
+    )
+    solvers: list[SolverChoice | Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        min_length=1, max_length=1000
+    )
+    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+        [0], min_length=1, max_length=1000
+    )
     stop: StopSpec = Field(default_factory=StopSpec)
 
     def solver_choices(self) -> list[SolverChoice]:

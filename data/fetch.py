@@ -12,7 +12,8 @@ see :mod:`data.registry`) the hash of the first download is written to ``FILE.sh
 the cached file and enforced from then on.
 
 File names only ever come from the registry (plain names, checked by
-:class:`data.registry.Source`), and names are registry keys, so no path can escape the folders.
+:class:`data.registry.Source`) and names are registry keys; every path is built by
+:func:`file_in`, which checks the name again, so no path can escape the folders.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.registry import DatasetError, DatasetSpec, Source, get_spec
+from data.registry import DatasetError, DatasetSpec, Source, check_file_name, get_spec
 
 ATTEMPTS = 3
 CHUNK = 1 << 16
@@ -57,6 +58,14 @@ class Located:
     origin: str  # "mirror", "cache" or "download"
 
 
+def file_in(folder: Path, source: Source) -> Path:
+    """``folder / source.file``; DatasetError if the name is not a plain file name."""
+    try:
+        return folder / check_file_name(source.file)
+    except ValueError as err:
+        raise DatasetError(f"refused: {err}") from None
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -70,9 +79,9 @@ def status(spec: DatasetSpec, mirror: Path | None = None, cache: Path | None = N
     without hashing)."""
     mirror = mirror_dir() if mirror is None else mirror
     cache = cache_dir() if cache is None else cache
-    if mirror is not None and any((mirror / s.file).is_file() for s in spec.sources):
+    if mirror is not None and any(file_in(mirror, s).is_file() for s in spec.sources):
         return "mirror"
-    if any((cache / s.file).is_file() for s in spec.sources):
+    if any(file_in(cache, s).is_file() for s in spec.sources):
         return "cached"
     return "remote"
 
@@ -108,14 +117,14 @@ def locate(
     cache = cache_dir() if cache is None else cache
     if mirror is not None:
         for source in spec.sources:
-            path = mirror / source.file
+            path = file_in(mirror, source)
             if path.is_file():
                 sha = _verified(path, source.sha256, f"mirror file of dataset {spec.name!r}")
                 if copy_to_cache:
                     return _copy_into(cache, path, source, sha, spec)
                 return Located(path, sha, "mirror")
     for source in spec.sources:
-        path = cache / source.file
+        path = file_in(cache, source)
         if path.is_file():
             expected = source.sha256 or _recorded_sha(path)
             sha = _verified(path, expected, f"cached file of dataset {spec.name!r}")
@@ -158,7 +167,7 @@ def _recorded_sha(path: Path) -> str | None:
 
 
 def _copy_into(cache: Path, path: Path, source: Source, sha: str, spec: DatasetSpec) -> Located:
-    target = cache / source.file
+    target = file_in(cache, source)
     if not target.is_file() or file_sha256(target) != sha:
         cache.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{source.file}.", suffix=".part")
@@ -180,8 +189,8 @@ def download(source: Source, cache: Path, *, progress: bool = True) -> tuple[Pat
     """
     if source.url is None:
         raise DatasetError(f"{source.file} has no download URL")
+    target = file_in(cache, source)
     cache.mkdir(parents=True, exist_ok=True)
-    target = cache / source.file
     fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=f".{source.file}.", suffix=".part")
     tmp = Path(tmp_name)
     try:

@@ -33,6 +33,14 @@ TASKS = ("binary", "multiclass", "regression")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+def check_file_name(file: str) -> str:
+    """``file`` if it is a plain file name (letters, digits, ``._-``, no ``..``, not hidden),
+    which can never leave the folder it is joined to; ValueError otherwise."""
+    if not _FILE_NAME.fullmatch(file) or ".." in file:
+        raise ValueError(f"source file {file!r} must be a plain file name, not a path")
+    return file
+
+
 class DatasetError(Exception):
     """A dataset that cannot be found, downloaded, verified or parsed (the message says why)."""
 
@@ -60,8 +68,7 @@ class Source:
     url: str | None = None
 
     def __post_init__(self) -> None:
-        if not _FILE_NAME.fullmatch(self.file) or ".." in self.file:
-            raise ValueError(f"source file {self.file!r} must be a plain file name, not a path")
+        check_file_name(self.file)
         if self.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
             raise ValueError(f"sha256 {self.sha256!r} of {self.file} is not 64 hex digits")
 

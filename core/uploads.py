@@ -1,0 +1,122 @@
+"""Receiving an uploaded svmlight file: size limits, decompression and validation.
+
+:func:`receive` copies the upload into a temporary file of the upload folder, refusing it past
+``max_bytes``. A bzip2 or gzip upload, recognized by its magic bytes whatever its name, is then
+decompressed chunk by chunk into plain text, refused past ``max_decompressed`` bytes: a
+decompression bomb costs at most that much disk and one chunk of memory. The stored file is
+always plain svmlight text, named by the caller after its sha256, so the same data uploaded
+plain or compressed is the same file.
+
+:func:`parse` validates the text before anything is registered: a :class:`core.specs.SpecError`
+at ``("file",)`` says ``FILE: line N: problem``.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import os
+import tempfile
+import zlib
+from pathlib import Path, PurePath
+from typing import BinaryIO
+
+import scipy.sparse as sp
+
+from core.specs import SpecError
+
+CHUNK = 1 << 20
+# magic bytes: gzip (RFC 1952), bzip2 ("BZh" and the block size 1-9)
+MAGIC = {b"\x1f\x8b": "gzip", **{b"BZh%d" % level: "bzip2" for level in range(1, 10)}}
+OPENERS = {"gzip": gzip.open, "bzip2": bz2.open}
+
+
+class UploadTooLarge(Exception):
+    """An upload over the size limit, or one that decompresses to more than its limit."""
+
+    def __init__(self, limit: int, decompressed: bool = False) -> None:
+        what = "the decompressed size exceeds" if decompressed else "the file is larger than"
+        setting = "MAX_UPLOAD_DECOMPRESSED_BYTES" if decompressed else "MAX_UPLOAD_BYTES"
+        super().__init__(f"{what} the limit of {limit} bytes (FACEOFF_{setting})")
+        self.limit = limit
+
+
+def display_name(filename: str) -> str:
+    """The last component of a client's file name, the only part ever shown or used."""
+    return PurePath(filename.replace("\\", "/")).name or "upload"
+
+
+def compression(head: bytes) -> str | None:
+    """ "gzip" or "bzip2" when ``head`` starts with their magic bytes, None otherwise."""
+    return next((kind for magic, kind in MAGIC.items() if head.startswith(magic)), None)
+
+
+def receive(
+    stream: BinaryIO, upload_dir: Path, filename: str, max_bytes: int, max_decompressed: int
+) -> tuple[Path, str]:
+    """Store an upload as plain text in a temporary file of ``upload_dir``.
+
+    Returns (path, sha256 of the plain text). Raises :class:`UploadTooLarge` past
+    ``max_bytes`` as sent or ``max_decompressed`` once decompressed, and SpecError at
+    ``("file",)`` for corrupt compressed data; no file is left behind then.
+    """
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    raw = _temporary(upload_dir)
+    made = [raw]
+    try:
+        with open(raw, "wb") as out:
+            digest = _copy(stream, out, max_bytes, UploadTooLarge(max_bytes))
+        with open(raw, "rb") as f:
+            kind = compression(f.read(4))
+        if kind is None:
+            return raw, digest
+        text = _temporary(upload_dir)
+        made.append(text)
+        too_large = UploadTooLarge(max_decompressed, decompressed=True)
+        try:
+            with OPENERS[kind](raw, "rb") as source, open(text, "wb") as out:
+                digest = _copy(source, out, max_decompressed, too_large)
+        except (OSError, EOFError, zlib.error) as err:
+            message = f"{display_name(filename)}: not valid {kind} data ({err})"
+            raise SpecError(("file",), message) from None
+        raw.unlink()
+        return text, digest
+    except BaseException:
+        for path in made:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def parse(path: Path, filename: str, n_features: int | None) -> sp.csr_matrix:
+    """The matrix of the plain svmlight file ``path``; SpecError ``FILE: line N: problem``
+    at ``("file",)`` when it is not valid (see :func:`data.svmlight.read_svmlight`)."""
+    from data.svmlight import SvmlightError, read_svmlight
+
+    try:
+        A, _ = read_svmlight(path, n_features=n_features)
+    except SvmlightError as err:
+        name = display_name(filename)
+        where = name if err.line is None else f"{name}: line {err.line}"
+        raise SpecError(("file",), f"{where}: {err.problem}") from None
+    return A
+
+
+def _temporary(folder: Path) -> Path:
+    fd, name = tempfile.mkstemp(dir=folder, suffix=".part")
+    os.close(fd)
+    return Path(name)
+
+
+def _copy(source: BinaryIO, out: BinaryIO, limit: int, too_large: UploadTooLarge) -> str:
+    """Copy ``source`` to ``out`` one chunk at a time; its sha256, or ``too_large`` raised as
+    soon as more than ``limit`` bytes have been read."""
+    digest = hashlib.sha256()
+    size = 0
+    while chunk := source.read(CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        digest.update(chunk)
+        out.write(chunk)
+    return digest.hexdigest()
