@@ -1,13 +1,15 @@
-"""Dependencies: the app's settings and a database session per request."""
+"""Dependencies: the app's settings, a database session per request and the caller's team."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Path, Query, Request
+from fastapi import Depends, HTTPException, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from core import auth
 from core.db import session_factory
 from core.settings import Settings
 
@@ -25,6 +27,48 @@ def get_session(settings: SettingsDep) -> Iterator[Session]:
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
+
+bearer = HTTPBearer(
+    auto_error=False,
+    description="An API token of your team (`faceoff tokens create --team NAME` on the server).",
+)
+AUTH_OFF = (
+    "authentication is disabled on this server (FACEOFF_AUTH_ENABLED=false), so it only "
+    "answers requests from the same machine (127.0.0.1 or ::1); to serve other machines, "
+    "set FACEOFF_AUTH_ENABLED=true and give each client a token made with "
+    "`faceoff tokens create --team NAME`"
+)
+
+
+def _unauthorized(message: str) -> HTTPException:
+    return HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def get_team(
+    request: Request,
+    settings: SettingsDep,
+    session: SessionDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> int | None:
+    """The caller's team id, from its ``Authorization: Bearer`` token (401 without a valid
+    one). With authentication off: None, and 403 unless the client is on this machine."""
+    if not settings.AUTH_ENABLED:
+        if not auth.is_loopback(request.client.host if request.client else None):
+            raise HTTPException(403, AUTH_OFF)
+        return None
+    if credentials is None:
+        raise _unauthorized(
+            "this request needs an API token: send the header 'Authorization: Bearer <token>' "
+            "(an administrator creates one with `faceoff tokens create --team NAME`)"
+        )
+    token = auth.verify_token(session, credentials.credentials)
+    if token is None:
+        raise _unauthorized("the API token is not valid or has been revoked; ask for a new one")
+    auth.record_use(session, token)
+    return token.team_id
+
+
+TeamDep = Annotated[int | None, Depends(get_team)]
 
 JobId = Annotated[int, Path(ge=1, le=2**31 - 1, description="job id")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]

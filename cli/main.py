@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from cli import InputError
 from cli.service import add_service_commands
+from cli.tokens import add_token_commands
 from cli.up import add_arguments as add_up_arguments
 from solvers.catalogue import CATALOGUE, LOSSES
 
@@ -259,6 +260,7 @@ def build_parser() -> Parser:
         )
     datasets.set_defaults(handler=_datasets)
     add_service_commands(commands)
+    add_token_commands(commands)
     up = commands.add_parser(
         "up",
         help="run the whole service on this machine (SQLite, local broker, worker, API, "

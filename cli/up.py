@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         wait_until(
             lambda: _api_ready(client), "the API with a live worker", supervisor, READY_TIMEOUT
         )
-        print(f"API       {api}/docs")
+        print(f"API       {api}/api/v1/docs")
         print(f"dashboard http://127.0.0.1:{args.dashboard_port}/")
         if not args.no_demo:
             counts = follow_sweep(client, submit_demo(client), supervisor)

@@ -18,11 +18,8 @@ A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-c
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +30,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core import uploads
+from core.auth import owned_by, visible_datasets
 from core.jsonsafe import json_safe
 from core.models import (
     CANCELLED,
@@ -61,6 +60,7 @@ from core.specs import (
     spec_hash,
     sweep_size,
 )
+from core.uploads import UploadTooLarge as UploadTooLarge  # raised by the routes
 
 REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
 # β of each loss (the loss is β-smooth), as in solvers.losses, which imports Numba
@@ -94,17 +94,32 @@ def _check_text(value: str, loc: tuple[str | int, ...]) -> None:
 # ---------------------------------------------------------------- datasets
 
 
-def get_dataset(session: Session, dataset_id: int) -> Dataset:
-    dataset = session.get(Dataset, dataset_id)
+def get_dataset(session: Session, dataset_id: int, *, team_id: int | None) -> Dataset:
+    """A dataset the team may use (NotFoundError for another team's upload)."""
+    query = select(Dataset).where(Dataset.id == dataset_id, visible_datasets(team_id))
+    dataset = session.scalars(query).one_or_none()
     if dataset is None:
         raise NotFoundError(f"dataset {dataset_id} not found")
     return dataset
 
 
-def list_datasets(session: Session, limit: int, offset: int) -> tuple[list[Dataset], int]:
-    count = session.scalar(select(func.count()).select_from(Dataset))
-    rows = session.scalars(select(Dataset).order_by(Dataset.id).limit(limit).offset(offset))
+def list_datasets(
+    session: Session, limit: int, offset: int, *, team_id: int | None
+) -> tuple[list[Dataset], int]:
+    query = select(Dataset).where(visible_datasets(team_id))
+    count = session.scalar(select(func.count()).select_from(query.subquery()))
+    rows = session.scalars(query.order_by(Dataset.id).limit(limit).offset(offset))
     return list(rows), int(count or 0)
+
+
+def _name_taken(existing: Dataset, team_id: int | None) -> ConflictError:
+    """The error for a dataset name in use; another team's dataset is not described."""
+    if existing.team_id not in (None, team_id):
+        return ConflictError(f"dataset name {existing.name!r} is taken; choose another name")
+    return ConflictError(
+        f"dataset name {existing.name!r} is taken (id {existing.id}, source "
+        f"{existing.source}); choose another name"
+    )
 
 
 def _add_dataset(session: Session, dataset: Dataset) -> Dataset:
@@ -115,11 +130,8 @@ def _add_dataset(session: Session, dataset: Dataset) -> Dataset:
             session.add(dataset)
     except IntegrityError:
         existing = session.scalars(select(Dataset).where(Dataset.name == dataset.name)).one()
-        if existing.source != dataset.source:
-            raise ConflictError(
-                f"dataset name {dataset.name!r} is taken (id {existing.id}, source "
-                f"{existing.source}); choose another name"
-            ) from None
+        if existing.source != dataset.source or existing.team_id != dataset.team_id:
+            raise _name_taken(existing, dataset.team_id) from None
         return existing
     return dataset
 
@@ -137,15 +149,19 @@ def _registry_dataset(name: str) -> Dataset:
     )
 
 
-def resolve_dataset(session: Session, name: str, loc: tuple[str | int, ...]) -> Dataset:
-    """The registered dataset ``name``; a public registry name is registered on first use.
+def resolve_dataset(
+    session: Session, name: str, loc: tuple[str | int, ...], *, team_id: int | None
+) -> Dataset:
+    """The dataset ``name`` the team may use; a public registry name is registered on first
+    use.
 
     SpecError at ``loc`` for any other name.
     """
     from data.registry import REGISTRY, UnknownDatasetError
 
     _check_text(name, loc)
-    dataset = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
+    query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
+    dataset = session.scalars(query).one_or_none()
     if dataset is not None:
         return dataset
     if name not in REGISTRY:
@@ -166,8 +182,11 @@ def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
     return n, d, round(n * d * float(source["density"]))
 
 
-def register_dataset(session: Session, name: str, source: dict[str, Any]) -> tuple[Dataset, bool]:
-    """Register ``name`` for a validated registry, synthetic or scikit-learn ``source``.
+def register_dataset(
+    session: Session, name: str, source: dict[str, Any], *, team_id: int | None
+) -> tuple[Dataset, bool]:
+    """Register ``name`` for a validated registry, synthetic or scikit-learn ``source``
+    (shared by every team; ``team_id`` is the caller's).
 
     Returns (dataset, created); registering the same name and source again returns the
     existing dataset, a taken name with another source raises ConflictError. Nothing is
@@ -178,11 +197,8 @@ def register_dataset(session: Session, name: str, source: dict[str, Any]) -> tup
     _check_text(name, ("name",))
     existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
     if existing is not None:
-        if existing.source != source:
-            raise ConflictError(
-                f"dataset name {name!r} is taken (id {existing.id}, source {existing.source}); "
-                "choose another name"
-            )
+        if existing.source != source or existing.team_id is not None:
+            raise _name_taken(existing, team_id)
         return existing, False
     kind = source["kind"]
     if kind == "registry":
@@ -200,36 +216,16 @@ def register_dataset(session: Session, name: str, source: dict[str, Any]) -> tup
     return added, added is dataset
 
 
-class UploadTooLarge(Exception):
-    """An upload over the size limit."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the file is larger than the limit of {limit} bytes")
-        self.limit = limit
-
-
-def store_upload(stream: BinaryIO, upload_dir: Path, limit: int) -> tuple[Path, str]:
-    """Copy ``stream`` into a temporary file of ``upload_dir``: (path, sha256).
-
-    UploadTooLarge (and no file left behind) past ``limit`` bytes.
-    """
-    upload_dir.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    size = 0
-    fd, name = tempfile.mkstemp(dir=upload_dir, suffix=".part")
-    path = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            while chunk := stream.read(1 << 20):
-                size += len(chunk)
-                if size > limit:
-                    raise UploadTooLarge(limit)
-                digest.update(chunk)
-                out.write(chunk)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return path, digest.hexdigest()
+def store_upload(stream: BinaryIO, filename: str, settings: Settings) -> tuple[Path, str]:
+    """Receive an upload into the upload folder: (temporary path, sha256), see
+    :func:`core.uploads.receive` (UploadTooLarge past the settings' limits)."""
+    return uploads.receive(
+        stream,
+        settings.upload_dir,
+        filename,
+        settings.MAX_UPLOAD_BYTES,
+        settings.MAX_UPLOAD_DECOMPRESSED_BYTES,
+    )
 
 
 def register_upload(
@@ -239,28 +235,25 @@ def register_upload(
     path: Path,
     sha256: str,
     n_features: int | None,
+    *,
+    team_id: int | None,
 ) -> tuple[Dataset, bool]:
-    """Parse the uploaded svmlight file at ``path`` and register it as ``name``.
+    """Parse the uploaded svmlight file at ``path`` and register it as ``name``, private to
+    the team ``team_id``.
 
     The file is validated first (SpecError ``FILENAME: line N: problem`` at ``("file",)``,
     and the temporary file is removed); a valid file is kept as ``<sha256>.svm`` next to
     ``path``. Returns (dataset, created) as :func:`register_dataset`.
     """
-    from data.svmlight import SvmlightError, read_svmlight
-
     try:
         _check_text(name, ("name",))
-        try:
-            A, _ = read_svmlight(path, n_features=n_features)
-        except SvmlightError as err:
-            where = filename if err.line is None else f"{filename}: line {err.line}"
-            raise SpecError(("file",), f"{where}: {err.problem}") from None
+        A = uploads.parse(path, filename, n_features)
         source = {"kind": "upload", "file": f"{sha256}.svm", "n_features": n_features}
         existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
-        if existing is not None and existing.source != source:
-            raise ConflictError(
-                f"dataset name {name!r} is taken (id {existing.id}); choose another name"
-            )
+        if existing is not None and (
+            existing.source != source or existing.team_id not in (None, team_id)
+        ):
+            raise _name_taken(existing, team_id)
         path.replace(path.parent / source["file"])
     finally:
         path.unlink(missing_ok=True)
@@ -268,7 +261,13 @@ def register_upload(
         return existing, False
     n, d = A.shape
     dataset = Dataset(
-        name=name, source=source, n_samples=n, n_features=d, nnz=int(A.nnz), sha256=sha256
+        name=name,
+        source=source,
+        n_samples=n,
+        n_features=d,
+        nnz=int(A.nnz),
+        sha256=sha256,
+        team_id=team_id,
     )
     added = _add_dataset(session, dataset)
     return added, added is dataset
@@ -320,13 +319,18 @@ def _check_limits(stop: StopSpec, settings: Settings) -> None:
         )
 
 
-def _reusable(session: Session, digest: str) -> Job | None:
-    query = select(Job).where(Job.spec_hash == digest, Job.status.in_(REUSABLE))
+def _reusable(session: Session, digest: str, team_id: int | None) -> Job | None:
+    query = select(Job).where(
+        Job.spec_hash == digest, Job.status.in_(REUSABLE), owned_by(Job.team_id, team_id)
+    )
     return session.scalars(query.order_by(Job.id.desc()).limit(1)).first()
 
 
-def _new_job(spec: JobSpec, digest: str, dataset: Dataset, sweep: Sweep | None = None) -> Job:
+def _new_job(
+    spec: JobSpec, digest: str, dataset: Dataset, team_id: int | None, sweep: Sweep | None = None
+) -> Job:
     return Job(
+        team_id=team_id,
         sweep=sweep,
         dataset=dataset,
         spec=spec.model_dump(mode="json"),
@@ -342,20 +346,26 @@ def _new_job(spec: JobSpec, digest: str, dataset: Dataset, sweep: Sweep | None =
 
 
 def submit_job(
-    session: Session, spec: JobSpec, settings: Settings, force: bool = False
+    session: Session,
+    spec: JobSpec,
+    settings: Settings,
+    force: bool = False,
+    *,
+    team_id: int | None,
 ) -> tuple[Job, bool]:
-    """(job, created): a new queued job, or the identical reusable one (see module doc).
+    """(job, created): a new queued job of the team, or its identical reusable one (see
+    module doc: deduplication is within a team).
 
     Validates against the catalogue and the server limits (SpecError). The caller commits
     and then enqueues a created job.
     """
     spec = canonical_job(spec)
     _check_limits(spec.stop, settings)
-    dataset = resolve_dataset(session, spec.dataset, ("dataset",))
+    dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id)
     digest = spec_hash(spec)
-    if not force and (existing := _reusable(session, digest)) is not None:
+    if not force and (existing := _reusable(session, digest, team_id)) is not None:
         return existing, False
-    job = _new_job(spec, digest, dataset)
+    job = _new_job(spec, digest, dataset, team_id)
     session.add(job)
     session.flush()
     return job, True
@@ -366,12 +376,17 @@ def _sweep_key(spec: SweepSpec) -> str:
 
 
 def submit_sweep(
-    session: Session, spec: SweepSpec, settings: Settings, force: bool = False
+    session: Session,
+    spec: SweepSpec,
+    settings: Settings,
+    force: bool = False,
+    *,
+    team_id: int | None,
 ) -> tuple[Sweep, list[Job], bool]:
-    """(sweep, new jobs to enqueue, whether the sweep is new).
+    """(sweep, new jobs to enqueue, whether the sweep is new), owned by the team.
 
-    Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates as in the
-    module doc. The caller commits, then enqueues the new jobs.
+    Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates within the
+    team as in the module doc. The caller commits, then enqueues the new jobs.
     """
     size = sweep_size(spec)
     if size > settings.MAX_SWEEP_JOBS:
@@ -386,29 +401,33 @@ def submit_sweep(
     specs = expand_sweep(spec)
     key = _sweep_key(spec)
     if not force:
-        for existing in session.scalars(select(Sweep).where(Sweep.n_jobs == size)):
+        query = select(Sweep).where(Sweep.n_jobs == size, owned_by(Sweep.team_id, team_id))
+        for existing in session.scalars(query):
             if json.dumps(existing.spec, sort_keys=True) == key:
                 return existing, [], False
     datasets = {
-        name: resolve_dataset(session, name, ("datasets", i))
+        name: resolve_dataset(session, name, ("datasets", i), team_id=team_id)
         for i, name in enumerate(spec.datasets)
     }
     digests = [spec_hash(job_spec) for job_spec in specs]
     standalone: dict[str, Job] = {}
     if not force:
         query = select(Job).where(
-            Job.spec_hash.in_(set(digests)), Job.status.in_(REUSABLE), Job.sweep_id.is_(None)
+            Job.spec_hash.in_(set(digests)),
+            Job.status.in_(REUSABLE),
+            Job.sweep_id.is_(None),
+            owned_by(Job.team_id, team_id),
         )
         for job in session.scalars(query.order_by(Job.id)):
             standalone[job.spec_hash] = job
-    sweep = Sweep(name=spec.name, spec=spec.model_dump(mode="json"), n_jobs=size)
+    sweep = Sweep(name=spec.name, spec=spec.model_dump(mode="json"), n_jobs=size, team_id=team_id)
     session.add(sweep)
     created = []
     for job_spec, digest in zip(specs, digests, strict=True):
         if (existing := standalone.pop(digest, None)) is not None:
             existing.sweep = sweep
             continue
-        job = _new_job(job_spec, digest, datasets[job_spec.dataset], sweep)
+        job = _new_job(job_spec, digest, datasets[job_spec.dataset], team_id, sweep)
         session.add(job)
         created.append(job)
     session.flush()
@@ -441,8 +460,10 @@ def enqueue_new(session: Session, jobs: Sequence[Job], settings: Settings) -> No
             ) from err
 
 
-def get_job(session: Session, job_id: int) -> Job:
-    job = session.get(Job, job_id)
+def get_job(session: Session, job_id: int, *, team_id: int | None) -> Job:
+    """A job of the team (NotFoundError for another team's: its existence is not told)."""
+    query = select(Job).where(Job.id == job_id, owned_by(Job.team_id, team_id))
+    job = session.scalars(query).one_or_none()
     if job is None:
         raise NotFoundError(f"job {job_id} not found")
     return job
@@ -459,9 +480,11 @@ class JobFilter:
     loss: str | None = None
 
 
-def list_jobs(session: Session, where: JobFilter, limit: int, offset: int) -> tuple[list[Job], int]:
-    """The matching jobs, newest first, and how many match in all."""
-    query = select(Job)
+def list_jobs(
+    session: Session, where: JobFilter, limit: int, offset: int, *, team_id: int | None
+) -> tuple[list[Job], int]:
+    """The team's matching jobs, newest first, and how many match in all."""
+    query = select(Job).where(owned_by(Job.team_id, team_id))
     if where.status is not None:
         query = query.where(Job.status == where.status)
     if where.sweep_id is not None:
@@ -477,10 +500,11 @@ def list_jobs(session: Session, where: JobFilter, limit: int, offset: int) -> tu
     return list(rows), int(count or 0)
 
 
-def cancel_job(session: Session, job_id: int) -> Job:
-    """Request cancellation: a queued job is cancelled at once, a running one is flagged
-    (the worker stops it between chunks); ConflictError for a finished job. Commits."""
-    job = get_job(session, job_id)
+def cancel_job(session: Session, job_id: int, *, team_id: int | None) -> Job:
+    """Request cancellation of a job of the team: a queued job is cancelled at once, a
+    running one is flagged (the worker stops it between chunks); ConflictError for a
+    finished job. Commits."""
+    job = get_job(session, job_id, team_id=team_id)
     cancelled = (
         session.execute(
             update(Job)
@@ -507,7 +531,12 @@ def cancel_job(session: Session, job_id: int) -> Job:
 
 
 def get_trace(
-    session: Session, job_id: int, after_seq: int = -1, max_points: int | None = None
+    session: Session,
+    job_id: int,
+    after_seq: int = -1,
+    max_points: int | None = None,
+    *,
+    team_id: int | None,
 ) -> list[TracePoint]:
     """The job's trace points with ``seq > after_seq``, in order.
 
@@ -515,7 +544,7 @@ def get_trace(
     itself is), always keeping the first and the last point; evenly spaced in seq when the
     epochs do not increase (e.g. a single positive epoch).
     """
-    get_job(session, job_id)
+    get_job(session, job_id, team_id=team_id)
     points = list(
         session.scalars(
             select(TracePoint)
@@ -548,16 +577,20 @@ def downsample(epochs: Sequence[float], count: int) -> list[int]:
 # ---------------------------------------------------------------- sweeps
 
 
-def get_sweep(session: Session, sweep_id: int) -> Sweep:
-    sweep = session.get(Sweep, sweep_id)
+def get_sweep(session: Session, sweep_id: int, *, team_id: int | None) -> Sweep:
+    query = select(Sweep).where(Sweep.id == sweep_id, owned_by(Sweep.team_id, team_id))
+    sweep = session.scalars(query).one_or_none()
     if sweep is None:
         raise NotFoundError(f"sweep {sweep_id} not found")
     return sweep
 
 
-def list_sweeps(session: Session, limit: int, offset: int) -> tuple[list[Sweep], int]:
-    count = session.scalar(select(func.count()).select_from(Sweep))
-    rows = session.scalars(select(Sweep).order_by(Sweep.id.desc()).limit(limit).offset(offset))
+def list_sweeps(
+    session: Session, limit: int, offset: int, *, team_id: int | None
+) -> tuple[list[Sweep], int]:
+    query = select(Sweep).where(owned_by(Sweep.team_id, team_id))
+    count = session.scalar(select(func.count()).select_from(query.subquery()))
+    rows = session.scalars(query.order_by(Sweep.id.desc()).limit(limit).offset(offset))
     return list(rows), int(count or 0)
 
 

@@ -37,13 +37,41 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
 
 
+class Team(Base):
+    """The owner of API tokens, jobs, sweeps and uploaded datasets (see core.auth)."""
+
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiToken(Base):
+    """An API token of a team: only the sha256 of its secret is stored."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    name: Mapped[str | None] = mapped_column(String(200))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]
+    last_used_at: Mapped[datetime | None]
+
+    team: Mapped[Team] = relationship()
+
+
 class Dataset(Base):
     """A registered dataset: a public registry name, an uploaded svmlight file, a synthetic
-    generator or a dataset shipped with scikit-learn (``source`` says which and how)."""
+    generator or a dataset shipped with scikit-learn (``source`` says which and how).
+    ``team_id`` is the team of a private upload, NULL for a shared dataset."""
 
     __tablename__ = "datasets"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id"), index=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     source: Mapped[dict[str, Any]]
     n_samples: Mapped[int | None]
@@ -60,6 +88,7 @@ class Sweep(Base):
     __tablename__ = "sweeps"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id"), index=True)
     name: Mapped[str | None] = mapped_column(String(200))
     spec: Mapped[dict[str, Any]]
     n_jobs: Mapped[int] = mapped_column(Integer, default=0)
@@ -69,7 +98,8 @@ class Sweep(Base):
 
 
 class Job(Base):
-    """One solver run. ``spec`` is the canonical job specification (see core.specs)."""
+    """One solver run. ``spec`` is the canonical job specification (see core.specs).
+    ``team_id``: the owning team (NULL when submitted with authentication off)."""
 
     __tablename__ = "jobs"
     __table_args__ = (
@@ -80,6 +110,7 @@ class Job(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     sweep_id: Mapped[int | None] = mapped_column(ForeignKey("sweeps.id", ondelete="SET NULL"))
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id"), index=True)
     dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"))
     spec: Mapped[dict[str, Any]]
     spec_hash: Mapped[str] = mapped_column(String(64))
@@ -95,6 +126,7 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+    heartbeat_at: Mapped[datetime | None]  # last sign of life of its run (worker.reaper)
     # summary of the last trace point, kept on the job for listing without the trace
     n_points: Mapped[int] = mapped_column(Integer, default=0)
     epoch: Mapped[float | None] = mapped_column(Float)

@@ -21,10 +21,16 @@ class Settings(BaseSettings):
     QUEUE: str = "faceoff"  # Celery queue the API sends jobs to and workers consume
     MAX_SWEEP_JOBS: int = 1000  # larger sweeps are refused with 422
     MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
+    MAX_UPLOAD_DECOMPRESSED_BYTES: int = 2 * 1024**3  # a .bz2/.gz upload, once decompressed
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
-    TRACE_BATCH_POINTS: int = 50  # trace points per database write ...
+    TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...
     TRACE_BATCH_SECONDS: float = 0.5  # ... or at least this often while a job runs
     HARD_LIMIT_GRACE_SECONDS: float = 60.0  # hard time limit = max_seconds + set-up + grace
+    HEARTBEAT_TIMEOUT_SECONDS: float = 60.0  # a running job silent this long is requeued
+    DB_RETRY_SECONDS: float = 60.0  # a worker retries a failed database write this long
+    # API tokens and dashboard login; off: the API answers loopback clients only
+    AUTH_ENABLED: bool = False
+    SECRET_KEY: str = ""  # signs the dashboard's session cookie; required when AUTH_ENABLED
 
     @property
     def database_url(self) -> str:

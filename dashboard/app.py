@@ -10,6 +10,7 @@ import flask
 from dash import Dash, dcc, html
 
 from core.settings import Settings, get_settings
+from dashboard import auth
 from dashboard.components import DATABASE_URL_KEY, UPLOAD_DIR_KEY
 
 HERE = Path(__file__).resolve().parent
@@ -18,12 +19,15 @@ HERE = Path(__file__).resolve().parent
 def create_app(settings: Settings | None = None) -> Dash:
     """The dashboard for the database of ``settings`` (default: the environment's).
 
-    Dash keeps page callbacks in process-wide registries, so make one app per process.
+    Dash keeps page callbacks in process-wide registries, so make one app per process. With
+    ``AUTH_ENABLED``, viewers log in with an API token and see their team's runs
+    (dashboard.auth).
     """
     settings = settings or get_settings()
     server = flask.Flask(__name__)
     server.config[DATABASE_URL_KEY] = settings.database_url
     server.config[UPLOAD_DIR_KEY] = str(settings.upload_dir)
+    auth.install(server, settings)
     app = Dash(
         __name__,
         server=server,
@@ -40,6 +44,7 @@ def create_app(settings: Settings | None = None) -> Dash:
                     dcc.Link("Faceoff", href="/", className="brand"),
                     dcc.Link("Runs", href="/"),
                     dcc.Link("Compare", href="/compare"),
+                    *([html.A("Log out", href=auth.LOGOUT_PATH)] if settings.AUTH_ENABLED else []),
                 ],
                 className="topbar",
             ),

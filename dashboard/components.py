@@ -1,4 +1,5 @@
-"""Pieces shared by the pages: the request's database, URL state, export buttons."""
+"""Pieces shared by the pages: the request's database and viewer, URL state, export
+buttons."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ UPLOAD_DIR_KEY = "FACEOFF_UPLOAD_DIR"
 def database_url() -> str:
     """The database URL of the app serving the current request."""
     return flask.current_app.config[DATABASE_URL_KEY]
+
+
+def viewer_team() -> int | None:
+    """The team of the logged-in viewer, None with authentication off (dashboard.auth)."""
+    return flask.g.team_id
 
 
 def upload_dir() -> Path:

@@ -1,6 +1,8 @@
 """Read-only queries of the dashboard: plain SQLAlchemy selects returning plain dicts.
 
 Sessions refuse to flush, and are rolled back when done: the dashboard never writes.
+Every query is for one viewer's ``team_id`` (None with authentication off): its jobs and
+sweeps, the shared datasets and its uploads (core.auth); reference optima are shared.
 Traces are downsampled in the database (every k-th ``seq``, plus the last point), so a
 figure never carries more than ``max_points`` points per job.
 """
@@ -16,6 +18,7 @@ from typing import Any
 from sqlalchemy import and_, event, func, or_, select
 from sqlalchemy.orm import Session
 
+from core.auth import owned_by, visible_datasets
 from core.db import session_factory
 from core.models import QUEUED, RUNNING, Dataset, Job, Reference, Sweep, TracePoint
 
@@ -91,7 +94,8 @@ class JobQuery:
     job_ids: tuple[int, ...] | None = None
 
 
-def _filtered(query, where: JobQuery):
+def _filtered(query, where: JobQuery, team_id: int | None):
+    query = query.where(owned_by(Job.team_id, team_id))
     for column, value in (
         (Job.sweep_id, where.sweep_id),
         (Job.dataset_id, where.dataset_id),
@@ -106,31 +110,44 @@ def _filtered(query, where: JobQuery):
     return query
 
 
-def _jobs(session: Session, where: JobQuery, limit: int | None) -> list[dict[str, Any]]:
+def _jobs(
+    session: Session, where: JobQuery, team_id: int | None, limit: int | None
+) -> list[dict[str, Any]]:
     query = select(Job, Dataset.name).join(Dataset, Job.dataset_id == Dataset.id)
-    query = _filtered(query, where).order_by(Job.id.desc())
+    query = _filtered(query, where, team_id).order_by(Job.id.desc())
     if limit is not None:
         query = query.limit(limit)
     return [_job_row(job, name) for job, name in session.execute(query)]
 
 
-def list_jobs(url: str, where: JobQuery, limit: int = 1000) -> tuple[list[dict[str, Any]], int]:
-    """The newest ``limit`` jobs matching ``where`` and the number of all matching jobs."""
+def list_jobs(
+    url: str, where: JobQuery, limit: int = 1000, *, team_id: int | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The team's newest ``limit`` jobs matching ``where`` and the number of all of them."""
     with read_session(url) as session:
-        rows = _jobs(session, where, limit)
+        rows = _jobs(session, where, team_id, limit)
         if len(rows) < limit:
             return rows, len(rows)
-        return rows, int(session.scalar(_filtered(select(func.count(Job.id)), where)) or 0)
+        count = session.scalar(_filtered(select(func.count(Job.id)), where, team_id))
+        return rows, int(count or 0)
 
 
-def filter_options(url: str) -> dict[str, list]:
-    """What the jobs table can be filtered by: sweeps and datasets as (id, label), and the
-    solvers, losses and statuses present."""
+def filter_options(url: str, *, team_id: int | None) -> dict[str, list]:
+    """What the team's jobs table can be filtered by: sweeps and datasets as (id, label),
+    and the solvers, losses and statuses present."""
     with read_session(url) as session:
-        sweeps = session.execute(select(Sweep.id, Sweep.name).order_by(Sweep.id.desc())).all()
-        datasets = session.execute(select(Dataset.id, Dataset.name).order_by(Dataset.name)).all()
+        sweeps = session.execute(
+            select(Sweep.id, Sweep.name)
+            .where(owned_by(Sweep.team_id, team_id))
+            .order_by(Sweep.id.desc())
+        ).all()
+        datasets = session.execute(
+            select(Dataset.id, Dataset.name).where(visible_datasets(team_id)).order_by(Dataset.name)
+        ).all()
         distinct = {
-            name: sorted(session.scalars(select(column).distinct()))
+            name: sorted(
+                session.scalars(select(column).where(owned_by(Job.team_id, team_id)).distinct())
+            )
             for name, column in (("solver", Job.solver), ("loss", Job.loss), ("status", Job.status))
         }
     return {
@@ -188,11 +205,12 @@ def references(session: Session, hashes: set[str]) -> dict[str, dict[str, float]
 
 
 def job_traces(
-    url: str, where: JobQuery, max_points: int | None = MAX_POINTS
+    url: str, where: JobQuery, max_points: int | None = MAX_POINTS, *, team_id: int | None
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]]]:
-    """Job rows with their (downsampled) ``trace``, and the references P* they need."""
+    """The team's job rows with their (downsampled) ``trace``, and the references P* they
+    need."""
     with read_session(url) as session:
-        rows = _jobs(session, where, None)
+        rows = _jobs(session, where, team_id, None)
         traces = _downsampled_traces(session, [r["id"] for r in rows], max_points)
         refs = references(session, {r["objective_hash"] for r in rows})
     for row in rows:
@@ -201,10 +219,13 @@ def job_traces(
     return rows, refs
 
 
-def sweep_summary(url: str, sweep_id: int) -> dict[str, Any] | None:
-    """A sweep's id, name, spec and job counts by status; None if there is no such sweep."""
+def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, Any] | None:
+    """A sweep's id, name, spec and job counts by status; None if the team has no such
+    sweep."""
     with read_session(url) as session:
-        sweep = session.get(Sweep, sweep_id)
+        sweep = session.scalars(
+            select(Sweep).where(Sweep.id == sweep_id, owned_by(Sweep.team_id, team_id))
+        ).one_or_none()
         if sweep is None:
             return None
         counts = dict(
@@ -217,13 +238,18 @@ def sweep_summary(url: str, sweep_id: int) -> dict[str, Any] | None:
         return {"id": sweep.id, "name": sweep.name, "spec": sweep.spec, "counts": counts}
 
 
-def dataset_summary(url: str, dataset_id: int) -> dict[str, Any] | None:
-    """A dataset's fields and the objectives its jobs minimize; None if there is none."""
+def dataset_summary(url: str, dataset_id: int, *, team_id: int | None) -> dict[str, Any] | None:
+    """A dataset's fields and the objectives the team's jobs on it minimize; None if the
+    team may not see it."""
     with read_session(url) as session:
-        dataset = session.get(Dataset, dataset_id)
+        dataset = session.scalars(
+            select(Dataset).where(Dataset.id == dataset_id, visible_datasets(team_id))
+        ).one_or_none()
         if dataset is None:
             return None
-        specs = session.scalars(select(Job.spec).where(Job.dataset_id == dataset_id)).all()
+        specs = session.scalars(
+            select(Job.spec).where(Job.dataset_id == dataset_id, owned_by(Job.team_id, team_id))
+        ).all()
         objectives = sorted(
             {
                 (

@@ -1,9 +1,12 @@
-"""One router per resource, collected under ``/api/v1``."""
+"""One router per resource, collected under ``/api/v1``. Every router but ``/health``
+needs the caller's team (see api.deps.get_team)."""
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
+from api.deps import get_team
 from api.routes import datasets, health, jobs, references, solvers, sweeps
 
 api_router = APIRouter()
-for module in (jobs, sweeps, datasets, solvers, references, health):
-    api_router.include_router(module.router)
+for module in (jobs, sweeps, datasets, solvers, references):
+    api_router.include_router(module.router, dependencies=[Depends(get_team)])
+api_router.include_router(health.router)

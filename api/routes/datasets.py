@@ -4,12 +4,11 @@ read, statistics and the primal-vs-dual advisor."""
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile
 
-from api.deps import Limit, Offset, SessionDep, SettingsDep
+from api.deps import Limit, Offset, SessionDep, SettingsDep, TeamDep
 from api.schemas import (
     NAME_PATTERN,
     DatasetCreate,
@@ -20,6 +19,7 @@ from api.schemas import (
 )
 from core import jobs as service
 from core.specs import Loss, Normalize, SpecError
+from core.uploads import display_name
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
@@ -31,17 +31,23 @@ MULTIPART_OVERHEAD = 64 * 1024
 
 
 @router.get("", response_model=DatasetsPublic)
-def read_datasets(session: SessionDep, limit: Limit = 100, offset: Offset = 0) -> DatasetsPublic:
-    """Registered datasets (public registry names are registered on first use)."""
-    rows, count = service.list_datasets(session, limit, offset)
+def read_datasets(
+    session: SessionDep, team: TeamDep, limit: Limit = 100, offset: Offset = 0
+) -> DatasetsPublic:
+    """The shared datasets (public registry names are registered on first use) and your
+    team's uploads."""
+    rows, count = service.list_datasets(session, limit, offset, team_id=team)
     return DatasetsPublic(data=[DatasetPublic.model_validate(d) for d in rows], count=count)
 
 
 @router.post("", response_model=DatasetPublic, status_code=201, responses={**EXISTS, **TAKEN})
-def create_dataset(body: DatasetCreate, response: Response, session: SessionDep) -> DatasetPublic:
-    """Register a public registry dataset, a synthetic problem or a scikit-learn dataset."""
+def create_dataset(
+    body: DatasetCreate, response: Response, session: SessionDep, team: TeamDep
+) -> DatasetPublic:
+    """Register a public registry dataset, a synthetic problem or a scikit-learn dataset
+    (shared by every team)."""
     dataset, created = service.register_dataset(
-        session, body.name, body.source.model_dump(mode="json")
+        session, body.name, body.source.model_dump(mode="json"), team_id=team
     )
     session.commit()
     if not created:
@@ -50,8 +56,8 @@ def create_dataset(body: DatasetCreate, response: Response, session: SessionDep)
 
 
 def _default_name(filename: str) -> str:
-    stem = PurePath(filename).name
-    for suffix in (".svm", ".txt", ".libsvm", ".svmlight"):
+    stem = display_name(filename)
+    for suffix in (".bz2", ".gz", ".svm", ".txt", ".libsvm", ".svmlight"):
         stem = stem.removesuffix(suffix)
     return re.sub(r"[^A-Za-z0-9._+-]", "_", stem).lstrip("._+-")[:200]
 
@@ -63,7 +69,11 @@ def _default_name(filename: str) -> str:
     responses={
         **EXISTS,
         **TAKEN,
-        413: {"model": Message, "description": "larger than MAX_UPLOAD_BYTES"},
+        413: {
+            "model": Message,
+            "description": "larger than MAX_UPLOAD_BYTES, or than MAX_UPLOAD_DECOMPRESSED_BYTES "
+            "once decompressed",
+        },
         422: {"description": "not a valid svmlight file: FILE: line N: problem"},
     },
 )
@@ -72,15 +82,18 @@ def upload_dataset(
     response: Response,
     session: SessionDep,
     settings: SettingsDep,
-    file: Annotated[UploadFile, File(description="plain-text svmlight file")],
+    team: TeamDep,
+    file: Annotated[UploadFile, File(description="svmlight file: plain, bzip2 or gzip")],
     name: Annotated[
         str | None,
         Form(min_length=1, max_length=200, pattern=NAME_PATTERN, description="default: file"),
     ] = None,
     n_features: Annotated[int | None, Form(ge=1, le=2**31 - 1)] = None,
 ) -> DatasetPublic:
-    """Upload and register an svmlight file (validated before it is registered; kept as
-    ``<sha256>.svm``)."""
+    """Upload and register an svmlight file, private to your team (validated before it is
+    registered; kept decompressed as ``<sha256>.svm``, whatever the client's file name)."""
+    from data.registry import REGISTRY
+
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD:
         raise service.UploadTooLarge(settings.MAX_UPLOAD_BYTES)
@@ -88,8 +101,15 @@ def upload_dataset(
     name = name or _default_name(filename)
     if not re.fullmatch(NAME_PATTERN, name):
         raise SpecError(("name",), f"no dataset name can be made from {filename!r}; give name")
-    path, sha256 = service.store_upload(file.file, settings.upload_dir, settings.MAX_UPLOAD_BYTES)
-    dataset, created = service.register_upload(session, name, filename, path, sha256, n_features)
+    if name in REGISTRY:  # public names stay shared: an upload may not take one
+        raise service.ConflictError(
+            f"dataset name {name!r} is a public dataset's (faceoff datasets list); "
+            "choose another name"
+        )
+    path, sha256 = service.store_upload(file.file, filename, settings)
+    dataset, created = service.register_upload(
+        session, name, filename, path, sha256, n_features, team_id=team
+    )
     session.commit()
     if not created:
         response.status_code = 200
@@ -97,8 +117,8 @@ def upload_dataset(
 
 
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses=NOT_FOUND)
-def read_dataset(dataset_id: DatasetId, session: SessionDep) -> DatasetPublic:
-    return DatasetPublic.model_validate(service.get_dataset(session, dataset_id))
+def read_dataset(dataset_id: DatasetId, session: SessionDep, team: TeamDep) -> DatasetPublic:
+    return DatasetPublic.model_validate(service.get_dataset(session, dataset_id, team_id=team))
 
 
 @router.get(
@@ -110,6 +130,7 @@ def read_dataset_stats(
     dataset_id: DatasetId,
     session: SessionDep,
     settings: SettingsDep,
+    team: TeamDep,
     loss: Loss = "logistic",
     l2: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1e-4,
     gamma: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1.0,
@@ -119,7 +140,7 @@ def read_dataset_stats(
     ``l2``: predicted work of primal vs dual coordinate descent."""
     from data.registry import DatasetError
 
-    dataset = service.get_dataset(session, dataset_id)
+    dataset = service.get_dataset(session, dataset_id, team_id=team)
     try:
         result = service.dataset_statistics(session, dataset, settings, loss, l2, gamma, normalize)
     except (DatasetError, OSError, ValueError) as err:

@@ -11,7 +11,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import JobId, Limit, Offset, SessionDep, SettingsDep
+from api.deps import JobId, Limit, Offset, SessionDep, SettingsDep, TeamDep
 from api.schemas import JobCreate, JobPublic, JobsPublic, Message, TracePointPublic, TracePublic
 from core import jobs as service
 from core.db import session_factory
@@ -35,11 +35,11 @@ Text = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^[\w.
     responses={200: {"model": JobPublic, "description": "an identical job exists"}},
 )
 def create_job(
-    body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep
+    body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep, team: TeamDep
 ) -> JobPublic:
-    """Submit a job (201), or get the identical queued, running or succeeded job (200)
-    unless ``force``. The dataset is a registered name or a public registry name."""
-    job, created = service.submit_job(session, body.spec(), settings, body.force)
+    """Submit a job (201), or get your team's identical queued, running or succeeded job
+    (200) unless ``force``. The dataset is a registered name or a public registry name."""
+    job, created = service.submit_job(session, body.spec(), settings, body.force, team_id=team)
     session.commit()
     if created:
         service.enqueue_new(session, [job], settings)
@@ -51,6 +51,7 @@ def create_job(
 @router.get("", response_model=JobsPublic)
 def read_jobs(
     session: SessionDep,
+    team: TeamDep,
     status: Status | None = None,
     sweep_id: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
     solver: Text = None,
@@ -59,21 +60,22 @@ def read_jobs(
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> JobsPublic:
-    """Jobs, newest first, filtered; ``count`` is the number of matches in all."""
+    """Your team's jobs, newest first, filtered; ``count`` is the number of matches in all."""
     where = service.JobFilter(status, sweep_id, solver, dataset, loss)
-    rows, count = service.list_jobs(session, where, limit, offset)
+    rows, count = service.list_jobs(session, where, limit, offset, team_id=team)
     return JobsPublic(data=[JobPublic.model_validate(j) for j in rows], count=count)
 
 
 @router.get("/{job_id}", response_model=JobPublic, responses=NOT_FOUND)
-def read_job(job_id: JobId, session: SessionDep) -> JobPublic:
-    return JobPublic.model_validate(service.get_job(session, job_id))
+def read_job(job_id: JobId, session: SessionDep, team: TeamDep) -> JobPublic:
+    return JobPublic.model_validate(service.get_job(session, job_id, team_id=team))
 
 
 @router.get("/{job_id}/trace", response_model=TracePublic, responses=NOT_FOUND)
 def read_job_trace(
     job_id: JobId,
     session: SessionDep,
+    team: TeamDep,
     after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1, description="only seq > this")] = -1,
     max_points: Annotated[
         int | None,
@@ -86,8 +88,8 @@ def read_job_trace(
     ] = None,
 ) -> TracePublic:
     """The job's convergence trace (the points after ``after_seq``)."""
-    points = service.get_trace(session, job_id, after_seq, max_points)
-    job = service.get_job(session, job_id)
+    points = service.get_trace(session, job_id, after_seq, max_points, team_id=team)
+    job = service.get_job(session, job_id, team_id=team)
     return TracePublic(
         job_id=job.id,
         status=job.status,
@@ -101,9 +103,9 @@ def read_job_trace(
     response_model=JobPublic,
     responses={**NOT_FOUND, 409: {"model": Message, "description": "the job has finished"}},
 )
-def cancel_job(job_id: JobId, session: SessionDep) -> JobPublic:
+def cancel_job(job_id: JobId, session: SessionDep, team: TeamDep) -> JobPublic:
     """Cancel a job: a queued one at once, a running one at its next trace point."""
-    return JobPublic.model_validate(service.cancel_job(session, job_id))
+    return JobPublic.model_validate(service.cancel_job(session, job_id, team_id=team))
 
 
 def _event(kind: str, payload: str, event_id: int | None = None) -> str:
@@ -111,11 +113,13 @@ def _event(kind: str, payload: str, event_id: int | None = None) -> str:
     return f"{head}event: {kind}\ndata: {payload}\n\n"
 
 
-def _poll(url: str, job_id: int, after_seq: int) -> tuple[JobPublic, list[TracePointPublic]]:
-    """The job, then its points after ``after_seq`` (in that order: once the job is seen
-    terminal, every point it recorded is already in the database)."""
+def _poll(
+    url: str, job_id: int, team: int | None, after_seq: int
+) -> tuple[JobPublic, list[TracePointPublic]]:
+    """The team's job, then its points after ``after_seq`` (in that order: once the job is
+    seen terminal, every point it recorded is already in the database)."""
     with session_factory(url)() as session:
-        job = JobPublic.model_validate(service.get_job(session, job_id))
+        job = JobPublic.model_validate(service.get_job(session, job_id, team_id=team))
         points = session.scalars(
             select(TracePoint)
             .where(TracePoint.job_id == job_id, TracePoint.seq > after_seq)
@@ -125,11 +129,13 @@ def _poll(url: str, job_id: int, after_seq: int) -> tuple[JobPublic, list[TraceP
         return job, [TracePointPublic.model_validate(p) for p in points]
 
 
-async def _events(request: Request, url: str, job_id: int, after_seq: int) -> AsyncIterator[str]:
+async def _events(
+    request: Request, url: str, job_id: int, team: int | None, after_seq: int
+) -> AsyncIterator[str]:
     status = None
     silent = 0
     while True:
-        job, points = await run_in_threadpool(_poll, url, job_id, after_seq)
+        job, points = await run_in_threadpool(_poll, url, job_id, team, after_seq)
         for point in points:
             yield _event("point", point.model_dump_json(), point.seq)
             after_seq = point.seq
@@ -166,15 +172,16 @@ async def stream_job_events(
     job_id: JobId,
     request: Request,
     settings: SettingsDep,
+    team: TeamDep,
     after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1)] = -1,
     last_event_id: Annotated[int | None, Header(ge=-1, le=2**31 - 1)] = None,
 ) -> StreamingResponse:
     """Follow a job live: its trace points as the worker writes them (polled every 0.5 s)
     and its status changes, until it finishes. Resume with ``Last-Event-ID``."""
     start = last_event_id if last_event_id is not None else after_seq
-    await run_in_threadpool(_poll, settings.database_url, job_id, 2**31 - 1)  # 404 early
+    await run_in_threadpool(_poll, settings.database_url, job_id, team, 2**31 - 1)  # 404 early
     return StreamingResponse(
-        _events(request, settings.database_url, job_id, start),
+        _events(request, settings.database_url, job_id, team, start),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

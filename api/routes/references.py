@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from api.deps import SessionDep, SettingsDep
+from api.deps import SessionDep, SettingsDep, TeamDep
 from api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
 from core import jobs as service
 
@@ -20,17 +20,23 @@ router = APIRouter(prefix="/references", tags=["references"])
     responses={200: {"model": JobPublic, "description": "an identical job exists"}},
 )
 def create_reference(
-    body: ReferenceCreate, response: Response, session: SessionDep, settings: SettingsDep
+    body: ReferenceCreate,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+    team: TeamDep,
 ) -> JobPublic:
-    """Submit the high-precision run (tol 1e-13) that certifies P* of an objective.
+    """Submit the high-precision run (tol 1e-13) that certifies P* of an objective (a job
+    of your team).
 
     When it succeeds, the worker records its P and gap as the objective's reference
-    (GET /references?objective_hash=, the hash is the job's ``objective_hash``).
+    (GET /references?objective_hash=, the hash is the job's ``objective_hash``). References
+    are shared by every team: P* is a property of the objective.
     """
     spec = service.reference_job_spec(
         body.objective(), body.solver, body.max_seconds, body.max_epochs
     )
-    job, created = service.submit_job(session, spec, settings, body.force)
+    job, created = service.submit_job(session, spec, settings, body.force, team_id=team)
     session.commit()
     if created:
         service.enqueue_new(session, [job], settings)

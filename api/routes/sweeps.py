@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
-from api.deps import Limit, Offset, SessionDep, SettingsDep
+from api.deps import Limit, Offset, SessionDep, SettingsDep, TeamDep
 from api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
 from core import jobs as service
 from core.models import Sweep
@@ -37,15 +37,17 @@ def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
     },
 )
 def create_sweep(
-    body: SweepCreate, response: Response, session: SessionDep, settings: SettingsDep
+    body: SweepCreate, response: Response, session: SessionDep, settings: SettingsDep, team: TeamDep
 ) -> SweepPublic:
     """Submit a sweep (201) of datasets × losses × l2 × l1 × solver settings × seeds.
 
-    An identical sweep is returned as is (200) unless ``force``. Each job that is
-    identical to a queued, running or succeeded job outside any sweep adopts that job;
-    the others are new jobs of this sweep (a sweep owns its jobs).
+    An identical sweep of your team is returned as is (200) unless ``force``. Each job that
+    is identical to a queued, running or succeeded job of your team outside any sweep adopts
+    that job; the others are new jobs of this sweep (a sweep owns its jobs).
     """
-    sweep, new_jobs, created = service.submit_sweep(session, body.spec(), settings, body.force)
+    sweep, new_jobs, created = service.submit_sweep(
+        session, body.spec(), settings, body.force, team_id=team
+    )
     session.commit()
     service.enqueue_new(session, new_jobs, settings)
     if not created:
@@ -54,15 +56,17 @@ def create_sweep(
 
 
 @router.get("", response_model=SweepsPublic)
-def read_sweeps(session: SessionDep, limit: Limit = 100, offset: Offset = 0) -> SweepsPublic:
-    """Sweeps, newest first, with their progress."""
-    rows, count = service.list_sweeps(session, limit, offset)
+def read_sweeps(
+    session: SessionDep, team: TeamDep, limit: Limit = 100, offset: Offset = 0
+) -> SweepsPublic:
+    """Your team's sweeps, newest first, with their progress."""
+    rows, count = service.list_sweeps(session, limit, offset, team_id=team)
     progress = service.sweep_progress(session, [s.id for s in rows])
     return SweepsPublic(data=[_public(s, progress[s.id]) for s in rows], count=count)
 
 
 @router.get("/{sweep_id}", response_model=SweepPublic, responses={404: {"model": Message}})
-def read_sweep(sweep_id: SweepId, session: SessionDep) -> SweepPublic:
+def read_sweep(sweep_id: SweepId, session: SessionDep, team: TeamDep) -> SweepPublic:
     """A sweep and the number of its jobs per status."""
-    sweep = service.get_sweep(session, sweep_id)
+    sweep = service.get_sweep(session, sweep_id, team_id=team)
     return _public(sweep, service.sweep_progress(session, [sweep_id])[sweep_id])

@@ -21,6 +21,7 @@ from dashboard.components import (
     parse_int,
     share_link,
     url_sync,
+    viewer_team,
 )
 
 dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
@@ -175,7 +176,7 @@ def update(jobs, sweep, x, y, logx, logy, _n):
     if where is None:
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
         return figures.compare_figure([], x, y, False, False, {}), True, message, link
-    rows, refs = queries.job_traces(database_url(), where)
+    rows, refs = queries.job_traces(database_url(), where, team_id=viewer_team())
     figure = figures.compare_figure(rows, x, y, logx == "log", logy == "log", refs)
     live = queries.active(rows)
     counts = {}
@@ -206,6 +207,8 @@ def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
         where = _selection(jobs, sweep)
     except ValueError:
         return dash.no_update
-    rows, refs = queries.job_traces(database_url(), where) if where else ([], {})
+    rows, refs = (
+        queries.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})
+    )
     series, _ = figures.compare_series(rows, x, y, logx == "log", logy == "log", refs)
     return dcc.send_string(figures.series_csv(series, x, y), "faceoff-compare.csv")

@@ -23,6 +23,7 @@ from dashboard.components import (
     share_link,
     upload_dir,
     url_sync,
+    viewer_team,
 )
 
 dash.register_page(
@@ -165,6 +166,7 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
         database_url(),
         queries.JobQuery(dataset_id=dataset_id, loss=objective["loss"], status="succeeded"),
         max_points=None,
+        team_id=viewer_team(),
     )
     keys = ("gamma", "l2", "l1", "normalize")
     rows = [r for r in rows if all(r[k] == objective[k] for k in keys)]
@@ -243,7 +245,11 @@ def _objectives(info: dict[str, Any]) -> list[dict[str, Any]]:
 )
 def fill_objectives(dataset_id, chosen):
     """The objectives to choose from, with the one the URL names selected."""
-    info = queries.dataset_summary(database_url(), dataset_id) if dataset_id is not None else None
+    info = (
+        queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
+        if dataset_id is not None
+        else None
+    )
     if info is None:
         return [], None
     objectives = _objectives(info)
@@ -266,7 +272,11 @@ def fill_objectives(dataset_id, chosen):
 def update(dataset_id, index, eps):
     """Statistics, advice and the measured winner of the chosen objective."""
     link = href(f"/dataset/{dataset_id}", {"objective": index, "eps": eps})
-    info = queries.dataset_summary(database_url(), dataset_id) if dataset_id is not None else None
+    info = (
+        queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
+        if dataset_id is not None
+        else None
+    )
     if info is None:
         blank = figures.empty_figure("no such dataset")
         return "No such dataset", "", "", "", "", blank, link
@@ -312,7 +322,11 @@ def update(dataset_id, index, eps):
 )
 def download_csv(_clicks, dataset_id, index):
     """The statistics and the advice as CSV (name, value)."""
-    info = queries.dataset_summary(database_url(), dataset_id) if dataset_id is not None else None
+    info = (
+        queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
+        if dataset_id is not None
+        else None
+    )
     if info is None or not info["objectives"]:
         return dash.no_update
     objective = info["objectives"][_index(index, info["objectives"])]

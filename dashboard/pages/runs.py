@@ -19,6 +19,7 @@ from dashboard.components import (
     parse_int,
     share_link,
     url_sync,
+    viewer_team,
 )
 
 dash.register_page(__name__, path="/", title="Faceoff · runs", order=0)
@@ -157,7 +158,7 @@ def _table_row(row: dict) -> dict:
 )
 def fill_filters(chosen):
     """What there is to filter by, with the filters of the URL selected."""
-    available = queries.filter_options(database_url())
+    available = queries.filter_options(database_url(), team_id=viewer_team())
     available["status"] = [s for s in STATUSES if s in available["status"]]
     return (
         *(options(available[name]) for name in FILTERS),
@@ -175,7 +176,9 @@ def fill_filters(chosen):
 )
 def update(sweep, dataset, solver, loss, status, _n):
     """The jobs matching the filters; refreshes while any of them is queued or running."""
-    rows, total = queries.list_jobs(database_url(), _where(sweep, dataset, solver, loss, status))
+    rows, total = queries.list_jobs(
+        database_url(), _where(sweep, dataset, solver, loss, status), team_id=viewer_team()
+    )
     shown = f"{len(rows)} of {total} jobs" if total > len(rows) else f"{total} jobs"
     running = sum(r["status"] == "running" for r in rows)
     if running:
@@ -211,7 +214,9 @@ def compare_link(selected, sweep):
 )
 def download_csv(_clicks, sweep, dataset, solver, loss, status):
     """The filtered jobs as CSV."""
-    rows, _ = queries.list_jobs(database_url(), _where(sweep, dataset, solver, loss, status))
+    rows, _ = queries.list_jobs(
+        database_url(), _where(sweep, dataset, solver, loss, status), team_id=viewer_team()
+    )
     for row in rows:
         row["setting"] = figures.setting_name(row)
     return dcc.send_string(figures.records_csv(rows, CSV_COLUMNS), "faceoff-runs.csv")

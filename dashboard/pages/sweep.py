@@ -19,6 +19,7 @@ from dashboard.components import (
     parse_int,
     share_link,
     url_sync,
+    viewer_team,
 )
 
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
@@ -122,7 +123,7 @@ url_sync("sweep")
 
 def _results(sweep_id: int, eps: str, criterion: str, x: str):
     rows, refs = queries.job_traces(
-        database_url(), queries.JobQuery(sweep_id=sweep_id), max_points=None
+        database_url(), queries.JobQuery(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
     )
     return rows, figures.time_to_eps(rows, float(eps), criterion, refs, x)
 
@@ -169,7 +170,11 @@ def _winners_table(ranked: list[dict], unit: str) -> html.Table:
 def update(sweep_id, eps, criterion, x, chart, _n):
     """Time to ε per setting and objective, the ranking; refreshes while jobs run."""
     link = href(f"/sweep/{sweep_id}", {"eps": eps, "criterion": criterion, "x": x, "chart": chart})
-    summary = queries.sweep_summary(database_url(), sweep_id) if sweep_id is not None else None
+    summary = (
+        queries.sweep_summary(database_url(), sweep_id, team_id=viewer_team())
+        if sweep_id is not None
+        else None
+    )
     if summary is None:
         blank = figures.empty_figure("no such sweep")
         return "No such sweep", blank, blank, "", "", True, link, "/compare", "/"

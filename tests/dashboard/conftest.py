@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,14 +40,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_dashboard(url: str, timeout: float = 60.0) -> Iterator[str]:
-    """``python -m dashboard`` on a free port for the database ``url``; yields its base URL."""
+def running_dashboard(
+    url: str, timeout: float = 60.0, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``python -m dashboard`` on a free port for the database ``url`` (and ``extra_env``);
+    yields its base URL."""
     port = free_port()
     env = {
         **os.environ,
         "FACEOFF_DATABASE_URL": url,
         "FACEOFF_DASHBOARD_HOST": "127.0.0.1",
         "FACEOFF_DASHBOARD_PORT": str(port),
+        **(extra_env or {}),
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "dashboard"],
@@ -65,6 +70,8 @@ def running_dashboard(url: str, timeout: float = 60.0) -> Iterator[str]:
             try:
                 with urllib.request.urlopen(f"{base}/_dash-layout", timeout=2):
                     break
+            except urllib.error.HTTPError:  # answering (401 before a login)
+                break
             except OSError:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the dashboard did not answer at {base}") from None

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from tests.dashboard.conftest import REPO, point_count_js, running_dashboard
+from tests.service.test_api import LOCAL
 from tests.service.workers import running_worker, wait_for
 
 PLOT = "document.querySelector('#compare-graph .js-plotly-plot')"
@@ -48,7 +49,10 @@ SWEEP = {
 def service(sqlite_url, redis_url, settings_for):
     """The API (in process) and one real worker process on SQLite and Redis."""
     settings = settings_for(sqlite_url, redis_url)
-    with TestClient(create_app(settings)) as api, running_worker(settings, concurrency=2) as w:
+    with (
+        TestClient(create_app(settings), client=LOCAL) as api,
+        running_worker(settings, concurrency=2) as w,
+    ):
         created = api.post(
             "/api/v1/datasets", json={"name": "synthetic-2000x300", "source": SYNTHETIC}
         )

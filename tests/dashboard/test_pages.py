@@ -67,6 +67,15 @@ def test_every_page_is_served(client, sqlite_url, path):
     assert layout.status_code == 200 and b"_pages_content" in layout.data
 
 
+def test_without_auth_only_this_machine_is_served(client, sqlite_url):
+    client.use(sqlite_url)
+    for path in ("/", "/_dash-layout"):
+        remote = client.get(path, environ_base={"REMOTE_ADDR": "10.0.0.5"})
+        assert remote.status_code == 403 and b"FACEOFF_AUTH_ENABLED=true" in remote.data
+    assert client.get("/", environ_base={"REMOTE_ADDR": "::1"}).status_code == 200
+    assert client.get("/login").headers["location"] == "/"  # nothing to log in to
+
+
 def test_compare_callback_draws_the_sweep_and_keeps_the_view_in_the_url(client, sqlite_url):
     sweep_id, ids = factories.add_sweep(sqlite_url)
     client.use(sqlite_url)

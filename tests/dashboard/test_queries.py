@@ -17,7 +17,9 @@ def test_traces_are_downsampled_in_the_database_keeping_first_and_last(database_
     )
     assert len(ids) == 48
     short = factories.add_running_job(database_url, n_points=30)
-    rows, refs = queries.job_traces(database_url, queries.JobQuery(job_ids=(*ids, short)))
+    rows, refs = queries.job_traces(
+        database_url, queries.JobQuery(job_ids=(*ids, short)), team_id=None
+    )
     assert len(rows) == 49 and len(refs) == 2
     for row in rows:
         seq = row["trace"]["seq"]
@@ -27,25 +29,29 @@ def test_traces_are_downsampled_in_the_database_keeping_first_and_last(database_
         assert queries.MAX_POINTS // 2 < len(seq) <= queries.MAX_POINTS
         assert seq[0] == 0 and seq[-1] == 999 and seq == sorted(seq)
         assert len(row["trace"]["time_s"]) == len(seq)
-    full, _ = queries.job_traces(database_url, queries.JobQuery(job_ids=(ids[0],)), None)
+    full, _ = queries.job_traces(
+        database_url, queries.JobQuery(job_ids=(ids[0],)), None, team_id=None
+    )
     assert len(full[0]["trace"]["seq"]) == 1000
 
 
 def test_list_jobs_filters_and_reports_progress(database_url):
     sweep_id, ids = factories.add_sweep(database_url, seeds=(0, 1))
     running = factories.add_running_job(database_url, n_points=10)
-    everything, total = queries.list_jobs(database_url, queries.JobQuery())
+    everything, total = queries.list_jobs(database_url, queries.JobQuery(), team_id=None)
     assert total == len(ids) + 1 and everything[0]["id"] == running  # newest first
-    in_sweep, _ = queries.list_jobs(database_url, queries.JobQuery(sweep_id=sweep_id))
+    in_sweep, _ = queries.list_jobs(database_url, queries.JobQuery(sweep_id=sweep_id), team_id=None)
     assert sorted(r["id"] for r in in_sweep) == sorted(ids)
-    dual, _ = queries.list_jobs(database_url, queries.JobQuery(sweep_id=sweep_id, solver="dual_cd"))
+    dual, _ = queries.list_jobs(
+        database_url, queries.JobQuery(sweep_id=sweep_id, solver="dual_cd"), team_id=None
+    )
     assert len(dual) == 4 and {r["solver"] for r in dual} == {"dual_cd"}
-    live, _ = queries.list_jobs(database_url, queries.JobQuery(status="running"))
+    live, _ = queries.list_jobs(database_url, queries.JobQuery(status="running"), team_id=None)
     assert [r["id"] for r in live] == [running] and queries.active(live)
     assert 0 < live[0]["progress"] < 1
-    first_two, total = queries.list_jobs(database_url, queries.JobQuery(), limit=2)
+    first_two, total = queries.list_jobs(database_url, queries.JobQuery(), limit=2, team_id=None)
     assert len(first_two) == 2 and total == len(ids) + 1
-    options = queries.filter_options(database_url)
+    options = queries.filter_options(database_url, team_id=None)
     assert options["sweep"] == [(sweep_id, f"#{sweep_id} synthetic faceoff")]
     assert options["solver"] == ["dual_cd", "primal_cd", "spdc"]
     assert options["status"] == ["running", "succeeded"]
@@ -53,15 +59,15 @@ def test_list_jobs_filters_and_reports_progress(database_url):
 
 def test_summaries_of_a_sweep_and_a_dataset(sqlite_url):
     sweep_id, ids = factories.add_sweep(sqlite_url, l2s=(1e-3, 1e-4))
-    summary = queries.sweep_summary(sqlite_url, sweep_id)
+    summary = queries.sweep_summary(sqlite_url, sweep_id, team_id=None)
     assert summary["counts"] == {"succeeded": len(ids)}
-    assert queries.sweep_summary(sqlite_url, sweep_id + 1) is None
+    assert queries.sweep_summary(sqlite_url, sweep_id + 1, team_id=None) is None
     with session_scope(sqlite_url) as session:
         dataset_id = session.get(Job, ids[0]).dataset_id
-    info = queries.dataset_summary(sqlite_url, dataset_id)
+    info = queries.dataset_summary(sqlite_url, dataset_id, team_id=None)
     assert [o["l2"] for o in info["objectives"]] == [1e-4, 1e-3]
     assert info["source"]["kind"] == "synthetic"
-    assert queries.dataset_summary(sqlite_url, dataset_id + 100) is None
+    assert queries.dataset_summary(sqlite_url, dataset_id + 100, team_id=None) is None
 
 
 def test_the_dashboard_session_refuses_to_write(sqlite_url):

@@ -17,13 +17,14 @@ from core.db import session_scope
 from core.models import RUNNING, SUCCEEDED, Job, TracePoint, utcnow
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
+LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 
 
 @pytest.fixture
 def api(database_url, redis_url, settings_for):
     """(TestClient, settings) of a fresh app on a fresh database."""
     settings = settings_for(database_url, redis_url, MAX_SWEEP_JOBS=20, MAX_JOB_SECONDS=600)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), client=LOCAL) as client:
         yield client, settings
 
 
@@ -104,7 +105,7 @@ def test_submit_job_enqueues_and_deduplicates(api):
 )
 def test_submit_job_checks_the_catalogue(sqlite_url, redis_url, settings_for, change, loc, words):
     settings = settings_for(sqlite_url, redis_url, MAX_JOB_SECONDS=600)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), client=LOCAL) as client:
         response = client.post("/api/v1/jobs", json={**JOB, **change})
     assert response.status_code == 422
     (error,) = response.json()["detail"]
@@ -239,7 +240,7 @@ def test_sweeps(api):
 
 def test_sweep_size_limit_and_invalid_combination(sqlite_url, redis_url, settings_for):
     settings = settings_for(sqlite_url, redis_url, MAX_SWEEP_JOBS=20)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), client=LOCAL) as client:
         big = client.post("/api/v1/sweeps", json={**SWEEP, "seeds": list(range(10))})
         bad = client.post(
             "/api/v1/sweeps", json={**SWEEP, "solvers": [{"solver": "saga", "params": {"x": 1}}]}
@@ -324,7 +325,7 @@ def test_upload(api):
 
 def test_upload_size_limit(sqlite_url, redis_url, settings_for):
     settings = settings_for(sqlite_url, redis_url, MAX_UPLOAD_BYTES=1000)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), client=LOCAL) as client:
         big = b"+1 1:0.5 3:1\n" * 200
         response = client.post("/api/v1/datasets/upload", files={"file": ("big.svm", big)})
         assert response.status_code == 413 and "1000 bytes" in response.json()["detail"]
@@ -333,7 +334,7 @@ def test_upload_size_limit(sqlite_url, redis_url, settings_for):
 
 
 def test_solvers(sqlite_url, settings_for):
-    with TestClient(create_app(settings_for(sqlite_url))) as client:
+    with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
         body = client.get("/api/v1/solvers").json()
     solvers = {s["name"]: s for s in body["data"]}
     assert body["count"] == len(solvers) and "dual_cd" in solvers
@@ -384,7 +385,7 @@ def test_health_and_metrics(api):
 
 def test_health_reports_an_unreachable_broker(sqlite_url, settings_for):
     settings = settings_for(sqlite_url, "redis://127.0.0.1:1/0")
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), client=LOCAL) as client:
         response = client.get("/api/v1/health")
     assert response.status_code == 503
     body = response.json()

@@ -10,6 +10,7 @@ from api.main import create_app
 from core.db import session_scope
 from core.jobs import record_reference
 from core.models import SUCCEEDED, Job
+from tests.service.test_api import LOCAL
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 BAD_JOBS = [
@@ -154,7 +155,7 @@ BAD_REQUESTS = [
 
 @pytest.fixture
 def client(database_url, redis_url, settings_for):
-    with TestClient(create_app(settings_for(database_url, redis_url))) as client:
+    with TestClient(create_app(settings_for(database_url, redis_url)), client=LOCAL) as client:
         yield client
 
 
@@ -194,7 +195,7 @@ def test_registry_dataset_that_cannot_be_loaded_is_a_422(
     monkeypatch.setenv("FACEOFF_DATA_MIRROR", str(tmp_path / "empty"))
     monkeypatch.setenv("FACEOFF_DATA_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr("data.fetch.download", _offline)
-    with TestClient(create_app(settings_for(sqlite_url))) as client:
+    with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
         made = client.post(
             "/api/v1/datasets", json={"name": "w", "source": {"kind": "registry", "name": "w8a"}}
         )
@@ -214,7 +215,7 @@ def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64
     from tests.service.test_api import JOB as SPEC
 
     job = Job(
-        dataset=resolve_dataset(session, "a1a", ("dataset",)),
+        dataset=resolve_dataset(session, "a1a", ("dataset",), team_id=None),
         spec={**SPEC, "normalize": "none", "positive": None, "gamma": 1.0, "l1": 0.0},
         spec_hash="0" * 64,
         objective_hash=objective,

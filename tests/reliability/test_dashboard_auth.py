@@ -1,0 +1,106 @@
+"""The dashboard behind the API's tokens: a real dashboard process with authentication on,
+driven over HTTP (tests/dashboard/test_auth_browser.py drives it with Chromium). Without a
+login, pages redirect to /login and Dash's endpoints answer 401; after logging in with a
+team's token, the callbacks return that team's runs only."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from sqlalchemy import update
+
+from core import auth
+from core.db import session_scope
+from core.models import Dataset, Job, Sweep
+from core.settings import Settings
+from tests.dashboard.conftest import running_dashboard
+from tests.dashboard.factories import SETTINGS, add_sweep
+
+SECRET_KEY = "test-secret-key-for-signing-sessions"
+
+
+def _give(url: str, team_id: int, sweep_id: int, dataset: str) -> None:
+    """Make a sweep, its jobs and its dataset the team's."""
+    with session_scope(url) as session:
+        session.execute(update(Sweep).where(Sweep.id == sweep_id).values(team_id=team_id))
+        session.execute(update(Job).where(Job.sweep_id == sweep_id).values(team_id=team_id))
+        session.execute(update(Dataset).where(Dataset.name == dataset).values(team_id=team_id))
+
+
+@pytest.fixture(scope="module")
+def secured_dashboard(tmp_path_factory):
+    """(base URL, database URL, {team: (token id, secret, sweep id, job ids)}) of a running
+    dashboard with authentication on; alpha and beta each own a sweep."""
+    from core.migrate import upgrade
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('dashboard-auth') / 'faceoff.db'}"
+    upgrade(url)
+    teams = {}
+    for team, settings in (("alpha", SETTINGS[:2]), ("beta", SETTINGS[2:])):
+        dataset = f"{team}-data"
+        sweep_id, job_ids = add_sweep(url, settings, n_points=30, dataset_name=dataset)
+        with session_scope(url) as session:
+            token, secret = auth.create_token(session, team)
+            token_id, team_id = token.id, token.team_id
+        _give(url, team_id, sweep_id, dataset)
+        teams[team] = (token_id, secret, sweep_id, job_ids)
+    extra = {"FACEOFF_AUTH_ENABLED": "true", "FACEOFF_SECRET_KEY": SECRET_KEY}
+    with running_dashboard(url, extra_env=extra) as base:
+        yield base, url, teams
+
+
+def test_auth_needs_a_secret_key():
+    from dashboard.app import create_app
+
+    with pytest.raises(RuntimeError, match="FACEOFF_SECRET_KEY is required"):
+        create_app(Settings(DATABASE_URL="sqlite://", AUTH_ENABLED=True, SECRET_KEY=""))
+
+
+def _runs(client: httpx.Client) -> tuple[set[int], list[int]]:
+    """The job ids of the runs table and the sweeps it offers, as the browser asks for them."""
+    filters = ("sweep", "dataset", "solver", "loss", "status")
+    outputs = [("runs-table", "data"), ("runs-interval", "disabled")]
+    outputs += [("runs-summary", "children"), ("runs-share", "href")]
+    inputs = [(f"runs-{f}", "value", None) for f in filters] + [("runs-interval", "n_intervals", 0)]
+    table = _callback(client, outputs, inputs)["runs-table"]["data"]
+    outputs = [(f"runs-{f}", p) for p in ("options", "value") for f in filters]
+    options = _callback(client, outputs, [("runs-chosen", "data", {})])["runs-sweep"]["options"]
+    return {row["id"] for row in table}, [option["value"] for option in options]
+
+
+def _callback(client: httpx.Client, outputs, inputs) -> dict:
+    """Run a multi-output Dash callback with the (id, property, value) inputs."""
+    key = "...".join(f"{o}.{p}" for o, p in outputs)
+    body = {
+        "output": f"..{key}..",
+        "outputs": [{"id": o, "property": p} for o, p in outputs],
+        "inputs": [{"id": i, "property": p, "value": v} for i, p, v in inputs],
+        "changedPropIds": [],
+    }
+    response = client.post("/_dash-update-component", json=body)
+    assert response.status_code == 200, response.text[:2000]
+    return response.json()["response"]
+
+
+def test_without_login_pages_redirect_and_callbacks_get_401(secured_dashboard):
+    base, _, teams = secured_dashboard
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for path in ("/", "/compare?jobs=1", f"/sweep/{teams['alpha'][2]}"):
+            response = client.get(path)
+            assert response.status_code == 302, path
+            assert response.headers["location"].startswith("/login?next=")
+        assert client.get("/_dash-layout").status_code == 401
+        assert client.get("/_dash-dependencies").status_code == 401
+        callback = client.post("/_dash-update-component", json={"output": "runs-table.data"})
+        assert callback.status_code == 401 and "log in" in callback.json()["detail"]
+        assert client.get("/login").status_code == 200
+        assert client.get("/assets/style.css").status_code == 200
+        refused = client.post("/login", data={"token": "fo_wrong"})
+        assert refused.status_code == 401 and "not valid" in refused.text
+        # a valid token: a signed session cookie, then the Dash endpoints answer
+        accepted = client.post("/login", data={"token": teams["alpha"][1], "next": "//evil"})
+        assert accepted.status_code == 302 and accepted.headers["location"] == "/"
+        assert client.get("/_dash-layout").status_code == 200
+        assert _runs(client) == ({*teams["alpha"][3]}, [teams["alpha"][2]])
+        client.get("/logout")
+        assert client.get("/_dash-layout").status_code == 401
