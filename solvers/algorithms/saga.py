@@ -34,19 +34,32 @@ from solvers.problem import Problem
 from solvers.sampling import Sampler, next_coordinate
 from solvers.trace import Recorder
 
-_TABLE_SIZE = 4096  # 1 − rᵐ is tabulated for m below this
+_TABLE_BITS = 8
+_TABLE_LOW = 1 << _TABLE_BITS  # entries of each level of the table
+_TABLE_SIZE = 1 << (2 * _TABLE_BITS)  # 1 − rᵐ is tabulated for m below this
 
 
 def _contraction_table(log_r: float) -> np.ndarray:
-    """1 − rᵐ for m = 0, …, _TABLE_SIZE − 1, r = exp(log_r), without cancellation."""
-    return -np.expm1(np.arange(_TABLE_SIZE) * log_r)
+    """1 − rᵃ for a = 0, …, _TABLE_LOW − 1, then 1 − r^(_TABLE_LOW·b) for b = 0, …,
+    _TABLE_LOW − 1, r = exp(log_r), without cancellation: two levels of 2 KB each, which
+    :func:`_tabulated` combines for any m below _TABLE_SIZE, small enough to stay in L1."""
+    steps = np.arange(_TABLE_LOW)
+    return -np.expm1(np.concatenate((steps, steps * _TABLE_LOW)) * log_r)
+
+
+@njit(cache=True, inline="always")
+def _tabulated(low, high):
+    """1 − rᵃ⁺ᵇ from ``low`` = 1 − rᵃ and ``high`` = 1 − rᵇ, without cancellation."""
+    return low + high - low * high
 
 
 @njit(cache=True, inline="always")
 def _contraction(table, m, log_r):
     """1 − rᵐ, r = exp(log_r), from ``table`` = :func:`_contraction_table` (log_r) when m is
-    below its size."""
-    return table[m] if m < table.shape[0] else -math.expm1(m * log_r)
+    below _TABLE_SIZE."""
+    if m < _TABLE_SIZE:
+        return _tabulated(table[m & (_TABLE_LOW - 1)], table[_TABLE_LOW + (m >> _TABLE_BITS)])
+    return -math.expm1(m * log_r)
 
 
 @njit(cache=True, inline="always")
@@ -73,20 +86,35 @@ def _catch_up_steps(x, gbar, m, contraction, step, l1, l2, log_r):
     (x − ηḡ > η·l1) T(x) = (x − η(ḡ + l1))/(1 + η·l2), an affine contraction toward
     −(ḡ + l1)/l2; on the negative branch toward (l1 − ḡ)/l2; the dead zone maps to 0.
     k affine steps toward ``fixed`` are x − (1 − rᵏ)(x − fixed); only a walk that changes
-    region computes 1 − rᵏ (k < m) itself. Scalars only, so kernels inline it without
+    region and passes 0 computes 1 − rᵏ (k < m) itself. Scalars only, so kernels inline it without
     reference counting.
     """
+    inv_l2 = 1.0 / l2  # loop-invariant in a kernel: hoisted, a multiplication per call
     if l1 == 0.0:
-        return x - contraction * (x + gbar / l2)
+        return x - contraction * (x + gbar * inv_l2)
     c = step * gbar
     lam = step * l1
-    # The common walk stays in its region; decided with selects, not branches on the sign
-    # of x, which coordinates of random sign would mispredict.
+    # The common walks are decided with selects and one comparison, without a logarithm
+    # and without branches on the sign of x or on its region, which coordinates of random
+    # sign would mispredict.
     outside = abs(x - c) > lam
     sign = math.copysign(1.0, x - c)
-    fixed = -(gbar + sign * l1) / l2  # the fixed point of x's branch
-    if (sign * (fixed - c) >= lam) if outside else (abs(c) <= lam):
-        return x - contraction * (x - fixed) if outside else (0.0 if m > 0 else x)
+    fixed = -(gbar + sign * l1) * inv_l2  # the fixed point of x's branch
+    gap = sign * (fixed - c) - lam  # > 0: the fixed point lies inside x's region
+    # Common: 0 is the fixed point of T (|c| < λ), or x is outside the dead zone and its
+    # branch's fixed point inside its region. One float comparison (a boolean expression
+    # would be compiled to several branches); ties go to the general walk below.
+    if min(abs(c) - lam, max(lam - abs(x - c), -gap)) < 0.0:
+        walk = x - contraction * (x - fixed)  # m affine steps on x's branch
+        # Outside the dead zone, a walk toward a fixed point beyond its region enters the
+        # dead zone (T ≥ 0 on the positive branch, ≤ 0 on the negative one), which T maps
+        # to 0 for good: x ends at 0 unless step m − 1 is still in the region, when all m
+        # steps are affine. T is continuous, so both answers agree at the boundary.
+        before = fixed + (1.0 - contraction) * math.exp(-log_r) * (x - fixed)
+        keep = (outside & ((gap >= 0.0) | (sign * (before - c) > lam))) | (m == 0)
+        return walk if keep else 0.0
+    # Otherwise |c| ≥ λ: a walk from or through the dead zone goes on past 0 to the other
+    # branch (or a tie): step through the regions.
     total = m
     r_m = 1.0 - contraction  # rᵐ, for the common walk that stays in one region
     while m > 0:

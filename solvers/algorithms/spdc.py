@@ -39,7 +39,14 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.algorithms.saga import _catch_up_steps, _contraction_table
+from solvers.algorithms.saga import (
+    _TABLE_BITS,
+    _TABLE_LOW,
+    _TABLE_SIZE,
+    _catch_up_steps,
+    _contraction_table,
+    _tabulated,
+)
 from solvers.driver import PrimalMethod, run_chunked
 from solvers.losses import LOGISTIC, loss_dual_step
 from solvers.penalties import soft_threshold
@@ -124,8 +131,8 @@ def _draw(state, block, offsets, members, prob, alias):
     size = offsets[block + 1] - start
     u = next_uniform(state) * size
     i = min(int(u), size - 1)
-    if u - i >= prob[start + i]:
-        i = alias[start + i]
+    # Without a branch: a helper inlined with branches keeps its arrays' reference counts.
+    i += (u - i >= prob[start + i]) * (alias[start + i] - i)
     return members[start + i]
 
 
@@ -272,7 +279,6 @@ def _spdc_lazy(
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
     shrink = 1.0 / (1.0 + tau * l2)
-    n_table = table.shape[0]
     flat = state.reshape(-1)  # for prefetching rows of the state
     width = state.shape[1]
     visited = 0
@@ -305,7 +311,13 @@ def _spdc_lazy(
                 behind = t - int(state[j, LAST])
                 if behind > 0:
                     steps = behind - 1
-                    contraction = table[steps] if steps < n_table else -math.expm1(steps * log_r)
+                    if steps < _TABLE_SIZE:  # saga's _contraction, indexed here
+                        contraction = _tabulated(
+                            table[steps & (_TABLE_LOW - 1)],
+                            table[_TABLE_LOW + (steps >> _TABLE_BITS)],
+                        )
+                    else:
+                        contraction = -math.expm1(steps * log_r)
                     x_prev, xj = _steps_since(
                         xj, state[j, U], steps, contraction, tau, l1, l2, lam, shrink, log_r
                     )
@@ -353,7 +365,13 @@ def _spdc_lazy(
         behind = n_iters - int(state[j, LAST])
         if behind > 0:
             steps = behind - 1
-            contraction = table[steps] if steps < n_table else -math.expm1(steps * log_r)
+            contraction = (
+                _tabulated(
+                    table[steps & (_TABLE_LOW - 1)], table[_TABLE_LOW + (steps >> _TABLE_BITS)]
+                )
+                if steps < _TABLE_SIZE
+                else -math.expm1(steps * log_r)
+            )
             state[j, X_PREV], state[j, X] = _steps_since(
                 state[j, X], state[j, U], steps, contraction, tau, l1, l2, lam, shrink, log_r
             )
