@@ -36,6 +36,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
+from bench.figures import md_table
 from bench.run_part1 import Log
 from bench.service_stack import (
     REPO,
@@ -44,7 +45,6 @@ from bench.service_stack import (
     environment,
     environment_lines,
     fresh_database,
-    markdown_table,
     percentiles,
     queue_length,
     register_tiny_dataset,
@@ -249,7 +249,7 @@ def report(command: str, env: dict, stack_text: str, result: LoadResult, load_en
         "## Summary",
         "",
     ]
-    lines += markdown_table(
+    lines += md_table(
         ["", ""],
         [
             ["wall time (first request to the last client done)", f"{result.wall:.1f} s"],
@@ -270,7 +270,7 @@ def report(command: str, env: dict, stack_text: str, result: LoadResult, load_en
         ],
     )
     lines += ["", "## Latency per endpoint (client side, ms)", ""]
-    lines += markdown_table(
+    lines += md_table(
         ["endpoint", "requests", "per s", "p50", "p90", "p99", "max", "errors", "error rate"],
         result.endpoint_rows(),
     )

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from bench.figures import md_table
 from bench.peers import PEER_TITLES, PEERS, Peer, layouts, missing_packages
 
 REPO = Path(__file__).resolve().parents[1]
@@ -588,12 +589,6 @@ def environment() -> dict:
 # ----------------------------------------------------------------------------- report
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
-
-
 def _ratio(ours: Outcome, best: Outcome | None) -> str:
     if ours.seconds is None:
         return "—"
@@ -645,7 +640,7 @@ def report(results: dict, command: str) -> str:
         "Datasets:",
         "",
     ]
-    lines += _md_table(
+    lines += md_table(
         ["dataset", "n", "d", "nnz", "positive", "note", "sha256"],
         [
             [
@@ -697,7 +692,7 @@ def report(results: dict, command: str) -> str:
                 _ratio(ours["dual_cd per"], best_outcome),
             ]
         )
-    lines += _md_table(
+    lines += md_table(
         ["dataset", "loss", "l2", "P*"]
         + names
         + peers
@@ -727,13 +722,13 @@ def report(results: dict, command: str) -> str:
             [row["dataset"], row["loss"], f"{row['l2']:g}", f"{floor * 1e3:.3g}"]
             + [f"{t * 1e3:.3g} ({t / floor:.2f}×)" for t in per_epoch]
         )
-    lines += _md_table(["dataset", "loss", "l2", "floor ms"] + [f"{n} ms" for n in names], rows)
+    lines += md_table(["dataset", "loss", "l2", "floor ms"] + [f"{n} ms" for n in names], rows)
     lines += [
         "",
         "## P* and its certificate",
         "",
     ]
-    lines += _md_table(
+    lines += md_table(
         ["dataset", "loss", "l2", "P*", "relative gap", "dual_cd epochs", "seconds"],
         [
             [
@@ -754,7 +749,7 @@ def report(results: dict, command: str) -> str:
         f"{MAPPING_TOL:g} of P*):",
         "",
     ]
-    lines += _md_table(
+    lines += md_table(
         ["peer", "dataset", "loss", "l2", "relative P − P*", "max_iter", "ok"],
         [
             [

@@ -52,6 +52,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import select, text
 
+from bench.figures import md_table
 from bench.run_part1 import Log
 from bench.service_stack import (
     REPO,
@@ -61,7 +62,6 @@ from bench.service_stack import (
     environment,
     environment_lines,
     fresh_database,
-    markdown_table,
     percentiles,
     register_tiny_dataset,
     require_services,
@@ -531,7 +531,7 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
         "## Targets",
         "",
     ]
-    lines += markdown_table(
+    lines += md_table(
         ["", "measured", "target", ""],
         [
             [
@@ -576,7 +576,7 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
         "(created_at: the API's insert; started_at: the worker's claim).",
         "",
     ]
-    lines += markdown_table(
+    lines += md_table(
         ["phase", "jobs", "submit/s", "jobs/s", "per job", "p50 ms", "p95 ms", "max ms"],
         phase_rows(phases),
     )
@@ -611,7 +611,7 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
         ],
         [f"run p50 of the burst ({burst.name})", ms(run)],
     ]
-    lines += markdown_table(["part", "ms"], rows)
+    lines += md_table(["part", "ms"], rows)
     lines += [
         "",
         "## Trace ingestion into PostgreSQL",
@@ -622,7 +622,7 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
         "staging table); every point checked stored afterwards.",
         "",
     ]
-    lines += markdown_table(
+    lines += md_table(
         ["writer", "batch", "points", "seconds", "points/s", "ms / batch"],
         [
             [

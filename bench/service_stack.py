@@ -30,6 +30,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from cli.up import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 BROKER_URL = "redis://127.0.0.1:6379/15"  # the tests' Redis database; queues are unique
 PG_ADMIN = ("127.0.0.1", 5432)
@@ -103,12 +105,6 @@ class Stack:
             f"{self.worker_concurrency} (prefork); PostgreSQL 127.0.0.1:5432 (fresh database, "
             "`python -m core.migrate`); Redis 127.0.0.1:6379 db 15, own queue"
         )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def require_services() -> None:
@@ -243,11 +239,6 @@ def percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
     if not len(values):
         return [float("nan")] * len(qs)
     return [float(v) for v in np.percentile(np.asarray(values, dtype=float), qs)]
-
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def _commit() -> str:

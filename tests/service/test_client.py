@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -12,6 +11,7 @@ import uvicorn
 
 from api.main import create_app
 from cli.main import main
+from cli.up import free_port
 from client import Client, ClientError, ServerUnreachable
 from core.db import session_scope
 from core.models import SUCCEEDED, Job, TracePoint, utcnow
@@ -19,17 +19,11 @@ from core.models import SUCCEEDED, Job, TracePoint, utcnow
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def server(sqlite_url, redis_url, settings_for):
     """(base URL, settings) of the API served by uvicorn in a thread."""
     settings = settings_for(sqlite_url, redis_url)
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(create_app(settings), port=port, log_level="warning")
     runner = uvicorn.Server(config)
     thread = threading.Thread(target=runner.run, daemon=True)
@@ -103,7 +97,7 @@ def test_client_round_trip(server, tmp_path):
 
 
 def test_client_reports_an_unreachable_server():
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     with Client(url) as client, pytest.raises(ServerUnreachable) as err:
         client.jobs()
     assert f"cannot reach the Faceoff API at {url}" in str(err.value)
@@ -149,7 +143,7 @@ def test_cli_commands(server, tmp_path, capsys):
 
 
 def test_cli_unreachable_server(capsys, monkeypatch):
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("FACEOFF_URL", url)
     assert main(["status"]) == 1
     (line,) = capsys.readouterr().err.strip().splitlines()

@@ -9,7 +9,6 @@ import importlib.util
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import httpx
 import pytest
 import yaml
 
+from cli.up import free_port
 from tests.conftest import REPO
 from tests.service.conftest import create_pg_database, drop_pg_database, require
 
@@ -102,12 +102,6 @@ def test_dockerfile_copies_every_package_the_commands_need():
     assert "alembic.ini" in dockerfile
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _native(service: str) -> list[str]:
     """The compose command of ``service`` as it runs here (this venv's python)."""
     argv = command_of(service)
@@ -134,7 +128,7 @@ def test_compose_commands_run_natively(tmp_path):
     require("PostgreSQL", "127.0.0.1", 5432)
     require("Redis", "127.0.0.1", 6379)
     database_url = create_pg_database()
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "FACEOFF_DATABASE_URL": database_url,
