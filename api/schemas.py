@@ -53,7 +53,13 @@ class JobPublic(_Public):
     dataset_id: int
     spec: dict[str, Any]
     spec_hash: str
-    objective_hash: str
+    objective_hash: str = Field(
+        description="the objective's hash: as named in the spec until a worker runs the job, "
+        "then keyed by the data's content (the key of its reference P*)"
+    )
+    data_hash: str | None = Field(
+        None, description="sha256 of the data after transforms, once a worker has run the job"
+    )
     solver: str
     loss: str
     status: str
@@ -238,8 +244,11 @@ class ReferenceCreate(ObjectiveSpec):
 
 class ReferencePublic(_Public):
     id: int
-    objective_hash: str
-    objective: dict[str, Any]
+    objective_hash: str = Field(description="hash of the content-keyed objective")
+    objective: dict[str, Any] = Field(
+        description="data_hash, loss, gamma (smoothed hinge), l1, l2, the transforms of the "
+        "run that certified it, and the dataset's name if it is shared with every team"
+    )
     primal: float = Field(description="P of the certifying point: P* ∈ [P − gap, P]")
     gap: float
     job_id: int | None

@@ -22,6 +22,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -47,6 +48,7 @@ from core.models import (
     TracePoint,
     utcnow,
 )
+from core.objectives import content_objective, objective_key
 from core.settings import Settings
 from core.specs import (
     JobSpec,
@@ -136,13 +138,54 @@ def _add_dataset(session: Session, dataset: Dataset) -> Dataset:
     return dataset
 
 
-def _registry_dataset(name: str) -> Dataset:
+@lru_cache(maxsize=1)
+def _public_names() -> dict[str, str]:
+    """{casefolded name: public name} of every public dataset: the registry's and the
+    datasets shipped with scikit-learn."""
+    from core.datasets import SKLEARN
+    from data.registry import REGISTRY
+
+    return {name.casefold(): name for name in (*REGISTRY, *SKLEARN)}
+
+
+def public_source(name: str) -> dict[str, Any] | None:
+    """The source a dataset called ``name`` must have: that of the public dataset whose
+    name it is (compared case-insensitively, so no look-alike can pass for it); None for a
+    name free to use."""
+    from core.datasets import SKLEARN
+
+    public = _public_names().get(name.casefold())
+    if public is None:
+        return None
+    return {"kind": "sklearn" if public in SKLEARN else "registry", "name": public}
+
+
+def check_public_name(name: str, source: dict[str, Any]) -> None:
+    """ConflictError unless ``name`` is free or ``source`` is its public dataset's.
+
+    Public names are reserved on every registration path (a registration of any source
+    kind, an upload, the first use of a name in a job or sweep), so a name every team
+    relies on always means the public data.
+    """
+    public = public_source(name)
+    if public is not None and source != public:
+        raise ConflictError(
+            f"name {name!r} is reserved for the public dataset {public['name']!r} (source "
+            f"{json.dumps(public)}); choose another name"
+        )
+
+
+def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
+    """The Dataset of a public ``source`` (UnknownDatasetError for an unknown registry
+    name), registered as ``name``."""
     from data.registry import get_spec
 
-    entry = get_spec(name)
+    if source["kind"] == "sklearn":  # breast_cancer, standardized (dense)
+        return Dataset(name=name, source=source, n_samples=569, n_features=30, nnz=569 * 30)
+    entry = get_spec(source["name"])
     return Dataset(
         name=name,
-        source={"kind": "registry", "name": name},
+        source={"kind": "registry", "name": entry.name},
         n_samples=entry.n_samples,
         n_features=entry.n_features,
         nnz=entry.nnz,
@@ -152,28 +195,29 @@ def _registry_dataset(name: str) -> Dataset:
 def resolve_dataset(
     session: Session, name: str, loc: tuple[str | int, ...], *, team_id: int | None
 ) -> Dataset:
-    """The dataset ``name`` the team may use; a public registry name is registered on first
-    use.
+    """The dataset ``name`` the team may use; a public name is registered, with its public
+    source, on first use.
 
     SpecError at ``loc`` for any other name.
     """
-    from data.registry import REGISTRY, UnknownDatasetError
+    from data.registry import UnknownDatasetError, get_spec
 
     _check_text(name, loc)
     query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
     dataset = session.scalars(query).one_or_none()
     if dataset is not None:
         return dataset
-    if name not in REGISTRY:
-        try:
-            _registry_dataset(name)
+    public = public_source(name)
+    if public is None or public["name"] != name:
+        try:  # not a public name: the error names the public ones it is close to
+            get_spec(name, dict.fromkeys(_public_names().values()))
         except UnknownDatasetError as err:
             raise SpecError(
                 loc,
                 f"{err}; use a registered dataset (GET /api/v1/datasets) or a public name "
                 "(faceoff datasets list)",
             ) from None
-    return _add_dataset(session, _registry_dataset(name))
+    return _add_dataset(session, _public_dataset(public, name))
 
 
 def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
@@ -195,23 +239,20 @@ def register_dataset(
     from data.registry import UnknownDatasetError
 
     _check_text(name, ("name",))
+    check_public_name(name, source)
     existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
     if existing is not None:
         if existing.source != source or existing.team_id is not None:
             raise _name_taken(existing, team_id)
         return existing, False
-    kind = source["kind"]
-    if kind == "registry":
-        try:
-            dataset = _registry_dataset(source["name"])
-        except UnknownDatasetError as err:
-            raise SpecError(("source", "name"), str(err)) from None
-        dataset.name = name
-    elif kind == "synthetic":
+    if source["kind"] == "synthetic":
         n, d, nnz = synthetic_shape(source)
         dataset = Dataset(name=name, source=source, n_samples=n, n_features=d, nnz=nnz)
-    else:  # sklearn: breast_cancer, standardized (dense)
-        dataset = Dataset(name=name, source=source, n_samples=569, n_features=30, nnz=569 * 30)
+    else:
+        try:
+            dataset = _public_dataset(source, name)
+        except UnknownDatasetError as err:
+            raise SpecError(("source", "name"), str(err)) from None
     added = _add_dataset(session, dataset)
     return added, added is dataset
 
@@ -247,8 +288,9 @@ def register_upload(
     """
     try:
         _check_text(name, ("name",))
-        A = uploads.parse(path, filename, n_features)
         source = {"kind": "upload", "file": f"{sha256}.svm", "n_features": n_features}
+        check_public_name(name, source)
+        A = uploads.parse(path, filename, n_features)
         existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
         if existing is not None and (
             existing.source != source or existing.team_id not in (None, team_id)
@@ -631,12 +673,16 @@ def reference_job_spec(
 
 
 def get_reference(session: Session, digest: str) -> Reference:
+    """The reference of a content-keyed objective hash (a job's ``objective_hash`` once a
+    worker has run it)."""
     reference = session.scalars(
         select(Reference).where(Reference.objective_hash == digest)
     ).one_or_none()
     if reference is None:
         raise NotFoundError(
-            f"no reference optimum for objective {digest}; POST /api/v1/references computes one"
+            f"no reference optimum for objective {digest}; a job's objective_hash keys its "
+            "reference once a worker has run the job (it then hashes the job's data), and "
+            "POST /api/v1/references computes one"
         )
     return reference
 
@@ -647,36 +693,49 @@ def _better(primal: float, gap: float, reference: Reference) -> bool:
     return gap <= REFERENCE_RTOL * max(1.0, abs(primal)) and primal < reference.primal
 
 
+def reference_objective(job: Job) -> tuple[str, dict[str, Any]]:
+    """(content key, description) of the objective a job with ``data_hash`` solved.
+
+    The description names the dataset only if it is shared with every team: a reference is
+    read by everyone, and must not tell another team's private dataset names.
+    """
+    spec = job.spec
+    identity = content_objective(job.data_hash, spec["loss"], spec["gamma"], spec["l1"], spec["l2"])
+    key = objective_key(identity)
+    described = {**identity, "normalize": spec["normalize"], "positive": spec["positive"]}
+    if job.dataset.team_id is None:
+        described["dataset"] = job.dataset.name
+    return key, described
+
+
 def record_reference(session: Session, job: Job) -> Reference | None:
     """Keep P* of the job's objective if this succeeded job certifies it better.
 
-    Better: a smaller final gap, or a gap ≤ 1e-9·max(1, |P|) and a lower P. Upserts the
-    Reference of ``job.objective_hash`` (flushes; the caller commits) and returns it, or
-    None when the job does not improve it. The worker calls this when a job succeeds.
+    The objective is keyed by content (core.objectives): the digest of the data the worker
+    solved on (``job.data_hash``), the loss and the weights; a job without a digest records
+    nothing. Better: a smaller final gap, or a gap ≤ 1e-9·max(1, |P|) and a lower P.
+    Upserts the Reference (flushes; the caller commits) and returns it, or None when the
+    job does not improve it. The worker calls this when a job succeeds.
     """
     primal, gap = job.primal, job.gap
-    if job.status != SUCCEEDED or primal is None or gap is None:
+    if job.status != SUCCEEDED or primal is None or gap is None or job.data_hash is None:
         return None
     if not (math.isfinite(primal) and math.isfinite(gap)) or gap < 0:
         return None
+    key, objective = reference_objective(job)
     for _ in range(2):  # a concurrent insert of the same objective: retry as an update
         reference = session.scalars(
-            select(Reference).where(Reference.objective_hash == job.objective_hash)
+            select(Reference).where(Reference.objective_hash == key)
         ).one_or_none()
         if reference is not None:
             if not _better(primal, gap, reference):
                 return None
             reference.primal, reference.gap, reference.job_id = primal, gap, job.id
-            reference.created_at = utcnow()
+            reference.objective, reference.created_at = objective, utcnow()
             session.flush()
             return reference
-        objective = {k: v for k, v in job.spec.items() if k in ObjectiveSpec.model_fields}
         reference = Reference(
-            objective_hash=job.objective_hash,
-            objective=objective,
-            primal=primal,
-            gap=gap,
-            job_id=job.id,
+            objective_hash=key, objective=objective, primal=primal, gap=gap, job_id=job.id
         )
         try:
             with session.begin_nested():

@@ -99,7 +99,12 @@ class Sweep(Base):
 
 class Job(Base):
     """One solver run. ``spec`` is the canonical job specification (see core.specs).
-    ``team_id``: the owning team (NULL when submitted with authentication off)."""
+    ``team_id``: the owning team (NULL when submitted with authentication off).
+
+    ``data_hash`` is the digest of the data the run solves on (core.objectives), set by the
+    worker when it builds the problem. ``objective_hash`` is, until then, the hash of the
+    objective as the spec names it (core.specs.objective_hash); from then on, the hash of
+    its content (core.objectives.content_objective_hash), the key of its reference P*."""
 
     __tablename__ = "jobs"
     __table_args__ = (
@@ -115,6 +120,7 @@ class Job(Base):
     spec: Mapped[dict[str, Any]]
     spec_hash: Mapped[str] = mapped_column(String(64))
     objective_hash: Mapped[str] = mapped_column(String(64), index=True)
+    data_hash: Mapped[str | None] = mapped_column(String(64))
     solver: Mapped[str] = mapped_column(String(64))
     loss: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(16), default=QUEUED)
@@ -157,7 +163,10 @@ class TracePoint(Base):
 
 
 class Reference(Base):
-    """The certified optimum P* of one objective (dataset + transforms + loss + weights)."""
+    """The certified optimum P* of one objective, keyed by its content: ``objective_hash``
+    is core.objectives.content_objective_hash of the data's digest (after transforms and
+    label mapping), the loss and the weights. ``objective`` describes it; it names the
+    dataset only when that dataset is shared with every team."""
 
     __tablename__ = "references"
 

@@ -195,7 +195,9 @@ def _downsampled_traces(
 
 
 def references(session: Session, hashes: set[str]) -> dict[str, dict[str, float]]:
-    """The stored P* of each objective hash that has one."""
+    """The stored P* of each objective hash that has one: references are keyed by the
+    content of the data (core.objectives), as a job's ``objective_hash`` is once a worker
+    has run it."""
     if not hashes:
         return {}
     query = select(Reference.objective_hash, Reference.primal, Reference.gap).where(

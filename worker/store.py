@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from sqlalchemy import delete, or_, select, update
@@ -178,6 +178,22 @@ def _copy_rows(session: Session, rows: list[tuple]) -> None:
         )
 
 
+class Identity(NamedTuple):
+    """What the worker learns of a job's objective by building its problem: the digest of
+    its data and the content-keyed objective hash (core.objectives)."""
+
+    data_hash: str
+    objective_hash: str
+
+
+def set_identity(url: str, claim: Claim, identity: Identity) -> bool:
+    """Key this run's job by the content of its data; False if the run has been
+    superseded."""
+    with session_scope(url) as session:
+        statement = update(Job).where(*_current(claim)).values(**identity._asdict())
+        return bool(session.execute(statement).rowcount)
+
+
 def _current(claim: Claim) -> tuple:
     return (Job.id == claim.job_id, Job.attempts == claim.attempt, Job.status == RUNNING)
 
@@ -219,11 +235,15 @@ def finish_job(
     stop_reason: str | None,
     error: str | None,
     points: list,
+    identity: Identity | None = None,
 ) -> bool:
-    """End this run's job, writing its last trace ``points`` in the same transaction; False
-    if the run has been superseded (nothing written)."""
+    """End this run's job, writing its last trace ``points`` and the ``identity`` of its
+    data, when known, in the same transaction; False if the run has been superseded
+    (nothing written)."""
     with session_scope(url) as session:
         values = {"status": status, "stop_reason": stop_reason, "error": error}
+        if identity is not None:
+            values.update(identity._asdict())
         if points:
             values.update(_summary(points))
         statement = update(Job).where(*_current(claim)).values(**values, finished_at=utcnow())

@@ -10,6 +10,7 @@ import socket
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
@@ -17,6 +18,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 from core.datasets import load_matrix
 from core.db import brief, is_unavailable, session_scope
 from core.models import CANCELLED, FAILED, SUCCEEDED, Job
+from core.objectives import content_objective_hash, data_digest
 from core.queue import RUN_JOB, time_limits
 from core.settings import Settings, get_settings
 from core.specs import JobSpec
@@ -26,6 +28,9 @@ from worker import store
 from worker.celery_app import celery_app
 from worker.reaper import Heartbeat
 from worker.warmup import check_available
+
+if TYPE_CHECKING:
+    from solvers.problem import Problem
 
 log = logging.getLogger(__name__)
 
@@ -44,18 +49,32 @@ def _matrix(source_json: str, upload_dir: str):
     return load_matrix(json.loads(source_json), Path(upload_dir))
 
 
-def build_problem(spec: JobSpec, source: dict, upload_dir: Path):
-    """The job's Problem: the dataset with the spec's transforms, labels, loss and penalty."""
+_DIGESTS: dict[tuple, str] = {}  # data digest of each (source, transforms, label mapping)
+_MAX_DIGESTS = 256
+
+
+def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Problem, str]:
+    """The job's Problem (the dataset with the spec's transforms, labels, loss and penalty)
+    and the digest of its data (core.objectives.data_digest, cached per source, transforms
+    and label mapping)."""
     from data.labels import prepare_labels
     from data.transforms import normalize
     from solvers.losses import make_loss
     from solvers.penalties import ElasticNet
     from solvers.problem import Data, Problem
 
-    A, b = _matrix(json.dumps(source, sort_keys=True), str(upload_dir))
+    source_json = json.dumps(source, sort_keys=True)
+    A, b = _matrix(source_json, str(upload_dir))
     loss = make_loss(spec.loss, spec.gamma)
     b = prepare_labels(b, loss.needs_binary_labels, spec.positive)
-    return Problem(Data(normalize(A, spec.normalize)), b, loss, ElasticNet(spec.l1, spec.l2))
+    problem = Problem(Data(normalize(A, spec.normalize)), b, loss, ElasticNet(spec.l1, spec.l2))
+    positive = None if spec.positive is None else tuple(spec.positive)
+    key = (source_json, str(upload_dir), spec.normalize, positive, loss.needs_binary_labels)
+    if key not in _DIGESTS:
+        if len(_DIGESTS) >= _MAX_DIGESTS:
+            _DIGESTS.clear()
+        _DIGESTS[key] = data_digest(problem.data.csr_matrix, problem.b)
+    return problem, _DIGESTS[key]
 
 
 class TraceWriter:
@@ -167,11 +186,11 @@ def run_job(self: JobTask, job_id: int) -> None:
     log.info("job %d: attempt %d, %s", job_id, claim.attempt, claim.spec.get("solver"))
     writer = TraceWriter(url, claim, settings.TRACE_BATCH_POINTS, settings.TRACE_BATCH_SECONDS)
     with Heartbeat(settings, claim):
-        status, reason, error = _run(self, claim, settings, writer)
+        status, reason, error, identity = _run(self, claim, settings, writer)
         points = [] if writer.superseded else writer.buffer
         try:
             finished = store.retrying(
-                lambda: store.finish_job(url, claim, status, reason, error, points),
+                lambda: store.finish_job(url, claim, status, reason, error, points, identity),
                 settings.DB_RETRY_SECONDS,
                 f"job {job_id}",
             )
@@ -188,13 +207,21 @@ def run_job(self: JobTask, job_id: int) -> None:
 
 def _run(
     task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWriter
-) -> tuple[str, str | None, str | None]:
-    """(status, stop reason, error) of solving the claimed job; the trace points still in
-    ``writer``'s buffer are written with the job's end."""
+) -> tuple[str, str | None, str | None, store.Identity | None]:
+    """(status, stop reason, error, identity of the data once known) of solving the claimed
+    job; the trace points still in ``writer``'s buffer are written with the job's end."""
+    identity = None
     try:
-        reason = _solve(claim, settings, writer)
+        spec = JobSpec.model_validate(claim.spec)
+        check_available(spec.solver)
+        problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
+        identity = store.Identity(
+            data_hash, content_objective_hash(data_hash, spec.loss, spec.gamma, spec.l1, spec.l2)
+        )
+        _show_identity(settings.database_url, claim, identity)
+        reason = _solve(spec, problem, claim, settings, writer)
         status, error = _outcome(reason)
-        return status, reason, error
+        return status, reason, error, identity
     except SoftTimeLimitExceeded:
         soft = task.request.timelimit[1]
         return (
@@ -202,18 +229,30 @@ def _run(
             None,
             f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
             "(max_seconds of solver time, plus the evaluation and set-up allowance)",
+            identity,
         )
     except Exception as err:
         log.exception("job %d failed", claim.job_id)
-        return FAILED, None, describe(err)
+        return FAILED, None, describe(err), identity
 
 
-def _solve(claim: store.Claim, settings: Settings, writer: TraceWriter) -> str:
+def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> None:
+    """Write the job's data digest and content objective hash before it runs, so that its
+    live trace meets its reference P*; while the database is unavailable they are written
+    with the job's end instead."""
+    try:
+        store.set_identity(url, claim, identity)
+    except Exception as err:
+        if not is_unavailable(err):
+            raise
+        log.warning("job %d: data digest kept for the job's end: %s", claim.job_id, brief(err))
+
+
+def _solve(
+    spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
+) -> str:
     from solvers.run import solve
 
-    spec = JobSpec.model_validate(claim.spec)
-    check_available(spec.solver)
-    problem = build_problem(spec, claim.source, settings.upload_dir)
     stop = StopRules(
         max_epochs=spec.stop.max_epochs,
         max_seconds=spec.stop.max_seconds,

@@ -92,8 +92,6 @@ def upload_dataset(
 ) -> DatasetPublic:
     """Upload and register an svmlight file, private to your team (validated before it is
     registered; kept decompressed as ``<sha256>.svm``, whatever the client's file name)."""
-    from data.registry import REGISTRY
-
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD:
         raise service.UploadTooLarge(settings.MAX_UPLOAD_BYTES)
@@ -101,11 +99,7 @@ def upload_dataset(
     name = name or _default_name(filename)
     if not re.fullmatch(NAME_PATTERN, name):
         raise SpecError(("name",), f"no dataset name can be made from {filename!r}; give name")
-    if name in REGISTRY:  # public names stay shared: an upload may not take one
-        raise service.ConflictError(
-            f"dataset name {name!r} is a public dataset's (faceoff datasets list); "
-            "choose another name"
-        )
+    service.check_public_name(name, {"kind": "upload"})  # refused before the file is kept
     path, sha256 = service.store_upload(file.file, filename, settings)
     dataset, created = service.register_upload(
         session, name, filename, path, sha256, n_features, team_id=team

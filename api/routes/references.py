@@ -30,8 +30,10 @@ def create_reference(
     of your team).
 
     When it succeeds, the worker records its P and gap as the objective's reference
-    (GET /references?objective_hash=, the hash is the job's ``objective_hash``). References
-    are shared by every team: P* is a property of the objective.
+    (GET /references?objective_hash=, the hash is the job's ``objective_hash`` once the
+    job has run). References are keyed by the content of the data (a digest of the matrix
+    and labels after transforms), not by the dataset's name, and shared by every team: P*
+    is a property of the objective.
     """
     spec = service.reference_job_spec(
         body.objective(), body.solver, body.max_seconds, body.max_epochs
@@ -49,5 +51,7 @@ def create_reference(
 def read_reference(
     objective_hash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")], session: SessionDep
 ) -> ReferencePublic:
-    """The best certified optimum of an objective (a job's ``objective_hash``)."""
+    """The best certified optimum of an objective, by a job's ``objective_hash`` once a
+    worker has run the job (it is then the hash of the job's data digest, loss and weights).
+    The description names the dataset only if it is shared with every team."""
     return ReferencePublic.model_validate(service.get_reference(session, objective_hash))

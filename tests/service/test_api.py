@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from api.main import create_app
 from core.db import session_scope
 from core.models import RUNNING, SUCCEEDED, Job, TracePoint, utcnow
+from core.objectives import content_objective_hash
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
@@ -358,9 +359,12 @@ def test_references(api):
     assert made.status_code == 201, made.text
     job = made.json()
     assert job["solver"] == "dual_cd" and job["spec"]["stop"]["tol"] == 1e-13
-    digest = job["objective_hash"]
-    assert client.get("/api/v1/references", params={"objective_hash": digest}).status_code == 404
-    set_job(settings, job["id"], status=SUCCEEDED, primal=0.5, gap=1e-14)
+    named = job["objective_hash"]  # as the spec names it, until a worker has run the job
+    assert client.get("/api/v1/references", params={"objective_hash": named}).status_code == 404
+    # as the worker ends it: keyed by the digest of its data
+    digest = content_objective_hash("d" * 64, "squared", 1.0, 0.0, 1e-3)
+    values = {"data_hash": "d" * 64, "objective_hash": digest}
+    set_job(settings, job["id"], status=SUCCEEDED, primal=0.5, gap=1e-14, **values)
     from core.jobs import record_reference
 
     with session_scope(settings.database_url) as session:
@@ -368,6 +372,8 @@ def test_references(api):
     reference = client.get("/api/v1/references", params={"objective_hash": digest}).json()
     assert (reference["primal"], reference["gap"], reference["job_id"]) == (0.5, 1e-14, job["id"])
     assert reference["objective"]["l2"] == 1e-3
+    assert reference["objective"]["data_hash"] == "d" * 64
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["objective_hash"] == digest
 
 
 def test_health_and_metrics(api):

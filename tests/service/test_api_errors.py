@@ -219,6 +219,7 @@ def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64
         spec={**SPEC, "normalize": "none", "positive": None, "gamma": 1.0, "l1": 0.0},
         spec_hash="0" * 64,
         objective_hash=objective,
+        data_hash="d" * 64,
         solver="dual_cd",
         loss="logistic",
         status=SUCCEEDED,
@@ -247,5 +248,8 @@ def test_record_reference_keeps_the_best_certificate(database_url):
         failed = _succeeded_job(session, 0.0, 0.0)
         failed.status = "failed"
         assert record_reference(session, failed) is None
+        unhashed = _succeeded_job(session, 0.0, 0.0)  # no digest of its data: no P*
+        unhashed.data_hash = None
+        assert record_reference(session, unhashed) is None
         nan = _succeeded_job(session, float("nan"), 0.0)
         assert record_reference(session, nan) is None
