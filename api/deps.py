@@ -1,13 +1,16 @@
-"""Dependencies: the app's settings, a database session per request and the caller's team."""
+"""Dependencies: the app's settings, a database session per request and the caller's team
+(checked before the request body is read, by :class:`AuthenticatedRoute`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Annotated
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Path, Query, Request
+from fastapi import Depends, HTTPException, Path, Query, Request, Response
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from core import auth
 from core.db import session_factory
@@ -52,6 +55,8 @@ def get_team(
 ) -> int | None:
     """The caller's team id, from its ``Authorization: Bearer`` token (401 without a valid
     one). With authentication off: None, and 403 unless the client is on this machine."""
+    if hasattr(request.state, TEAM_STATE):  # checked already, before the body was read
+        return getattr(request.state, TEAM_STATE)
     if not settings.AUTH_ENABLED:
         if not auth.is_loopback(request.client.host if request.client else None):
             raise HTTPException(403, AUTH_OFF)
@@ -69,6 +74,30 @@ def get_team(
 
 
 TeamDep = Annotated[int | None, Depends(get_team)]
+TEAM_STATE = "team"  # request.state attribute of the team found by AuthenticatedRoute
+
+
+class AuthenticatedRoute(APIRoute):
+    """A route that runs :func:`get_team` before FastAPI reads and parses the request body:
+    a request without a valid token (or, with authentication off, from another machine) is
+    refused without costing a parse, and the route's own get_team reuses the answer."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def authenticate_first(request: Request) -> Response:
+            settings = get_app_settings(request)
+            credentials = await bearer(request)
+
+            def team() -> int | None:
+                with session_factory(settings.database_url)() as session:
+                    return get_team(request, settings, session, credentials)
+
+            setattr(request.state, TEAM_STATE, await run_in_threadpool(team))
+            return await handler(request)
+
+        return authenticate_first
+
 
 JobId = Annotated[int, Path(ge=1, le=2**31 - 1, description="job id")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]

@@ -8,14 +8,19 @@
   ``{"detail": "database unavailable: ..."}``, the broker unreachable → 503
   ``{"detail": "broker unavailable: ..."}``, both with ``Retry-After``;
 - anything else → logged, 500 ``{"detail": "internal server error"}``.
+
+Every body goes through :func:`error_response`, which cannot fail to encode: strings are cut
+(a 422 repeats at most ECHO_CHARS characters of a field's value, and no list or object, so a
+huge body is never echoed back) and lone surrogates escaped.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -30,21 +35,65 @@ from core.jobs import (
     ConflictError,
     NotFoundError,
     UploadTooLarge,
-    json_safe,
 )
 from core.specs import SpecError
 
 log = logging.getLogger("api")
 REQUEST_PARTS = ("body", "query", "path", "header")
 RETRY_AFTER_SECONDS = 5
+ECHO_CHARS = 200  # the most of a request's string an error body repeats (input, loc)
+MESSAGE_CHARS = 2000  # the longest message
+
+
+def _text(value: str, limit: int) -> str:
+    """``value`` cut to ``limit`` characters, lone surrogates escaped (encodable as UTF-8)."""
+    if len(value) > limit:
+        value = f"{value[:limit]}… ({len(value)} characters)"
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _clean(value: Any, limit: int = MESSAGE_CHARS) -> Any:
+    """``value`` as strict, encodable JSON: strings cut and escaped, non-finite floats None."""
+    if isinstance(value, str):
+        return _text(value, limit)
+    if isinstance(value, dict):
+        return {_text(str(k), ECHO_CHARS): _clean(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v, limit) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return _text(str(value), limit)
+
+
+def _echo(value: Any) -> Any:
+    """What a 422 repeats of an invalid value: a number, or a string cut to ECHO_CHARS
+    characters; ``...`` for a list or an object (never a whole body)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # "inf", "nan": what JSON's Infinity, NaN or 1e400 became
+    if isinstance(value, int) and abs(value) >= 2**63:
+        return _text(str(value), ECHO_CHARS)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return _text(value, ECHO_CHARS)
+    return ...
+
+
+def error_response(status: int, content: dict, headers: dict | None = None) -> JSONResponse:
+    """A JSON error response whose body always encodes (see :func:`_clean`)."""
+    return JSONResponse(status_code=status, content=_clean(content), headers=headers)
+
+
+def _loc(loc: tuple | list) -> list:
+    return [_text(p, ECHO_CHARS) if isinstance(p, str) else p for p in loc]
 
 
 def validation_error(loc: tuple, message: str, kind: str = "value_error") -> JSONResponse:
     """A 422 response in FastAPI's validation-error shape."""
     loc = tuple(loc) if loc and loc[0] in REQUEST_PARTS else ("body", *loc)
-    return JSONResponse(
-        status_code=422, content={"detail": [{"loc": list(loc), "msg": message, "type": kind}]}
-    )
+    return error_response(422, {"detail": [{"loc": _loc(loc), "msg": message, "type": kind}]})
 
 
 def _spec_error(_request: Request, exc: SpecError) -> JSONResponse:
@@ -54,27 +103,26 @@ def _spec_error(_request: Request, exc: SpecError) -> JSONResponse:
 def _request_validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
     errors = []
     for error in exc.errors():
-        item = {"loc": list(error["loc"]), "msg": error["msg"], "type": error["type"]}
-        try:
-            item["input"] = json_safe(jsonable_encoder(error.get("input")))
-        except (TypeError, ValueError):
-            pass
+        item = {"loc": _loc(error["loc"]), "msg": error["msg"], "type": error["type"]}
+        echo = _echo(error.get("input"))
+        if echo is not ...:
+            item["input"] = echo
         errors.append(item)
-    return JSONResponse(status_code=422, content={"detail": errors})
+    return error_response(422, {"detail": errors})
 
 
 def _message(status: int):
     def handler(_request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse(status_code=status, content={"detail": str(exc)})
+        return error_response(status, {"detail": str(exc)})
 
     return handler
 
 
 def _unavailable(what: str, request: Request, exc: Exception) -> JSONResponse:
     log.warning("%s unavailable on %s %s: %s", what, request.method, request.url.path, brief(exc))
-    return JSONResponse(
-        status_code=503,
-        content={"detail": f"{what} unavailable: {brief(exc)}; try again later"},
+    return error_response(
+        503,
+        {"detail": f"{what} unavailable: {brief(exc)}; try again later"},
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )
 
@@ -91,7 +139,7 @@ def _broker_error(request: Request, exc: Exception) -> JSONResponse:
 
 def _internal(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return JSONResponse(status_code=500, content={"detail": "internal server error"})
+    return error_response(500, {"detail": "internal server error"})
 
 
 def install(app: FastAPI) -> None:

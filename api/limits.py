@@ -1,13 +1,17 @@
-"""A request-body size limit enforced while the body streams in, before anything is buffered.
+"""Request-body size limits enforced while the body streams in, before anything is buffered.
 
-Starlette spools a multipart upload to disk before a route sees it, so a limit checked in the
-route comes too late for a huge or chunked body: this ASGI middleware answers 413 as soon as
-the declared ``Content-Length`` or the bytes received exceed the limit.
+Starlette spools a multipart upload to disk before a route sees it, and FastAPI parses a JSON
+body whole before validating it, so a limit checked in the route comes too late for a huge
+or chunked body: this ASGI middleware answers 413 as soon as the declared ``Content-Length``
+or the bytes received exceed the limit of the request's path (a small one for JSON bodies,
+the upload limit for the upload route).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -16,22 +20,37 @@ class BodyTooLarge(Exception):
     """Raised inside ``receive`` once the body has passed the limit."""
 
 
-class BodySizeLimit:
-    """Refuse request bodies larger than ``max_bytes`` with 413 and a JSON message."""
+@dataclass(frozen=True)
+class Limit:
+    """At most ``max_bytes`` of body, a limit set by the setting named ``setting``."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, setting: str) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.setting = setting
+    max_bytes: int
+    setting: str
 
-    def _message(self) -> bytes:
+    def message(self) -> bytes:
         detail = (
             f"request body larger than {self.max_bytes} bytes; the limit is set by {self.setting}"
         )
         return json.dumps({"detail": detail}).encode()
 
-    async def _refuse(self, send: Send) -> None:
-        body = self._message()
+
+class BodySizeLimit:
+    """Refuse request bodies larger than their path's limit with 413 and a JSON message:
+    ``paths`` maps exact paths to their own limit, every other path has ``default``."""
+
+    def __init__(
+        self, app: ASGIApp, default: Limit, paths: Mapping[str, Limit] | None = None
+    ) -> None:
+        self.app = app
+        self.default = default
+        self.paths = {path.rstrip("/"): limit for path, limit in (paths or {}).items()}
+
+    def limit_for(self, path: str) -> Limit:
+        return self.paths.get(path.rstrip("/"), self.default)
+
+    @staticmethod
+    async def _refuse(send: Send, limit: Limit) -> None:
+        body = limit.message()
         await send(
             {
                 "type": "http.response.start",
@@ -49,9 +68,10 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit_for(scope["path"])
         declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+        if declared is not None and declared.isdigit() and int(declared) > limit.max_bytes:
+            await self._refuse(send, limit)
             return
         received = 0
         exceeded = False
@@ -62,7 +82,7 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit.max_bytes:
                     exceeded = True
                     raise BodyTooLarge
             return message
@@ -74,7 +94,7 @@ class BodySizeLimit:
             if exceeded:
                 if message["type"] == "http.response.start" and not started:
                     started = True
-                    await self._refuse(send)
+                    await self._refuse(send, limit)
                 return
             if message["type"] == "http.response.start":
                 started = True
@@ -85,4 +105,4 @@ class BodySizeLimit:
         except BodyTooLarge:
             if started:
                 return
-            await self._refuse(send)
+            await self._refuse(send, limit)

@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
 from api import errors
-from api.limits import BodySizeLimit
+from api.limits import BodySizeLimit, Limit
 from api.metrics import Metrics, MetricsMiddleware
 from api.routes import api_router
 from core.settings import Settings, get_settings
@@ -40,10 +40,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     metrics = Metrics(app.state.settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
-    app.add_middleware(  # multipart framing needs a little more than the file itself
+    settings = app.state.settings
+    app.add_middleware(
         BodySizeLimit,
-        max_bytes=app.state.settings.MAX_UPLOAD_BYTES + 1024 * 1024,
-        setting="FACEOFF_MAX_UPLOAD_BYTES",
+        default=Limit(settings.MAX_JSON_BYTES, "FACEOFF_MAX_JSON_BYTES"),
+        paths={  # multipart framing needs a little more than the file itself
+            f"{API_PREFIX}/datasets/upload": Limit(
+                settings.MAX_UPLOAD_BYTES + 1024 * 1024, "FACEOFF_MAX_UPLOAD_BYTES"
+            )
+        },
     )
 
     @app.get("/metrics", include_in_schema=False)

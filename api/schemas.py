@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from core.specs import JobSpec, ObjectiveSpec, SweepSpec
+from core.specs import JobSpec, ObjectiveSpec, SweepSpec, Text
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 MAX_SYNTHETIC_NNZ = 20_000_000
@@ -137,7 +137,7 @@ class RegistrySource(_Create):
     """A public dataset of the registry (faceoff datasets list)."""
 
     kind: Literal["registry"]
-    name: str = Field(min_length=1, max_length=200)
+    name: Text = Field(min_length=1, max_length=200)
 
 
 class SyntheticSource(_Create):
@@ -172,7 +172,7 @@ Source = Annotated[RegistrySource | SyntheticSource | SklearnSource, Field(discr
 
 
 class DatasetCreate(_Create):
-    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
+    name: Text = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
     source: Source
 
 
@@ -233,7 +233,7 @@ class SolversPublic(BaseModel):
 class ReferenceCreate(ObjectiveSpec):
     """An objective whose optimum P* should be certified by a high-precision run."""
 
-    solver: str = Field("dual_cd", min_length=1, max_length=64)
+    solver: Text = Field("dual_cd", min_length=1, max_length=64)
     max_seconds: float = Field(600.0, gt=0, le=86400, allow_inf_nan=False)
     max_epochs: float = Field(100_000.0, gt=0, le=1e7, allow_inf_nan=False)
     force: bool = False

@@ -21,6 +21,7 @@ class Settings(BaseSettings):
     QUEUE: str = "faceoff"  # Celery queue the API sends jobs to and workers consume
     MAX_SWEEP_JOBS: int = 1000  # larger sweeps are refused with 422
     MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
+    MAX_JSON_BYTES: int = 1024 * 1024  # any other request body (a maximal sweep is ~0.3 MB)
     MAX_UPLOAD_DECOMPRESSED_BYTES: int = 2 * 1024**3  # a .bz2/.gz upload, once decompressed
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...

@@ -12,11 +12,12 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from solvers.catalogue import CATALOGUE, LOSSES
+from solvers.catalogue import CATALOGUE, LOSSES, ParamError, show
 
 Loss = Literal["logistic", "smooth_hinge", "squared"]
 Normalize = Literal["none", "rows", "mean"]
@@ -29,6 +30,33 @@ class SpecError(ValueError):
         super().__init__(message)
         self.loc = loc
         self.message = message
+
+
+# control characters (C0, DEL, C1) and lone surrogates, which no UTF-8 encoder accepts
+_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def check_text(value: str) -> str:
+    """``value`` if it is printable text; ValueError naming the first control character or
+    lone surrogate (a database, a hash or a JSON response could not encode it) otherwise."""
+    found = _NOT_TEXT.search(value)
+    if found is None:
+        return value
+    char = found.group()
+    kind = "a lone surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
+    raise ValueError(
+        f"contains {kind} (U+{ord(char):04X}) at position {found.start()}; use printable UTF-8 text"
+    )
+
+
+def _text_input(value: Any) -> Any:
+    return check_text(value) if isinstance(value, str) else value
+
+
+# a string field of a request: printable text only (see check_text)
+Text = Annotated[str, BeforeValidator(_text_input)]
+# a float field of a request: JSON's NaN, Infinity and overflowing literals (1e400) refused
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):
@@ -54,9 +82,9 @@ class StopSpec(_Strict):
 class ObjectiveSpec(_Strict):
     """What is minimized: the data (after transforms), the loss and the penalty weights."""
 
-    dataset: str = Field(min_length=1, max_length=200, description="registered dataset name")
+    dataset: Text = Field(min_length=1, max_length=200, description="registered dataset name")
     normalize: Normalize = Field("none", description="row scaling: none, rows (unit), mean")
-    positive: list[float] | None = Field(
+    positive: list[FiniteFloat] | None = Field(
         None, max_length=1000, description="classes mapped to +1 (multiclass data)"
     )
     loss: Loss
@@ -74,8 +102,8 @@ class ObjectiveSpec(_Strict):
 class JobSpec(ObjectiveSpec):
     """One run of one solver."""
 
-    solver: str = Field(min_length=1, max_length=64)
-    params: dict[str, Any] = Field(default_factory=dict)
+    solver: Text = Field(min_length=1, max_length=64)
+    params: dict[Text, Any] = Field(default_factory=dict)
     seed: int = Field(0, ge=0, le=2**31 - 1)
     stop: StopSpec = Field(default_factory=StopSpec)
 
@@ -88,7 +116,7 @@ def check_solver(solver: str, loss: str, penalty: str, params: dict[str, Any], l
     spec = CATALOGUE.get(solver)
     if spec is None:
         raise SpecError(
-            (*loc, "solver"), f"unknown solver {solver!r}; accepted: {', '.join(CATALOGUE)}"
+            (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(CATALOGUE)}"
         )
     if loss not in spec.losses:
         raise SpecError(
@@ -103,19 +131,10 @@ def check_solver(solver: str, loss: str, penalty: str, params: dict[str, Any], l
             f"(l1 > 0 makes the penalty elastic_net); it supports "
             f"{', '.join(spec.penalties)}",
         )
-    known = {p.name for p in spec.params}
-    for name in params:
-        if name not in known:
-            raise SpecError(
-                (*loc, "params", name),
-                f"unknown parameter {name!r} for solver "
-                f"{solver!r}; accepted: {', '.join(sorted(known)) or 'none'}",
-            )
     try:
         return spec.parse_params(params)
-    except ValueError as err:
-        name = next((n for n in params if f"parameter {n!r}" in str(err)), None)
-        raise SpecError((*loc, "params", *([name] if name else [])), str(err)) from None
+    except ParamError as err:
+        raise SpecError((*loc, "params", err.param), str(err)) from None
 
 
 def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
@@ -144,26 +163,28 @@ def objective_hash(spec: ObjectiveSpec) -> str:
 class SolverChoice(_Strict):
     """A solver in a sweep; each parameter is a value or a list of values to sweep over."""
 
-    solver: str = Field(min_length=1, max_length=64)
-    params: dict[str, Any] = Field(default_factory=dict)
+    solver: Text = Field(min_length=1, max_length=64)
+    params: dict[Text, Any] = Field(default_factory=dict)
 
 
 class SweepSpec(_Strict):
     """The cartesian product datasets × losses × l2 × l1 × solver settings × seeds."""
 
-    name: str | None = Field(None, max_length=200)
-    datasets: list[str] = Field(min_length=1, max_length=1000)
+    name: Text | None = Field(None, max_length=200)
+    datasets: list[Annotated[Text, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1, max_length=1000
+    )
     normalize: Normalize = "none"
-    positive: list[float] | None = Field(None, max_length=1000)
+    positive: list[FiniteFloat] | None = Field(None, max_length=1000)
     losses: list[Loss] = Field(min_length=1, max_length=len(LOSSES))
-    gamma: float = Field(1.0, gt=0, le=1e6)
+    gamma: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     l2: list[Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]] = Field(
         min_length=1, max_length=1000
     )
     l1: list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]] = Field(
         [0.0], min_length=1, max_length=1000
     )
-    solvers: list[SolverChoice | Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+    solvers: list[SolverChoice | Annotated[Text, Field(min_length=1, max_length=64)]] = Field(
         min_length=1, max_length=1000
     )
     seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(

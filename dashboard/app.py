@@ -56,7 +56,10 @@ def create_app(settings: Settings | None = None) -> Dash:
 
 def main() -> None:
     """Serve the dashboard on FACEOFF_DASHBOARD_HOST:FACEOFF_DASHBOARD_PORT."""
-    app = create_app()
+    try:
+        app = create_app()
+    except auth.InsecureSecretKey as err:
+        raise SystemExit(f"faceoff dashboard: {err}") from None
     app.run(
         host=os.environ.get("FACEOFF_DASHBOARD_HOST", "127.0.0.1"),
         port=int(os.environ.get("FACEOFF_DASHBOARD_PORT", "8050")),

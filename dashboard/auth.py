@@ -28,6 +28,12 @@ LOGOUT_PATH = "/logout"
 STATIC_PREFIXES = ("/assets/", "/_dash-component-suites/", "/_favicon.ico")
 DASH_JSON_PREFIX = "/_dash-"  # layout, dependencies, callbacks
 SESSION_TOKEN = "token_id"
+MIN_SECRET_KEY_CHARS = 32
+# placeholders from examples and docs: anyone can read them, so anyone could sign a session
+KNOWN_SECRET_KEYS = frozenset(
+    {"change-me-to-a-long-random-string", "change-me", "changeme", "secret", "secret-key"}
+)
+MAKE_SECRET_KEY = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 AUTH_OFF = (
     "authentication is disabled on this dashboard (FACEOFF_AUTH_ENABLED=false), so it only "
     "serves this machine (127.0.0.1 or ::1); to serve other machines, set "
@@ -49,19 +55,34 @@ LOGIN_PAGE = """<!doctype html>
 """
 
 
+class InsecureSecretKey(RuntimeError):
+    """FACEOFF_SECRET_KEY cannot protect the login sessions; the message says how to fix it."""
+
+
+def check_secret_key(key: str) -> None:
+    """Raise InsecureSecretKey if ``key`` is empty, shorter than MIN_SECRET_KEY_CHARS
+    characters, a known placeholder, or made of a few repeated characters."""
+    if not key:
+        problem = "FACEOFF_SECRET_KEY is required when FACEOFF_AUTH_ENABLED is true"
+    elif key.strip().lower() in KNOWN_SECRET_KEYS or "change-me" in key.lower():
+        problem = "FACEOFF_SECRET_KEY is a published placeholder, so anyone could forge a login"
+    elif len(key) < MIN_SECRET_KEY_CHARS:
+        problem = f"FACEOFF_SECRET_KEY has {len(key)} characters, fewer than {MIN_SECRET_KEY_CHARS}"
+    elif len(set(key)) < 8:
+        problem = "FACEOFF_SECRET_KEY repeats a few characters: it is guessable"
+    else:
+        return
+    raise InsecureSecretKey(f"{problem}; set it to a random string made with {MAKE_SECRET_KEY}")
+
+
 def install(server: flask.Flask, settings: Settings) -> None:
     """Check every request of ``server`` and serve ``/login`` and ``/logout``.
 
-    RuntimeError when authentication is on without a secret key to sign sessions.
+    InsecureSecretKey when authentication is on without a strong secret key to sign sessions.
     """
     server.config[AUTH_ENABLED_KEY] = settings.AUTH_ENABLED
     if settings.AUTH_ENABLED:
-        if not settings.SECRET_KEY:
-            raise RuntimeError(
-                "FACEOFF_SECRET_KEY is required when FACEOFF_AUTH_ENABLED is true: set it to "
-                "a long random string, e.g. python -c 'import secrets; "
-                "print(secrets.token_urlsafe(32))'"
-            )
+        check_secret_key(settings.SECRET_KEY)
         server.secret_key = settings.SECRET_KEY
     server.config.update(SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Lax")
     server.before_request(_check_viewer)

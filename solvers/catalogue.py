@@ -12,6 +12,22 @@ from typing import Any
 
 LOSSES = ("logistic", "smooth_hinge", "squared")
 PENALTIES = ("l2", "elastic_net")
+SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
+
+
+def show(value: Any) -> str:
+    """``repr(value)`` cut to SHOWN_CHARS characters, for error messages (repr escapes
+    control characters and lone surrogates)."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 1]}…"
+
+
+class ParamError(ValueError):
+    """An invalid solver parameter; ``param`` names it."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 @dataclass(frozen=True)
@@ -31,30 +47,34 @@ class Param:
     choices: tuple[str, ...] = ()
 
     def parse(self, solver: str, raw: Any) -> Any:
-        """Convert and check a value; raises ValueError naming the parameter."""
+        """Convert and check a value; raises ParamError naming the parameter."""
         where = f"parameter {self.name!r} of solver {solver!r}"
         if raw is None and self.default is None:
             return None
         if self.kind == "choice":
             value = str(raw)
             if value not in self.choices:
-                raise ValueError(f"{where}: {value!r} is not one of {', '.join(self.choices)}")
+                raise ParamError(
+                    self.name, f"{where}: {show(value)} is not one of {', '.join(self.choices)}"
+                )
             return value
+        expected = "an integer" if self.kind == "int" else "a number"
+        if isinstance(raw, float) and not math.isfinite(raw):
+            raise ParamError(self.name, f"{where}: expected a finite number, got {raw!r}")
         try:
             value = int(raw) if self.kind == "int" else float(raw)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{where}: expected {'an integer' if self.kind == 'int' else 'a number'}, "
-                f"got {raw!r}"
-            ) from None
-        if self.kind == "int" and isinstance(raw, float) and raw != int(raw):
-            raise ValueError(f"{where}: expected an integer, got {raw!r}")
+        except (TypeError, ValueError, OverflowError):  # OverflowError: float(10**400)
+            raise ParamError(self.name, f"{where}: expected {expected}, got {show(raw)}") from None
+        if self.kind == "int" and isinstance(raw, float) and raw != value:
+            raise ParamError(self.name, f"{where}: expected an integer, got {raw!r}")
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{where}: expected a finite number, got {raw!r}")
+            raise ParamError(self.name, f"{where}: expected a finite number, got {show(raw)}")
         if (self.low is not None and value < self.low) or (
             self.high is not None and value > self.high
         ):
-            raise ValueError(f"{where}: {value!r} is outside [{self.low}, {self.high}]")
+            raise ParamError(
+                self.name, f"{where}: {show(value)} is outside [{self.low}, {self.high}]"
+            )
         return value
 
     def to_dict(self) -> dict:
@@ -64,6 +84,25 @@ class Param:
         else:
             out["low"], out["high"] = self.low, self.high
         return out
+
+
+@dataclass(frozen=True)
+class OnlyWith:
+    """A rule between parameters: ``param`` may be given (not None) only when ``other`` is
+    ``value`` (e.g. SPDC's α mixes the weighted sampling's probabilities)."""
+
+    param: str
+    other: str
+    value: str
+
+    def check(self, values: dict[str, Any]) -> None:
+        """Raise ParamError naming ``param`` if ``values`` break the rule."""
+        if values[self.param] is not None and values[self.other] != self.value:
+            raise ParamError(
+                self.param,
+                f"{self.param} applies to {self.other}={self.value} only; omit {self.param} "
+                f"or set {self.other}={self.value}",
+            )
 
 
 @dataclass(frozen=True)
@@ -78,6 +117,7 @@ class SolverSpec:
     losses: tuple[str, ...] = LOSSES
     penalties: tuple[str, ...] = PENALTIES
     params: tuple[Param, ...] = field(default_factory=tuple)
+    rules: tuple[OnlyWith, ...] = ()  # checked by parse_params and by the solver itself
 
     def check(self, loss: str, penalty: str) -> None:
         """Raise ValueError if this solver does not support the loss or the penalty."""
@@ -93,18 +133,27 @@ class SolverSpec:
             )
 
     def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:
-        """Defaults overridden by ``raw``, every value checked; unknown names are errors."""
+        """Defaults overridden by ``raw``, every value and every rule between values checked
+        (ParamError naming the parameter); unknown names are errors."""
         known = {p.name: p for p in self.params}
         unknown = sorted(set(raw or {}) - set(known))
         if unknown:
             accepted = ", ".join(known) or "none"
-            raise ValueError(
-                f"unknown parameter {unknown[0]!r} for solver {self.name!r}; accepted: {accepted}"
+            raise ParamError(
+                unknown[0],
+                f"unknown parameter {show(unknown[0])} for solver {self.name!r}; "
+                f"accepted: {accepted}",
             )
         values = {p.name: p.default for p in self.params}
         for name, value in (raw or {}).items():
             values[name] = known[name].parse(self.name, value)
+        self.check_rules(values)
         return values
+
+    def check_rules(self, values: dict[str, Any]) -> None:
+        """Raise ParamError if parsed ``values`` break a rule between parameters."""
+        for rule in self.rules:
+            rule.check(values)
 
     def to_dict(self) -> dict:
         return {
@@ -224,6 +273,7 @@ CATALOGUE: dict[str, SolverSpec] = {
                     choices=("lazy", "dense"),
                 ),
             ),
+            rules=(OnlyWith("alpha", "sampling", "weighted"),),
         ),
         SolverSpec(
             "dgpd",

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile
 
-from api.deps import Limit, Offset, SessionDep, SettingsDep, TeamDep
+from api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
 from api.schemas import (
     NAME_PATTERN,
     DatasetCreate,
@@ -21,7 +21,7 @@ from core import jobs as service
 from core.specs import Loss, Normalize, SpecError
 from core.uploads import display_name
 
-router = APIRouter(prefix="/datasets", tags=["datasets"])
+router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
 DatasetId = Annotated[int, Path(ge=1, le=2**31 - 1, description="dataset id")]
 NOT_FOUND = {404: {"model": Message, "description": "no such dataset"}}

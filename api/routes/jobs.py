@@ -11,14 +11,14 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import JobId, Limit, Offset, SessionDep, SettingsDep, TeamDep
+from api.deps import AuthenticatedRoute, JobId, Limit, Offset, SessionDep, SettingsDep, TeamDep
 from api.schemas import JobCreate, JobPublic, JobsPublic, Message, TracePointPublic, TracePublic
 from core import jobs as service
 from core.db import session_factory
 from core.models import TERMINAL, TracePoint
 from core.specs import Loss
 
-router = APIRouter(prefix="/jobs", tags=["jobs"])
+router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=AuthenticatedRoute)
 
 POLL_SECONDS = 0.5  # how often the event stream looks for new points and status changes
 KEEPALIVE_POLLS = 30  # a comment line after this many silent polls keeps proxies open

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from api.deps import SessionDep, SettingsDep, TeamDep
+from api.deps import AuthenticatedRoute, SessionDep, SettingsDep, TeamDep
 from api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
 from core import jobs as service
 
-router = APIRouter(prefix="/references", tags=["references"])
+router = APIRouter(prefix="/references", tags=["references"], route_class=AuthenticatedRoute)
 
 
 @router.post(

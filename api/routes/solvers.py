@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from api.deps import AuthenticatedRoute
 from api.schemas import SolverPublic, SolversPublic
 from solvers.catalogue import CATALOGUE
 
-router = APIRouter(prefix="/solvers", tags=["solvers"])
+router = APIRouter(prefix="/solvers", tags=["solvers"], route_class=AuthenticatedRoute)
 
 
 @router.get("", response_model=SolversPublic)

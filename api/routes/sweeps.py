@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
-from api.deps import Limit, Offset, SessionDep, SettingsDep, TeamDep
+from api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
 from api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
 from core import jobs as service
 from core.models import Sweep
 
-router = APIRouter(prefix="/sweeps", tags=["sweeps"])
+router = APIRouter(prefix="/sweeps", tags=["sweeps"], route_class=AuthenticatedRoute)
 
 SweepId = Annotated[int, Path(ge=1, le=2**31 - 1, description="sweep id")]
 

@@ -47,6 +47,7 @@ from solvers.algorithms.saga import (
     _contraction_table,
     _tabulated,
 )
+from solvers.catalogue import CATALOGUE
 from solvers.driver import PrimalMethod, run_chunked
 from solvers.losses import LOGISTIC, loss_dual_step
 from solvers.penalties import soft_threshold
@@ -466,9 +467,8 @@ class SPDC(PrimalMethod):
         m = int(params["batch_size"])
         if m > n:
             raise ValueError(f"batch_size {m} exceeds the number of samples {n}; use 1 to {n}")
+        CATALOGUE["spdc"].check_rules(params)  # the rules the API checks at submission
         weighted = params["sampling"] == "weighted"
-        if params["alpha"] is not None and not weighted:
-            raise ValueError("alpha applies to sampling=weighted only; omit it or set sampling")
         self.problem = problem
         self.lazy = params["updates"] == "lazy"
         row_norms = np.sqrt(data.row_sq_norms)

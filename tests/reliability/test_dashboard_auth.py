@@ -5,10 +5,17 @@ team's token, the callbacks return that team's runs only."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import httpx
 import pytest
 from sqlalchemy import update
 
+from cli.up import free_port
 from core import auth
 from core.db import session_scope
 from core.models import Dataset, Job, Sweep
@@ -49,11 +56,45 @@ def secured_dashboard(tmp_path_factory):
         yield base, url, teams
 
 
-def test_auth_needs_a_secret_key():
+@pytest.mark.parametrize(
+    ("key", "problem"),
+    [
+        ("", "is required"),
+        ("change-me-to-a-long-random-string", "published placeholder"),  # the old .env.example
+        ("Change-Me-please-to-a-long-random-string", "published placeholder"),
+        ("short-but-random-Xq9", "fewer than 32"),
+        ("ab" * 20, "repeats a few characters"),
+    ],
+)
+def test_auth_needs_a_strong_secret_key(key, problem):
     from dashboard.app import create_app
 
-    with pytest.raises(RuntimeError, match="FACEOFF_SECRET_KEY is required"):
-        create_app(Settings(DATABASE_URL="sqlite://", AUTH_ENABLED=True, SECRET_KEY=""))
+    with pytest.raises(RuntimeError, match=problem) as refused:
+        create_app(Settings(DATABASE_URL="sqlite://", AUTH_ENABLED=True, SECRET_KEY=key))
+    assert "secrets.token_urlsafe(32)" in str(refused.value)
+
+
+def test_env_example_ships_no_secret_key():
+    example = (Path(__file__).parents[2] / ".env.example").read_text()
+    assert re.findall(r"^FACEOFF_SECRET_KEY=(.*)$", example, re.M) == [""]
+
+
+def test_the_dashboard_refuses_to_start_with_the_placeholder_key(tmp_path):
+    env = {
+        **os.environ,
+        "FACEOFF_DATABASE_URL": f"sqlite:///{tmp_path / 'faceoff.db'}",
+        "FACEOFF_AUTH_ENABLED": "true",
+        "FACEOFF_SECRET_KEY": "change-me-to-a-long-random-string",
+        "FACEOFF_DASHBOARD_PORT": str(free_port()),
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "dashboard"], env=env, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the dashboard started with a published secret key")
+    assert done.returncode != 0
+    assert "published placeholder" in done.stderr and "Traceback" not in done.stderr
 
 
 def _runs(client: httpx.Client) -> tuple[set[int], list[int]]:

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from solvers.catalogue import CATALOGUE, Param, SolverSpec, get_spec
+from core.specs import SpecError, check_solver
+from solvers.catalogue import CATALOGUE, OnlyWith, Param, ParamError, SolverSpec, get_spec
 
 
 def test_catalogue_imports_no_numba():
@@ -34,11 +35,50 @@ def test_params_defaults_and_errors():
         get_spec("nope")
 
 
-@pytest.mark.parametrize("raw", ["abc", float("nan"), 2.5, 0, 2000])
+@pytest.mark.parametrize(
+    "raw", ["abc", float("nan"), 2.5, 0, 2000, float("inf"), -float("inf"), 10**400, "1e400"]
+)
 def test_int_param_bounds_and_types(raw):
     param = Param("memory", "int", 30, "h", 1, 1000)
-    with pytest.raises(ValueError, match="parameter 'memory' of solver 'lbfgs'"):
+    with pytest.raises(ParamError, match="parameter 'memory' of solver 'lbfgs'") as refused:
         param.parse("lbfgs", raw)
+    assert refused.value.param == "memory" and len(str(refused.value)) < 200
+
+
+@pytest.mark.parametrize("raw", [float("inf"), 10**400, "-inf", "nan", "9" * 400, [1.0]])
+def test_float_param_must_be_finite(raw):
+    param = Param("step_scale", "float", 1.0, "h", 1e-3, 10.0)
+    with pytest.raises(ParamError, match="parameter 'step_scale' of solver 'saga'"):
+        param.parse("saga", raw)
+
+
+def test_rules_between_parameters_are_checked_with_the_values():
+    spec = SolverSpec(
+        "s",
+        "t",
+        "r",
+        "m",
+        "primal",
+        params=(
+            Param("mode", "choice", "a", "h", choices=("a", "b")),
+            Param("knob", "float", None, "h", 0.0, 1.0),
+        ),
+        rules=(OnlyWith("knob", "mode", "b"),),
+    )
+    assert spec.parse_params({"knob": None}) == {"mode": "a", "knob": None}
+    assert spec.parse_params({"knob": 0.5, "mode": "b"}) == {"mode": "b", "knob": 0.5}
+    with pytest.raises(ParamError, match="knob applies to mode=b only") as refused:
+        spec.parse_params({"knob": 0.5})
+    assert refused.value.param == "knob"
+
+
+def test_submission_checks_the_solver_s_rules():
+    """core.specs (the API) refuses SPDC's α without weighted sampling, naming the field."""
+    with pytest.raises(SpecError, match="alpha applies to sampling=weighted only") as refused:
+        check_solver("spdc", "logistic", "l2", {"alpha": 0.5})
+    assert refused.value.loc == ("params", "alpha")
+    params = check_solver("spdc", "logistic", "l2", {"alpha": 0.5, "sampling": "weighted"})
+    assert params["alpha"] == 0.5
 
 
 def test_every_spec_serializes():

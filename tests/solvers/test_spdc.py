@@ -188,5 +188,9 @@ def test_inconsistent_parameters_are_rejected():
     problem = make_problem("dense", "squared", "l2")
     with pytest.raises(ValueError, match="batch_size 301 exceeds the number of samples 300"):
         SPDC(problem, _params(batch_size=301), seed=0)
-    with pytest.raises(ValueError, match="alpha applies to sampling=weighted only"):
-        SPDC(problem, _params(alpha=0.5), seed=0)
+    # the rule between parameters is the catalogue's: the API refuses what the solver would
+    with pytest.raises(ValueError, match="alpha applies to sampling=weighted only") as submitted:
+        _params(alpha=0.5)
+    with pytest.raises(ValueError, match="alpha applies to sampling=weighted only") as run:
+        SPDC(problem, {**_params(), "alpha": 0.5}, seed=0)
+    assert str(run.value) == str(submitted.value)
