@@ -2,8 +2,7 @@
 
 - SpecError → 422 ``{"detail": [{"loc": ["body", ...], "msg": ..., "type": "value_error"}]}``
   (the shape of FastAPI's validation errors);
-- NotFoundError → 404, ConflictError → 409, UploadTooLarge → 413, BrokerUnavailable → 503,
-  each ``{"detail": message}``;
+- NotFoundError → 404, ConflictError → 409, UploadTooLarge → 413, each ``{"detail": message}``;
 - the database unreachable or busy (:func:`core.db.is_unavailable`) → 503
   ``{"detail": "database unavailable: ..."}``, the broker unreachable → 503
   ``{"detail": "broker unavailable: ..."}``, both with ``Retry-After``;
@@ -31,7 +30,6 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from core.db import brief, is_unavailable
 from core.jobs import (
-    BrokerUnavailable,
     ConflictError,
     NotFoundError,
     UploadTooLarge,
@@ -148,7 +146,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(NotFoundError, _message(404))
     app.add_exception_handler(ConflictError, _message(409))
     app.add_exception_handler(UploadTooLarge, _message(413))
-    app.add_exception_handler(BrokerUnavailable, _message(503))
     app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(PoolTimeoutError, _database_error)
     for broker_error in (KombuOperationalError, RedisConnectionError, RedisTimeoutError):

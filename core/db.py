@@ -1,23 +1,41 @@
 """Engine and sessions for PostgreSQL or SQLite (WAL, busy timeout: one writer at a time).
 
-A PostgreSQL connection is checked before each use (``pool_pre_ping``) and gives up
-connecting after ``CONNECT_TIMEOUT_SECONDS``, so an outage surfaces as an error that
-:func:`is_unavailable` recognises instead of a hang.
+A PostgreSQL connection never waits for the network without a bound, so an outage or a
+silent partition surfaces within seconds as an error that :func:`is_unavailable`
+recognises (the API answers 503, a worker buffers and retries) instead of a hang:
+
+- connecting gives up after ``DB_CONNECT_TIMEOUT_SECONDS``;
+- a pooled connection is pinged before each use and dropped when the ping is not
+  answered within ``DB_NETWORK_TIMEOUT_SECONDS``;
+- the kernel drops a connection whose sent data stays unacknowledged, or that stops
+  answering TCP keepalives, for ``DB_NETWORK_TIMEOUT_SECONDS`` (``tcp_user_timeout``,
+  keepalives): packets lost in a partition;
+- the server cancels a statement after ``DB_STATEMENT_TIMEOUT_SECONDS``, and the client
+  gives up on a statement that has had no answer for that long plus
+  ``DB_NETWORK_TIMEOUT_SECONDS`` (a peer that accepts bytes but never answers: a frozen
+  server or proxy), closing its connection.
+
+Migrations (``make_engine(url, long_statements=True)``) keep the network bounds but no
+statement bound: rewriting a large table may take as long as it takes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+import time
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
+import psycopg
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-CONNECT_TIMEOUT_SECONDS = 5
+from core.settings import Settings, get_settings
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -28,8 +46,88 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite files get their folder, WAL mode and a busy timeout."""
+class NoAnswer(psycopg.OperationalError):
+    """The database did not answer within the connection's bound; the connection is closed."""
+
+
+def _bounded(gen: Generator, seconds: float) -> Generator:
+    """``gen`` (a psycopg wait generator), raising :class:`NoAnswer` once it has run for
+    ``seconds``. psycopg's wait loop resumes it at least every 0.1 s, data or not."""
+    deadline = time.monotonic() + seconds
+    try:
+        state = next(gen)
+        while True:
+            ready = yield state
+            if time.monotonic() > deadline:
+                raise NoAnswer(f"the database did not answer within {seconds:g} s")
+            state = gen.send(ready)
+    except StopIteration as stop:
+        return stop.value
+
+
+class BoundedConnection(psycopg.Connection):
+    """A psycopg connection whose every wait for the server (a statement, COPY, commit,
+    the pool's ping) gives up after ``answer_timeout`` seconds (None: no bound) and then
+    closes the connection, so the pool discards it."""
+
+    answer_timeout: float | None = None
+
+    def wait(self, gen: Generator, *args: Any, **kwargs: Any) -> Any:
+        if self.answer_timeout is None:
+            return super().wait(gen, *args, **kwargs)
+        try:
+            return super().wait(_bounded(gen, self.answer_timeout), *args, **kwargs)
+        except NoAnswer:
+            self.close()
+            raise
+
+
+def postgres_connect_args(settings: Settings, long_statements: bool = False) -> dict[str, Any]:
+    """libpq parameters bounding every network wait (see the module doc)."""
+    network = settings.DB_NETWORK_TIMEOUT_SECONDS
+    idle = max(1, math.ceil(network / 2))
+    args: dict[str, Any] = {
+        "connect_timeout": max(2, math.ceil(settings.DB_CONNECT_TIMEOUT_SECONDS)),
+        "keepalives": 1,
+        "keepalives_idle": idle,
+        "keepalives_interval": 1,
+        "keepalives_count": max(1, math.ceil(network - idle)),
+        "tcp_user_timeout": math.ceil(network * 1000),
+    }
+    if not long_statements and settings.DB_STATEMENT_TIMEOUT_SECONDS > 0:
+        milliseconds = math.ceil(settings.DB_STATEMENT_TIMEOUT_SECONDS * 1000)
+        args["options"] = f"-c statement_timeout={milliseconds}"
+    return args
+
+
+def _bound_connections(engine: Engine, settings: Settings, long_statements: bool) -> None:
+    """Make ``engine``'s connections :class:`BoundedConnection` s: while checked out a wait
+    is bounded by the statement bound plus ``DB_NETWORK_TIMEOUT_SECONDS``; from its return to
+    the pool (its rollback) to its next use (the pool's ping) by the latter alone."""
+    network = settings.DB_NETWORK_TIMEOUT_SECONDS
+    statement = settings.DB_STATEMENT_TIMEOUT_SECONDS
+    in_use = None if long_statements or statement <= 0 else statement + network
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(dialect, record, cargs, cparams):
+        connection = BoundedConnection.connect(*cargs, **cparams)
+        connection.answer_timeout = network
+        return connection
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection, record, proxy):
+        dbapi_connection.answer_timeout = in_use
+
+    @event.listens_for(engine, "reset")
+    def _returned(dbapi_connection, record, reset_state):
+        dbapi_connection.answer_timeout = network  # the rollback on return, then the ping
+
+
+def make_engine(
+    url: str, settings: Settings | None = None, *, long_statements: bool = False
+) -> Engine:
+    """An engine for ``url``; SQLite files get their folder, WAL mode and a busy timeout,
+    PostgreSQL connections the bounds of the module doc (``settings``: the process's)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -37,13 +135,17 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(
+    settings = settings or get_settings()
+    engine = create_engine(
         url,
         pool_pre_ping=True,
         pool_size=10,
         max_overflow=20,
-        connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+        pool_timeout=settings.DB_CONNECT_TIMEOUT_SECONDS,
+        connect_args=postgres_connect_args(settings, long_statements),
     )
+    _bound_connections(engine, settings, long_statements)
+    return engine
 
 
 def is_unavailable(err: BaseException) -> bool:

@@ -19,6 +19,7 @@ A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-c
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,6 @@ from core.auth import owned_by, visible_datasets
 from core.jsonsafe import json_safe
 from core.models import (
     CANCELLED,
-    FAILED,
     QUEUED,
     RUNNING,
     STATUSES,
@@ -64,6 +64,8 @@ from core.specs import (
 )
 from core.uploads import UploadTooLarge as UploadTooLarge  # raised by the routes
 
+log = logging.getLogger(__name__)
+
 REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
 # β of each loss (the loss is β-smooth), as in solvers.losses, which imports Numba
 _SMOOTHNESS = {"logistic": 0.25, "squared": 1.0}
@@ -77,10 +79,6 @@ class NotFoundError(LookupError):
 
 class ConflictError(Exception):
     """A request that contradicts the current state (cancel a finished job, reuse a name)."""
-
-
-class BrokerUnavailable(Exception):
-    """Jobs could not be sent to the broker (they were marked failed)."""
 
 
 def smoothness(loss: str, gamma: float = 1.0) -> float:
@@ -476,11 +474,13 @@ def submit_sweep(
     return sweep, created, True
 
 
-def enqueue_new(session: Session, jobs: Sequence[Job], settings: Settings) -> None:
+def enqueue_new(jobs: Sequence[Job], settings: Settings) -> None:
     """Send committed new jobs to the broker (``worker.run_job``).
 
-    If the broker cannot be reached, the jobs not sent are marked failed (so that an
-    identical resubmission runs them) and BrokerUnavailable is raised.
+    A job that is not sent — the broker cannot be reached, or this process dies before
+    sending — stays queued: a worker's reaper sends it once it has waited
+    ``DISPATCH_TIMEOUT_SECONDS`` with the broker's queue empty (worker.reaper). So the
+    submission succeeds either way, and resubmitting it returns the same queued job.
     """
     from core.queue import enqueue
 
@@ -488,18 +488,15 @@ def enqueue_new(session: Session, jobs: Sequence[Job], settings: Settings) -> No
         try:
             enqueue(job.id, settings, max_seconds=job.spec["stop"]["max_seconds"])
         except Exception as err:
-            unsent = [j.id for j in jobs[index:]]
-            message = f"could not be sent to the broker: {type(err).__name__}: {err}"
-            session.execute(
-                update(Job)
-                .where(Job.id.in_(unsent))
-                .values(status=FAILED, error=message, finished_at=utcnow())
+            log.warning(
+                "%d jobs from %d on not sent to the broker (%s: %s); a worker's reaper sends "
+                "them later",
+                len(jobs) - index,
+                job.id,
+                type(err).__name__,
+                err,
             )
-            session.commit()
-            raise BrokerUnavailable(
-                f"the job broker cannot be reached ({type(err).__name__}); jobs "
-                f"{', '.join(map(str, unsent))} were marked failed, submit them again later"
-            ) from err
+            return
 
 
 def get_job(session: Session, job_id: int, *, team_id: int | None) -> Job:

@@ -133,6 +133,8 @@ class Job(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     heartbeat_at: Mapped[datetime | None]  # last sign of life of its run (worker.reaper)
+    # when its message was last sent to the broker, or due to be (worker.reaper)
+    dispatched_at: Mapped[datetime | None] = mapped_column(default=utcnow)
     # summary of the last trace point, kept on the job for listing without the trace
     n_points: Mapped[int] = mapped_column(Integer, default=0)
     epoch: Mapped[float | None] = mapped_column(Float)

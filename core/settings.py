@@ -29,6 +29,13 @@ class Settings(BaseSettings):
     HARD_LIMIT_GRACE_SECONDS: float = 60.0  # hard time limit = max_seconds + set-up + grace
     HEARTBEAT_TIMEOUT_SECONDS: float = 60.0  # a running job silent this long is requeued
     DB_RETRY_SECONDS: float = 60.0  # a worker retries a failed database write this long
+    # PostgreSQL bounds (core.db): connecting; a silent network (pings, TCP keepalives and
+    # unacknowledged data); a statement (cancelled by the server, 0: none; migrations: none)
+    DB_CONNECT_TIMEOUT_SECONDS: float = 5.0
+    DB_NETWORK_TIMEOUT_SECONDS: float = 3.0
+    DB_STATEMENT_TIMEOUT_SECONDS: float = 60.0
+    # a queued job with no message in the broker is sent again after this long (worker.reaper)
+    DISPATCH_TIMEOUT_SECONDS: float = 60.0
     # API tokens and dashboard login; off: the API answers loopback clients only
     AUTH_ENABLED: bool = False
     SECRET_KEY: str = ""  # signs the dashboard's session cookie; required when AUTH_ENABLED

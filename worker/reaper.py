@@ -11,6 +11,16 @@ that could not be written during the outage is not taken for a lost worker.
 A Redis without persistence forgets its queues when it restarts. The reaper keeps a marker
 key (``faceoff:broker-epoch:<queue>``) in the broker; when it finds the key missing, it
 sends every queued job again (a duplicate message is skipped by the claim) and sets it.
+
+A job is committed queued before its message is sent (by the API, or by the reaper's
+requeue), so a process that dies in between, or a broker that cannot be reached then,
+leaves a queued job without a message. ``Job.dispatched_at`` records when a job's message
+was last sent (or due to be); when the broker's queue is empty — no message of any queued
+job can be waiting in it — the reaper sends again the queued jobs whose last send is older
+than ``DISPATCH_TIMEOUT_SECONDS``, taking them by one conditional UPDATE so that of several
+reapers one sends each. A job waiting behind others in the queue is never sent twice; a
+duplicate can only arise for a message taken by a worker that has not claimed it for that
+long, and the claim skips it.
 """
 
 from __future__ import annotations
@@ -67,14 +77,15 @@ class Heartbeat(threading.Thread):
 
 
 class Reaper(threading.Thread):
-    """Every :func:`check_interval`: re-send the queued jobs if the broker lost them, and
-    requeue the running jobs whose worker was lost (see the module doc)."""
+    """Every :func:`check_interval` (at most half ``DISPATCH_TIMEOUT_SECONDS``): re-send the
+    queued jobs if the broker lost them, requeue the running jobs whose worker was lost, and
+    send the queued jobs left without a message (see the module doc)."""
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(name="faceoff-reaper", daemon=True)
         self.settings = settings
         self.url = settings.database_url
-        self.interval = check_interval(settings)
+        self.interval = min(check_interval(settings), settings.DISPATCH_TIMEOUT_SECONDS / 2)
         self.epoch_key = EPOCH_KEY.format(queue=settings.QUEUE)
         self._db_ok_since: float | None = None
         self._stopped = threading.Event()
@@ -93,7 +104,7 @@ class Reaper(threading.Thread):
 
     def run_once(self) -> None:
         """One pass of each duty; an error is logged and the next pass tries again."""
-        for duty in (self.resend_if_broker_lost, self.requeue_lost):
+        for duty in (self.resend_if_broker_lost, self.requeue_lost, self.dispatch_overdue):
             try:
                 duty()
             except Exception as err:
@@ -101,15 +112,20 @@ class Reaper(threading.Thread):
                     self._db_ok_since = None
                 log.warning("reaper: %s failed: %s", duty.__name__, brief(err))
 
-    def resend_if_broker_lost(self) -> None:
-        """Send every queued job again if the broker's epoch marker is gone."""
+    def _broker(self) -> redis.Redis | None:
+        """A client of the Redis broker (None for another broker), with short timeouts."""
         if not self.settings.BROKER_URL.startswith(("redis://", "rediss://")):
-            return
-        client = redis.Redis.from_url(
+            return None
+        return redis.Redis.from_url(
             self.settings.BROKER_URL,
             socket_connect_timeout=BROKER_TIMEOUT_SECONDS,
             socket_timeout=BROKER_TIMEOUT_SECONDS,
         )
+
+    def resend_if_broker_lost(self) -> None:
+        """Send every queued job again if the broker's epoch marker is gone."""
+        if (client := self._broker()) is None:
+            return
         with client:
             if client.exists(self.epoch_key):
                 return
@@ -140,3 +156,28 @@ class Reaper(threading.Thread):
             except Exception as err:
                 store.unqueue(self.url, job_id)
                 log.warning("job %d could not be sent (%s); a later pass tries again", job_id, err)
+
+    def dispatch_overdue(self) -> None:
+        """When the broker's queue is empty, send the queued jobs not sent for
+        ``DISPATCH_TIMEOUT_SECONDS``; the jobs not sent are taken again by a later pass."""
+        if (client := self._broker()) is None:
+            return
+        with client:
+            if client.llen(self.settings.QUEUE):
+                return  # messages are waiting: the queued jobs' may be among them
+        overdue = store.take_overdue(self.url, self.settings.DISPATCH_TIMEOUT_SECONDS)
+        for index, (job_id, max_seconds) in enumerate(overdue):
+            try:
+                enqueue(job_id, self.settings, max_seconds=max_seconds)
+            except Exception as err:
+                store.untake(self.url, [j for j, _ in overdue[index:]])
+                log.warning("queued jobs could not be sent (%s); a later pass tries again", err)
+                return
+        if overdue:
+            ids = [str(job_id) for job_id, _ in overdue]
+            log.warning(
+                "sent %d queued jobs left without a message in the broker for %g s: %s",
+                len(ids),
+                self.settings.DISPATCH_TIMEOUT_SECONDS,
+                ", ".join(ids[:10]) + (", …" if len(ids) > 10 else ""),
+            )

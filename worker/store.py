@@ -270,7 +270,8 @@ def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
     worker was lost): (job id, max_seconds) of each, for the caller to send again.
 
     Each job is taken by a conditional UPDATE, so of several reapers one requeues it. A job
-    that has been tried ``MAX_ATTEMPTS`` times is failed instead.
+    that has been tried ``MAX_ATTEMPTS`` times is failed instead. A requeued job counts as
+    sent now: if its caller dies before sending it, :func:`take_overdue` finds it later.
     """
     cutoff = utcnow() - timedelta(seconds=timeout)
     stale = (Job.status == RUNNING, or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < cutoff))
@@ -287,7 +288,9 @@ def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
                 values = {"status": FAILED, "error": error, "finished_at": utcnow()}
                 if session.execute(update(Job).where(*taken).values(**values)).rowcount:
                     log.error("job %d: %s", job_id, error)
-            elif session.execute(update(Job).where(*taken).values(status=QUEUED)).rowcount:
+            elif session.execute(
+                update(Job).where(*taken).values(status=QUEUED, dispatched_at=utcnow())
+            ).rowcount:
                 log.warning(
                     "job %d: its worker was lost during attempt %d; requeued", job_id, attempts
                 )
@@ -301,6 +304,32 @@ def unqueue(url: str, job_id: int) -> None:
     with session_scope(url) as session:
         session.execute(
             update(Job).where(Job.id == job_id, Job.status == QUEUED).values(status=RUNNING)
+        )
+
+
+def take_overdue(url: str, timeout: float) -> list[tuple[int, float]]:
+    """(job id, max_seconds) of the queued jobs last sent ``timeout`` seconds ago or never
+    (oldest first), marked sent now for the caller to send again.
+
+    One conditional UPDATE takes them, so of several reapers one sends each job.
+    """
+    cutoff = utcnow() - timedelta(seconds=timeout)
+    overdue = (
+        Job.status == QUEUED,
+        or_(Job.dispatched_at.is_(None), Job.dispatched_at < cutoff),
+    )
+    with session_scope(url) as session:
+        rows = session.execute(
+            update(Job).where(*overdue).values(dispatched_at=utcnow()).returning(Job.id, Job.spec)
+        ).all()
+    return sorted((job_id, float(spec["stop"]["max_seconds"])) for job_id, spec in rows)
+
+
+def untake(url: str, job_ids: list[int]) -> None:
+    """Undo :func:`take_overdue` for jobs that could not be sent: overdue again at once."""
+    with session_scope(url) as session:
+        session.execute(
+            update(Job).where(Job.id.in_(job_ids), Job.status == QUEUED).values(dispatched_at=None)
         )
 
 

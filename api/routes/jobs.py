@@ -42,7 +42,7 @@ def create_job(
     job, created = service.submit_job(session, body.spec(), settings, body.force, team_id=team)
     session.commit()
     if created:
-        service.enqueue_new(session, [job], settings)
+        service.enqueue_new([job], settings)
     else:
         response.status_code = 200
     return JobPublic.model_validate(job)

@@ -49,7 +49,7 @@ def create_sweep(
         session, body.spec(), settings, body.force, team_id=team
     )
     session.commit()
-    service.enqueue_new(session, new_jobs, settings)
+    service.enqueue_new(new_jobs, settings)
     if not created:
         response.status_code = 200
     return _public(sweep, service.sweep_progress(session, [sweep.id])[sweep.id])

@@ -1,5 +1,7 @@
-"""A TCP proxy that can take a server "down" (refuse and cut every connection) and bring it
-back "up" on the same port: an outage of PostgreSQL without touching PostgreSQL."""
+"""A TCP proxy that can take a server "down" (refuse and cut every connection), or put it
+behind a "blackhole" (a silent partition: connections stay open and new ones are accepted,
+but no byte gets through), and bring it back "up" on the same port: outages of PostgreSQL
+without touching PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,9 +22,16 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._sockets: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self._dropping = False
 
     def up(self) -> None:
-        """Listen (again, on the same port) and forward new connections."""
+        """Listen (again, on the same port) and forward new connections; after a blackhole,
+        cut the connections that lost bytes in it (their streams are broken) and forward
+        again."""
+        if self._listener is not None:
+            self._dropping = False
+            self._cut_all()
+            return
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
@@ -37,6 +46,15 @@ class TcpProxy:
         if listener is not None:
             listener.shutdown(socket.SHUT_RDWR)
             listener.close()
+        self._dropping = False
+        self._cut_all()
+
+    def blackhole(self) -> None:
+        """Forward nothing and tell nobody: bytes sent either way are dropped, new
+        connections are accepted and never answered, nothing is refused or closed."""
+        self._dropping = True
+
+    def _cut_all(self) -> None:
         with self._lock:
             sockets, self._sockets = self._sockets, set()
         for sock in sockets:
@@ -48,6 +66,11 @@ class TcpProxy:
                 client, _ = listener.accept()
             except OSError:
                 return  # the listener was closed: down
+            if self._dropping:
+                with self._lock:
+                    self._sockets.add(client)
+                threading.Thread(target=self._pump, args=(client, None), daemon=True).start()
+                continue
             try:
                 server = socket.create_connection(self.target, timeout=5)
             except OSError:
@@ -63,16 +86,20 @@ class TcpProxy:
             for source, sink in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket | None) -> None:
+        """Copy ``source`` to ``sink`` (None: nowhere) until either closes; drop the bytes
+        while blackholed."""
         try:
             while data := source.recv(CHUNK):
-                sink.sendall(data)
+                if sink is not None and not self._dropping:
+                    sink.sendall(data)
         except OSError:
             pass
         with self._lock:
             self._sockets -= {source, sink}
-        _close(source)
-        _close(sink)
+        for sock in (source, sink):
+            if sock is not None:
+                _close(sock)
 
 
 def _close(sock: socket.socket) -> None:
