@@ -1,8 +1,8 @@
 """job dispatch: when a queued job's message was last sent to the broker
 
 Revision ID: 0005
-Revises: 0003
-Create Date: 2026-12-10 10:00:00.000000
+Revises: 0004
+Create Date: 2026-11-26 09:00:00.000000
 
 Added and dropped with ALTER TABLE, never by batch mode's table copy (see 0003). Jobs queued
 before the upgrade have no time (NULL) and count as overdue.
@@ -15,7 +15,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = "0005"
-down_revision: str | Sequence[str] | None = "0003"
+down_revision: str | Sequence[str] | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
