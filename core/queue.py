@@ -14,6 +14,15 @@ from core.settings import Settings, get_settings
 
 RUN_JOB = "worker.run_job"
 SETUP_SECONDS = 120.0  # a job's allowance for loading its dataset, on top of solver time
+# a send waits at most this long for the broker per attempt, and is tried twice: a silent
+# broker costs a request seconds, not a hang (the job stays queued and is re-dispatched)
+SEND_TIMEOUT_SECONDS = 2.0
+SEND_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 0.5,
+}
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -35,7 +44,17 @@ def make_celery(settings: Settings) -> Celery:
 
 @lru_cache
 def celery_for(broker_url: str, queue: str) -> Celery:
-    return make_celery(get_settings().model_copy(update={"BROKER_URL": broker_url, "QUEUE": queue}))
+    """The app that sends jobs (API, reapers): every wait on the broker is bounded."""
+    app = make_celery(get_settings().model_copy(update={"BROKER_URL": broker_url, "QUEUE": queue}))
+    app.conf.update(
+        broker_connection_timeout=SEND_TIMEOUT_SECONDS,
+        broker_transport_options={
+            "socket_timeout": SEND_TIMEOUT_SECONDS,
+            "socket_connect_timeout": SEND_TIMEOUT_SECONDS,
+        },
+        task_publish_retry_policy=SEND_RETRY_POLICY,
+    )
+    return app
 
 
 def time_limits(max_seconds: float, settings: Settings) -> tuple[float, float]:

@@ -192,3 +192,26 @@ def test_a_requeued_job_whose_reaper_died_before_sending_it_runs(
         assert store.requeue_lost(postgres_url, timeout=0.5) == [(job.id, 10.0)]
         (done,) = wait_done(postgres_url, [job.id], worker, timeout=30)
         check_ran_once(postgres_url, done, attempts=2)
+
+
+def test_a_silent_broker_costs_a_submission_seconds_not_a_hang(
+    postgres_url, redis_url, settings_for
+):
+    """Sends to a broker that accepts connections and never answers are bounded: the job is
+    committed, the answer comes within seconds, and the job stays queued for the reaper."""
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+
+    with tcp_proxy(REDIS_HOST, REDIS_PORT) as proxy:
+        db = redis_url.rsplit("/", 1)[1]
+        settings = settings_for(postgres_url, f"redis://127.0.0.1:{proxy.port}/{db}")
+        dataset = add_dataset(postgres_url)
+        proxy.blackhole()
+        with TestClient(create_app(settings), client=("127.0.0.1", 5000)) as client:
+            started = time.monotonic()
+            response = client.post("/api/v1/jobs", json=tiny_job(dataset, 0))
+            elapsed = time.monotonic() - started
+        assert response.status_code == 201, response.text
+        assert response.json()["status"] == QUEUED
+        assert elapsed < 15, f"the submission took {elapsed:.1f} s"
