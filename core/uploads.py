@@ -8,7 +8,9 @@ always plain svmlight text, named by the caller after its sha256, so the same da
 plain or compressed is the same file.
 
 :func:`parse` validates the text before anything is registered: a :class:`core.specs.SpecError`
-at ``("file",)`` says ``FILE: line N: problem``.
+at ``("file",)`` says ``FILE: line N: problem``; a declared ``n_features`` or a parsed shape
+over the caps (:class:`core.datasets.Caps`) is refused at ``("n_features",)`` or ``("file",)``.
+Parsing costs memory in proportion to the file, never to a declared dimension.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import BinaryIO
 
 import scipy.sparse as sp
 
+from core.datasets import Caps, check_matrix, check_source
 from core.specs import SpecError
 
 CHUNK = 1 << 20
@@ -88,17 +91,21 @@ def receive(
         raise
 
 
-def parse(path: Path, filename: str, n_features: int | None) -> sp.csr_matrix:
+def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.csr_matrix:
     """The matrix of the plain svmlight file ``path``; SpecError ``FILE: line N: problem``
-    at ``("file",)`` when it is not valid (see :func:`data.svmlight.read_svmlight`)."""
+    at ``("file",)`` when it is not valid (see :func:`data.svmlight.read_svmlight`), and
+    ``core.datasets.DatasetTooLarge`` when ``n_features`` or the file's shape exceed
+    ``caps``."""
     from data.svmlight import SvmlightError, read_svmlight
 
+    check_source({"kind": "upload", "n_features": n_features}, caps)
+    name = display_name(filename)
     try:
         A, _ = read_svmlight(path, n_features=n_features)
     except SvmlightError as err:
-        name = display_name(filename)
         where = name if err.line is None else f"{name}: line {err.line}"
         raise SpecError(("file",), f"{where}: {err.problem}") from None
+    check_matrix(A, caps, name, ("file",))
     return A
 
 
