@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     # the largest dataset registered or loaded, whatever its source (core.datasets.Caps);
     # the defaults admit every registry dataset (url: 2.4M × 3.2M, 277M non-zeros)
     MAX_SAMPLES: int = 2**25  # 33.5M examples
-    MAX_FEATURES: int = 2**24  # 16.8M features: each solver vector of length d ≤ 128 MiB
+    MAX_FEATURES: int = 2**22  # 4.2M features: each solver vector of length d ≤ 32 MiB
     MAX_NNZ: int = 2**29  # 537M stored non-zeros: 6 GiB as CSR
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...

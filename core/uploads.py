@@ -100,6 +100,7 @@ def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.c
 
     check_source({"kind": "upload", "n_features": n_features}, caps)
     name = display_name(filename)
+    check_counts(path, name, caps)
     try:
         A, _ = read_svmlight(path, n_features=n_features)
     except SvmlightError as err:
@@ -107,6 +108,34 @@ def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.c
         raise SpecError(("file",), f"{where}: {err.problem}") from None
     check_matrix(A, caps, name, ("file",))
     return A
+
+
+def check_counts(path: Path, name: str, caps: Caps) -> None:
+    """Refuse, before it is parsed, a file with more examples or feature values than
+    ``caps`` allow (DatasetTooLarge at ``("file",)``): the parser's memory grows by about
+    16 bytes per line and per value, up to 8 times the file's size.
+
+    A first pass counts line ends and colons chunk by chunk, upper bounds of the examples
+    and values; only when they exceed the caps is the file counted exactly, line by line
+    (comments and blank lines aside), until a cap is passed.
+    """
+    lines = values = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            lines, values = lines + chunk.count(b"\n"), values + chunk.count(b":")
+    if lines + 1 <= caps.n_samples and values <= caps.nnz:
+        return
+    samples = nnz = 0
+    locs = dict.fromkeys(("n_samples", "nnz"), ("file",))
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            tokens = line.split(b"#", 1)[0].split()
+            if tokens:
+                samples += 1
+                nnz += sum(1 for token in tokens[1:] if not token.startswith(b"qid:"))
+                if samples > caps.n_samples or nnz > caps.nnz:
+                    subject = f"{name} (up to line {number})"
+                    caps.check(subject, locs, n_samples=samples, nnz=nnz)
 
 
 def _temporary(folder: Path) -> Path:
