@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 
 from core import uploads
 from core.auth import owned_by, visible_datasets
+from core.datasets import Caps, check_dataset, check_source
 from core.jsonsafe import json_safe
 from core.models import (
     CANCELLED,
@@ -191,12 +192,13 @@ def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
 
 
 def resolve_dataset(
-    session: Session, name: str, loc: tuple[str | int, ...], *, team_id: int | None
+    session: Session, name: str, loc: tuple[str | int, ...], *, team_id: int | None, caps: Caps
 ) -> Dataset:
     """The dataset ``name`` the team may use; a public name is registered, with its public
     source, on first use.
 
-    SpecError at ``loc`` for any other name.
+    SpecError at ``loc`` for any other name, DatasetTooLarge for a shape over ``caps``
+    (also one registered under larger caps).
     """
     from data.registry import UnknownDatasetError, get_spec
 
@@ -204,6 +206,7 @@ def resolve_dataset(
     query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
     dataset = session.scalars(query).one_or_none()
     if dataset is not None:
+        check_dataset(dataset, caps, loc)
         return dataset
     public = public_source(name)
     if public is None or public["name"] != name:
@@ -215,7 +218,9 @@ def resolve_dataset(
                 f"{err}; use a registered dataset (GET /api/v1/datasets) or a public name "
                 "(faceoff datasets list)",
             ) from None
-    return _add_dataset(session, _public_dataset(public, name))
+    dataset = _public_dataset(public, name)
+    check_dataset(dataset, caps, loc)
+    return _add_dataset(session, dataset)
 
 
 def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
@@ -225,14 +230,15 @@ def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def register_dataset(
-    session: Session, name: str, source: dict[str, Any], *, team_id: int | None
+    session: Session, name: str, source: dict[str, Any], *, team_id: int | None, caps: Caps
 ) -> tuple[Dataset, bool]:
     """Register ``name`` for a validated registry, synthetic or scikit-learn ``source``
     (shared by every team; ``team_id`` is the caller's).
 
     Returns (dataset, created); registering the same name and source again returns the
     existing dataset, a taken name with another source raises ConflictError. Nothing is
-    loaded: a registry name is checked against the registry, shapes come from it.
+    loaded: a registry name is checked against the registry, shapes come from it, and
+    the shape against ``caps`` (DatasetTooLarge).
     """
     from data.registry import UnknownDatasetError
 
@@ -251,6 +257,7 @@ def register_dataset(
             dataset = _public_dataset(source, name)
         except UnknownDatasetError as err:
             raise SpecError(("source", "name"), str(err)) from None
+    check_source(source, caps)
     added = _add_dataset(session, dataset)
     return added, added is dataset
 
@@ -276,19 +283,20 @@ def register_upload(
     n_features: int | None,
     *,
     team_id: int | None,
+    caps: Caps,
 ) -> tuple[Dataset, bool]:
     """Parse the uploaded svmlight file at ``path`` and register it as ``name``, private to
     the team ``team_id``.
 
     The file is validated first (SpecError ``FILENAME: line N: problem`` at ``("file",)``,
-    and the temporary file is removed); a valid file is kept as ``<sha256>.svm`` next to
-    ``path``. Returns (dataset, created) as :func:`register_dataset`.
+    DatasetTooLarge over ``caps``; the temporary file is removed); a valid file is kept as
+    ``<sha256>.svm`` next to ``path``. Returns (dataset, created) as :func:`register_dataset`.
     """
     try:
         _check_text(name, ("name",))
         source = {"kind": "upload", "file": f"{sha256}.svm", "n_features": n_features}
         check_public_name(name, source)
-        A = uploads.parse(path, filename, n_features)
+        A = uploads.parse(path, filename, n_features, caps)
         existing = session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
         if existing is not None and (
             existing.source != source or existing.team_id not in (None, team_id)
@@ -326,13 +334,14 @@ def dataset_statistics(
 
     The statistics of the untransformed data are cached in ``Dataset.stats`` (and fill in
     its shape); the advice depends on the loss and l2 and is computed each time. Raises
-    DatasetError or ValueError when the data cannot be loaded.
+    DatasetError or ValueError when the data cannot be loaded or exceeds the caps. Memory is
+    O(nnz + n_samples) beyond the matrix, whatever its declared number of features.
     """
     from core.datasets import load_matrix
     from data.stats import advise, dataset_stats
     from data.transforms import normalize as transform
 
-    A, b = load_matrix(dataset.source, settings.upload_dir)
+    A, b = load_matrix(dataset.source, settings.upload_dir, Caps.of(settings))
     A = transform(A, normalize)
     if normalize != "none":
         stats = json_safe(dataset_stats(A, b))
@@ -401,7 +410,8 @@ def submit_job(
     """
     spec = canonical_job(spec)
     _check_limits(spec.stop, settings)
-    dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id)
+    caps = Caps.of(settings)
+    dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
     digest = spec_hash(spec)
     if not force and (existing := _reusable(session, digest, team_id)) is not None:
         return existing, False
@@ -438,6 +448,7 @@ def submit_sweep(
     if spec.name is not None:
         _check_text(spec.name, ("name",))
     _check_limits(spec.stop, settings)
+    caps = Caps.of(settings)
     specs = expand_sweep(spec)
     key = _sweep_key(spec)
     if not force:
@@ -446,7 +457,7 @@ def submit_sweep(
             if json.dumps(existing.spec, sort_keys=True) == key:
                 return existing, [], False
     datasets = {
-        name: resolve_dataset(session, name, ("datasets", i), team_id=team_id)
+        name: resolve_dataset(session, name, ("datasets", i), team_id=team_id, caps=caps)
         for i, name in enumerate(spec.datasets)
     }
     digests = [spec_hash(job_spec) for job_spec in specs]

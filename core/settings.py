@@ -23,6 +23,11 @@ class Settings(BaseSettings):
     MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
     MAX_JSON_BYTES: int = 1024 * 1024  # any other request body (a maximal sweep is ~0.3 MB)
     MAX_UPLOAD_DECOMPRESSED_BYTES: int = 2 * 1024**3  # a .bz2/.gz upload, once decompressed
+    # the largest dataset registered or loaded, whatever its source (core.datasets.Caps);
+    # the defaults admit every registry dataset (url: 2.4M × 3.2M, 277M non-zeros)
+    MAX_SAMPLES: int = 2**25  # 33.5M examples
+    MAX_FEATURES: int = 2**22  # 4.2M features: each solver vector of length d ≤ 32 MiB
+    MAX_NNZ: int = 2**29  # 537M stored non-zeros: 6 GiB as CSR
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...
     TRACE_BATCH_SECONDS: float = 0.5  # ... or at least this often while a job runs

@@ -8,7 +8,9 @@ always plain svmlight text, named by the caller after its sha256, so the same da
 plain or compressed is the same file.
 
 :func:`parse` validates the text before anything is registered: a :class:`core.specs.SpecError`
-at ``("file",)`` says ``FILE: line N: problem``.
+at ``("file",)`` says ``FILE: line N: problem``; a declared ``n_features`` or a parsed shape
+over the caps (:class:`core.datasets.Caps`) is refused at ``("n_features",)`` or ``("file",)``.
+Parsing costs memory in proportion to the file, never to a declared dimension.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import BinaryIO
 
 import scipy.sparse as sp
 
+from core.datasets import Caps, check_matrix, check_source
 from core.specs import SpecError
 
 CHUNK = 1 << 20
@@ -88,18 +91,51 @@ def receive(
         raise
 
 
-def parse(path: Path, filename: str, n_features: int | None) -> sp.csr_matrix:
+def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.csr_matrix:
     """The matrix of the plain svmlight file ``path``; SpecError ``FILE: line N: problem``
-    at ``("file",)`` when it is not valid (see :func:`data.svmlight.read_svmlight`)."""
+    at ``("file",)`` when it is not valid (see :func:`data.svmlight.read_svmlight`), and
+    ``core.datasets.DatasetTooLarge`` when ``n_features`` or the file's shape exceed
+    ``caps``."""
     from data.svmlight import SvmlightError, read_svmlight
 
+    check_source({"kind": "upload", "n_features": n_features}, caps)
+    name = display_name(filename)
+    check_counts(path, name, caps)
     try:
         A, _ = read_svmlight(path, n_features=n_features)
     except SvmlightError as err:
-        name = display_name(filename)
         where = name if err.line is None else f"{name}: line {err.line}"
         raise SpecError(("file",), f"{where}: {err.problem}") from None
+    check_matrix(A, caps, name, ("file",))
     return A
+
+
+def check_counts(path: Path, name: str, caps: Caps) -> None:
+    """Refuse, before it is parsed, a file with more examples or feature values than
+    ``caps`` allow (DatasetTooLarge at ``("file",)``): the parser's memory grows by about
+    16 bytes per line and per value, up to 8 times the file's size.
+
+    A first pass counts line ends and colons chunk by chunk, upper bounds of the examples
+    and values; only when they exceed the caps is the file counted exactly, line by line
+    (comments and blank lines aside), until a cap is passed.
+    """
+    lines = values = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            lines, values = lines + chunk.count(b"\n"), values + chunk.count(b":")
+    if lines + 1 <= caps.n_samples and values <= caps.nnz:
+        return
+    samples = nnz = 0
+    locs = dict.fromkeys(("n_samples", "nnz"), ("file",))
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            tokens = line.split(b"#", 1)[0].split()
+            if tokens:
+                samples += 1
+                nnz += sum(1 for token in tokens[1:] if not token.startswith(b"qid:"))
+                if samples > caps.n_samples or nnz > caps.nnz:
+                    subject = f"{name} (up to line {number})"
+                    caps.check(subject, locs, n_samples=samples, nnz=nnz)
 
 
 def _temporary(folder: Path) -> Path:

@@ -35,27 +35,54 @@ def _csr(A) -> sp.csr_matrix:
 
 
 def _profile(A) -> dict:
-    """nnz and squared norms of the rows and columns of A."""
+    """nnz and squared norms of the rows and of the non-empty columns of A.
+
+    Memory is O(nnz + n) whatever the number of columns d: the d − k empty columns (nnz 0,
+    norm 0) are counted in ``empty_cols``, never stored.
+    """
     csr = _csr(A)
-    csc = csr.tocsc()
-    sq = csr.multiply(csr)
+    # A∘A with the same structure (multiply() would drop squares that underflow to 0)
+    sq = sp.csr_matrix((csr.data**2, csr.indices, csr.indptr), shape=csr.shape)
+    col_nnz, col_sq = _column_sums(sq.indices, sq.data, sq.shape[1])
     return {
         "csr": csr,
         "row_nnz": np.diff(csr.indptr),
-        "col_nnz": np.diff(csc.indptr),
         "row_sq": np.asarray(sq.sum(axis=1)).ravel(),  # v = Diag(AAᵀ), eq. (7)
-        "col_sq": np.asarray(sq.sum(axis=0)).ravel(),  # u = Diag(AᵀA), eq. (7)
+        "col_nnz": col_nnz,  # of the k non-empty columns
+        "col_sq": col_sq,  # u = Diag(AᵀA), eq. (7), of the non-empty columns
+        "empty_cols": csr.shape[1] - col_nnz.size,
     }
 
 
-def _distribution(values: np.ndarray) -> dict:
-    if values.size == 0:
+def _column_sums(indices: np.ndarray, values: np.ndarray, d: int) -> tuple[np.ndarray, ...]:
+    """(count, sum of ``values``) of each column index that occurs in ``indices``, in order."""
+    if d <= indices.size:  # arrays of length d are then no larger than the matrix itself
+        counts = np.bincount(indices, minlength=d)
+        sums = np.bincount(indices, weights=values, minlength=d)
+        used = counts > 0
+        return counts[used], sums[used]
+    _, inverse, counts = np.unique(indices, return_inverse=True, return_counts=True)
+    return counts, np.bincount(inverse, weights=values, minlength=counts.size)
+
+
+def _distribution(values: np.ndarray, zeros: int = 0) -> dict:
+    """min, median, mean and max of ``values`` and ``zeros`` more zeros (never stored)."""
+    size = values.size + zeros
+    if size == 0:
         return {"min": 0.0, "median": 0.0, "mean": 0.0, "max": 0.0}
+    ordered = np.sort(values)
+    negative = int(np.searchsorted(ordered, 0.0))
+
+    def kth(k: int) -> float:  # the k-th smallest, the zeros sorted in after the negatives
+        if k < negative:
+            return float(ordered[k])
+        return 0.0 if k < negative + zeros else float(ordered[k - zeros])
+
     return {
-        "min": float(np.min(values)),
-        "median": float(np.median(values)),
-        "mean": float(np.mean(values)),
-        "max": float(np.max(values)),
+        "min": kth(0),
+        "median": (kth((size - 1) // 2) + kth(size // 2)) / 2,
+        "mean": float(np.sum(values)) / size,
+        "max": kth(size - 1),
     }
 
 
@@ -88,7 +115,7 @@ def dataset_stats(A, b=None) -> dict:
         "nnz": nnz,
         "density": nnz / (n * d) if n * d else 0.0,
         "row_nnz": _distribution(prof["row_nnz"]),
-        "col_nnz": _distribution(prof["col_nnz"]),
+        "col_nnz": _distribution(prof["col_nnz"], prof["empty_cols"]),
         "R": R,
         "R_mean": R_mean,
         "R_ratio": R / R_mean if R_mean > 0 else float("nan"),
@@ -127,8 +154,9 @@ def advise(A, smoothness: float, l2: float) -> dict:
     Parameters
     ----------
     A : ndarray or scipy sparse matrix, shape (n_samples, n_features)
-        No zero rows or columns expected (the paper's assumption); zero ones only add the
-        λ n term of a coordinate that is never useful.
+        At least one non-zero. No zero rows or columns expected (the paper's assumption);
+        zero ones only add the λ n term of a coordinate that is never useful. Memory is
+        O(nnz + n): empty columns are counted, not stored.
     smoothness : float
         β, the loss is β-smooth (γ = 1/β strong convexity of φ*): 1 squared, 1/4 logistic.
     l2 : float
@@ -151,6 +179,8 @@ def advise(A, smoothness: float, l2: float) -> dict:
     n, d = prof["csr"].shape
     if n == 0 or d == 0:
         raise ValueError(f"A must have at least one row and one column, got shape {(n, d)}")
+    if prof["csr"].nnz == 0:
+        raise ValueError("A has no non-zero entries: primal and dual have no work to compare")
     beta = float(smoothness)
     l2n = l2 * n
     nnz = float(prof["csr"].nnz)
@@ -159,12 +189,17 @@ def advise(A, smoothness: float, l2: float) -> dict:
     # eq. (16): C_P = Σ_features nnz·‖column‖², C_D = Σ_examples nnz·‖row‖²
     C_P = float(col_nnz @ u)
     C_D = float(row_nnz @ v)
-    w_P = beta * u + l2n  # numerators of eq. (12)
+    w_P = beta * u + l2n  # numerators of eq. (12), of the non-empty columns
     w_D = beta * v + l2n  # numerators of eq. (13)
-    T_P_uniform = total_complexity(w_P, col_nnz, np.full(d, 1.0 / d), l2n)
+    w_P_total = float(w_P.sum()) + prof["empty_cols"] * l2n  # an empty column has w = λn
+    if prof["empty_cols"]:
+        # one entry stands for all empty columns (w = λn, nnz 0, each with the same
+        # probability): eq. (12)'s max and sum are those over all d columns
+        w_P, col_nnz = np.append(w_P, l2n), np.append(col_nnz, 0.0)
+    T_P_uniform = total_complexity(w_P, col_nnz, np.full(w_P.size, 1.0 / d), l2n)
     T_D_uniform = total_complexity(w_D, row_nnz, np.full(n, 1.0 / n), l2n)
     # eq. (14) importance sampling; eq. (15): T = nnz(A) + β/(λn)·C
-    T_P = total_complexity(w_P, col_nnz, w_P / w_P.sum(), l2n)
+    T_P = total_complexity(w_P, col_nnz, w_P / w_P_total, l2n)
     T_D = total_complexity(w_D, row_nnz, w_D / w_D.sum(), l2n)
     R2 = float(v.max())
     return {

@@ -4,7 +4,8 @@ A line is ``<label> [qid:<int>] <index>:<value> <index>:<value> ... [# comment]`
 1-based, strictly increasing feature indices. scikit-learn's parser is fast but its errors
 are terse ("need more than 1 value to unpack") and it accepts NaN and infinite values; when
 it fails, or the parsed values are not finite, a second pass over the text finds the first
-offending line and :class:`SvmlightError` reports ``FILE: line N: problem``.
+offending line and :class:`SvmlightError` reports ``FILE: line N: problem``. A feature index
+above :data:`MAX_INDEX`, which the parser cannot hold, is refused the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+MAX_INDEX = 2**31 - 1  # the parser stores indices as C ints
 FORMAT_HINT = "svmlight lines are '<label> <index>:<value> ...' with 1-based increasing indices"
 
 
@@ -56,7 +58,8 @@ def read_svmlight(
         The file does not exist (the message names it).
     SvmlightError
         The file is empty, malformed, has index 0 or a negative one, non-numeric labels,
-        NaN/inf values, an index beyond ``n_features``, or cannot be decompressed.
+        NaN/inf values, an index beyond ``n_features`` or :data:`MAX_INDEX`, or cannot be
+        decompressed.
     """
     path = Path(path)
     if not path.exists():
@@ -73,7 +76,7 @@ def read_svmlight(
         )
     except (OSError, EOFError) as err:
         raise SvmlightError(path, f"cannot read the file ({err})") from None
-    except ValueError as err:
+    except (ValueError, OverflowError) as err:
         raise _located(path, n_features) or SvmlightError(
             path, f"not a valid svmlight file ({err}); {FORMAT_HINT}"
         ) from None
@@ -137,6 +140,8 @@ def line_problem(line: bytes, n_features: int | None = None) -> str | None:
             return f"feature index {index} after {previous}: indices must be increasing and unique"
         if n_features is not None and index > n_features:
             return f"feature index {index} is larger than n_features={n_features}"
+        if index > MAX_INDEX:
+            return f"feature index {index} is larger than {MAX_INDEX}, the largest supported"
         previous = index
     return None
 

@@ -30,8 +30,10 @@ def normalize_rows(A):
     norms = row_norms(A)
     # inv = 1/‖aᵢ‖, 0 for empty rows
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    if sp.issparse(A):
-        return sp.csr_matrix(sp.diags(inv) @ sp.csr_matrix(A, dtype=np.float64))
+    if sp.issparse(A):  # scaled in place: a sparse product would cost O(n_features)
+        csr = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        csr.data *= np.repeat(inv, np.diff(csr.indptr))
+        return csr
     return np.asarray(A, dtype=np.float64) * inv[:, None]
 
 

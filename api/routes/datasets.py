@@ -18,6 +18,7 @@ from api.schemas import (
     Message,
 )
 from core import jobs as service
+from core.datasets import Caps
 from core.specs import Loss, Normalize, SpecError
 from core.uploads import display_name
 
@@ -42,12 +43,17 @@ def read_datasets(
 
 @router.post("", response_model=DatasetPublic, status_code=201, responses={**EXISTS, **TAKEN})
 def create_dataset(
-    body: DatasetCreate, response: Response, session: SessionDep, team: TeamDep
+    body: DatasetCreate,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+    team: TeamDep,
 ) -> DatasetPublic:
     """Register a public registry dataset, a synthetic problem or a scikit-learn dataset
-    (shared by every team)."""
+    (shared by every team), within the size caps (MAX_SAMPLES, MAX_FEATURES, MAX_NNZ)."""
+    source = body.source.model_dump(mode="json")
     dataset, created = service.register_dataset(
-        session, body.name, body.source.model_dump(mode="json"), team_id=team
+        session, body.name, source, team_id=team, caps=Caps.of(settings)
     )
     session.commit()
     if not created:
@@ -74,7 +80,10 @@ def _default_name(filename: str) -> str:
             "description": "larger than MAX_UPLOAD_BYTES, or than MAX_UPLOAD_DECOMPRESSED_BYTES "
             "once decompressed",
         },
-        422: {"description": "not a valid svmlight file: FILE: line N: problem"},
+        422: {
+            "description": "not a valid svmlight file (FILE: line N: problem), or n_features "
+            "or the file's shape over MAX_FEATURES, MAX_SAMPLES or MAX_NNZ"
+        },
     },
 )
 def upload_dataset(
@@ -102,7 +111,7 @@ def upload_dataset(
     service.check_public_name(name, {"kind": "upload"})  # refused before the file is kept
     path, sha256 = service.store_upload(file.file, filename, settings)
     dataset, created = service.register_upload(
-        session, name, filename, path, sha256, n_features, team_id=team
+        session, name, filename, path, sha256, n_features, team_id=team, caps=Caps.of(settings)
     )
     session.commit()
     if not created:

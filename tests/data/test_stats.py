@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -67,6 +68,49 @@ def test_advise_tiny(tiny):
     assert out["T_D_uniform"] == pytest.approx(4 * (1 + scale * 25))  # max ‖row‖² = 25
     assert out["ratio"] == pytest.approx((4 + scale * 40) / (4 + scale * 55))
     assert out["winner"] == "primal_cd"
+
+
+def test_empty_columns_are_counted_not_stored():
+    """TINY with 4 empty columns: the statistics and eqs. (12)–(15) are those computed over
+    all 7 columns (each empty one: nnz 0, weight λn)."""
+    wide = np.hstack([TINY, np.zeros((3, 4))])
+    stats = dataset_stats(sp.csr_matrix(wide))
+    assert stats["d"] == 7
+    assert stats["col_nnz"] == pytest.approx({"min": 0.0, "median": 0.0, "mean": 4 / 7, "max": 2})
+    assert dataset_stats(np.hstack([TINY, np.zeros((3, 1))]))["col_nnz"]["median"] == 1.0
+    beta, l2, n = 1.0, 0.5, 3
+    out = advise(wide, beta, l2)
+    weights = beta * (wide**2).sum(axis=0) + l2 * n
+    col_nnz = (wide != 0).sum(axis=0)
+    uniform = total_complexity(weights, col_nnz, np.full(7, 1 / 7), l2 * n)
+    importance = total_complexity(weights, col_nnz, weights / weights.sum(), l2 * n)
+    assert out["T_P_uniform"] == pytest.approx(uniform)
+    assert out["T_P"] == pytest.approx(importance)
+    assert out["T_D"] == pytest.approx(advise(TINY, beta, l2)["T_D"])
+
+
+def test_memory_does_not_grow_with_the_number_of_columns():
+    """Two non-zeros in 10⁷ declared columns: statistics and advice in O(nnz + n) memory,
+    not O(d) (the shape an upload may declare)."""
+    A = sp.csr_matrix((np.ones(2), np.array([0, 9_999_999]), np.array([0, 1, 2])), (2, 10**7))
+    tracemalloc.start()
+    try:
+        stats, out = dataset_stats(A, np.array([1.0, -1.0])), advise(A, 0.25, 1e-4)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+    assert stats["col_nnz"] == {"min": 0.0, "median": 0.0, "mean": 2e-7, "max": 1.0}
+    assert out["C_P"] == out["C_D"] == 2.0 and out["ratio"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("A", [np.zeros((3, 4)), sp.csr_matrix((5, 10**6))], ids=["dense", "wide"])
+def test_advise_refuses_a_matrix_without_non_zeros(A):
+    """No work to compare (a synthetic source with density 1e-300): a ValueError saying so,
+    never a ZeroDivisionError; the statistics themselves are defined."""
+    assert dataset_stats(A)["nnz"] == 0
+    with pytest.raises(ValueError, match="no non-zero entries"):
+        advise(A, 1.0, 0.1)
 
 
 @pytest.mark.parametrize(("smoothness", "l2"), [(0.0, 1.0), (1.0, 0.0), (1.0, float("nan"))])

@@ -57,6 +57,9 @@ BAD_FILES = [
     (b"1 3:1 2:1\n", 1, ["feature index 2 after 3", "increasing"]),
     (b"1 2:1 2:1\n", 1, ["feature index 2 after 2", "unique"]),
     (b"1\n-1\n", None, ["no feature values"]),
+    # beyond the parser's C int: refused with the line, not an OverflowError
+    (b"1 2147483648:1\n-1 1:1\n", 1, ["feature index 2147483648", "larger than 2147483647"]),
+    (b"1 1:1\n-1 1:1 99999999999999999999:1\n", 2, ["feature index 99999999999999999999"]),
 ]
 
 
@@ -84,6 +87,13 @@ def test_index_beyond_n_features(tmp_path):
     path.write_bytes(b"1 1:1\n-1 2:1 7:1\n")
     with pytest.raises(SvmlightError, match=r"line 2: feature index 7 is larger than n_features=5"):
         read_svmlight(path, n_features=5)
+
+
+def test_largest_index_is_read(tmp_path):
+    path = tmp_path / "widest.txt"
+    path.write_bytes(b"1 2147483647:1\n-1 1:1\n")
+    A, _ = read_svmlight(path)
+    assert A.shape == (2, 2**31 - 1) and A.nnz == 2
 
 
 def test_missing_file(tmp_path):

@@ -211,11 +211,15 @@ def _offline(*_args, **_kwargs):
 
 
 def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64) -> Job:
+    from core.datasets import Caps
     from core.jobs import resolve_dataset
+    from core.settings import Settings
     from tests.service.test_api import JOB as SPEC
 
     job = Job(
-        dataset=resolve_dataset(session, "a1a", ("dataset",), team_id=None),
+        dataset=resolve_dataset(
+            session, "a1a", ("dataset",), team_id=None, caps=Caps.of(Settings())
+        ),
         spec={**SPEC, "normalize": "none", "positive": None, "gamma": 1.0, "l1": 0.0},
         spec_hash="0" * 64,
         objective_hash=objective,
