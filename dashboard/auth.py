@@ -100,10 +100,23 @@ def _check_viewer() -> ResponseReturnValue | None:
     return flask.redirect(f"{LOGIN_PATH}?{urlencode({'next': request.full_path})}")
 
 
+def is_local_path(target: str) -> bool:
+    """Whether a browser sent to ``target`` stays on this site: a path with one leading '/',
+    no backslash (read as '/') and no whitespace or control character anywhere (browsers
+    drop tabs and newlines, so ``/\t/host`` would become ``//host``)."""
+    return (
+        target.startswith("/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and target.isprintable()
+        and not any(c.isspace() for c in target)
+    )
+
+
 def _next_path() -> str:
-    """Where to go after logging in: a path of this site only."""
+    """Where to go after logging in: a path of this site, else the home page."""
     target = flask.request.values.get("next", "/")
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+    return target if is_local_path(target) else "/"
 
 
 def _login() -> ResponseReturnValue:
