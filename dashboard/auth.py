@@ -5,7 +5,8 @@ keeps the token's id in Flask's signed session cookie (keyed by FACEOFF_SECRET_K
 checks on every request that the token is still valid, so revoking it logs out at once.
 Without a login, pages redirect to ``/login`` and Dash's JSON endpoints answer 401. The
 viewer's team (:func:`dashboard.components.viewer_team`) scopes every query. With
-authentication off, only this machine is served (loopback clients) and the team is None.
+authentication off, only this machine is served (loopback clients, by the API's rule for
+proxy headers: core.auth.client_address) and the team is None.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import flask
 from flask.typing import ResponseReturnValue
 from markupsafe import escape
 
-from core.auth import is_loopback, verify_token
+from core.auth import client_address, is_loopback, parse_networks, verify_token
 from core.models import ApiToken
 from core.settings import Settings
 from dashboard.components import database_url
 from dashboard.queries import read_session
 
 AUTH_ENABLED_KEY = "FACEOFF_AUTH_ENABLED"
+TRUSTED_PROXIES_KEY = "FACEOFF_TRUSTED_PROXIES"
 LOGIN_PATH = "/login"
 LOGOUT_PATH = "/logout"
 STATIC_PREFIXES = ("/assets/", "/_dash-component-suites/", "/_favicon.ico")
@@ -55,6 +57,7 @@ def install(server: flask.Flask, settings: Settings) -> None:
     RuntimeError when authentication is on without a secret key to sign sessions.
     """
     server.config[AUTH_ENABLED_KEY] = settings.AUTH_ENABLED
+    server.config[TRUSTED_PROXIES_KEY] = parse_networks(settings.TRUSTED_PROXIES)
     if settings.AUTH_ENABLED:
         if not settings.SECRET_KEY:
             raise RuntimeError(
@@ -85,7 +88,9 @@ def _session_team() -> int | None:
 def _check_viewer() -> ResponseReturnValue | None:
     request = flask.request
     if not flask.current_app.config[AUTH_ENABLED_KEY]:
-        if not is_loopback(request.remote_addr):
+        forwarded_for = ", ".join(request.headers.getlist("X-Forwarded-For")) or None
+        trusted = flask.current_app.config[TRUSTED_PROXIES_KEY]
+        if not is_loopback(client_address(request.remote_addr, forwarded_for, trusted)):
             return flask.Response(AUTH_OFF, 403, mimetype="text/plain")
         flask.g.team_id = None
         return None
