@@ -6,10 +6,7 @@ is this machine's non-loopback address."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -17,11 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cli.up import api_command, free_port
+from cli.up import api_command
 from core.settings import Settings
 from tests.dashboard.conftest import running_dashboard
+from tests.reliability.servers import REPO, running_api
 
-REPO = Path(__file__).resolve().parents[2]
 API_PATHS = ("/api/v1/jobs", "/api/v1/health", "/metrics", "/api/v1/openapi.json", "/api/v1/docs")
 DASHBOARD_PATHS = ("/", "/compare", "/_dash-layout", "/_dash-dependencies", "/assets/style.css")
 
@@ -38,36 +35,7 @@ def other_address() -> str | None:
 
 
 @contextmanager
-def running_api(env: dict[str, str]) -> Iterator[int]:
-    """The API as ``faceoff up`` serves it, on all interfaces; yields its port."""
-    port = free_port()
-    process = subprocess.Popen(
-        api_command("0.0.0.0", port),
-        cwd=REPO,
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the API exited early:\n{process.stdout.read()}")
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the API did not answer"
-                time.sleep(0.2)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-@contextmanager
-def serving(url: str, trusted: str) -> Iterator[tuple[int, int]]:
+def serving(url: str, trusted: str, log_path: Path) -> Iterator[tuple[int, int]]:
     """(API port, dashboard port), both with authentication off and FACEOFF_TRUSTED_PROXIES
     ``trusted``."""
     env = {
@@ -76,7 +44,7 @@ def serving(url: str, trusted: str) -> Iterator[tuple[int, int]]:
         "FACEOFF_TRUSTED_PROXIES": trusted,
     }
     with ExitStack() as stack:
-        api = stack.enter_context(running_api(env))
+        api = stack.enter_context(running_api(env, log_path, host="0.0.0.0")).port
         dashboard = stack.enter_context(
             running_dashboard(url, extra_env={**env, "FACEOFF_DASHBOARD_HOST": "0.0.0.0"})
         )
@@ -108,6 +76,7 @@ def assert_refused(found: dict[str, int]) -> None:
 
 @pytest.fixture
 def url(tmp_path) -> str:
+    """A migrated SQLite database."""
     from core.migrate import upgrade
 
     url = f"sqlite:///{tmp_path / 'faceoff.db'}"
@@ -115,10 +84,12 @@ def url(tmp_path) -> str:
     return url
 
 
-def test_by_default_a_proxy_on_this_machine_is_believed(url):
+def test_by_default_a_proxy_on_this_machine_is_believed(url, tmp_path):
     """A reverse proxy on this machine that forwards another machine's request makes it
     remote: refused everywhere, health, metrics, docs and dashboard included."""
-    with serving(url, Settings().TRUSTED_PROXIES) as ports:
+    with serving(
+        url, Settings.model_fields["TRUSTED_PROXIES"].default, tmp_path / "api.log"
+    ) as ports:
         assert_served(statuses("127.0.0.1", ports, None))
         assert_served(statuses("127.0.0.1", ports, "127.0.0.1"))
         assert_served(statuses("127.0.0.1", ports, "::1, 127.0.0.1"))
@@ -132,20 +103,20 @@ def test_by_default_a_proxy_on_this_machine_is_believed(url):
             assert_refused(statuses(address, ports, "127.0.0.1"))
 
 
-def test_without_trusted_proxies_the_header_is_ignored(url):
+def test_without_trusted_proxies_the_header_is_ignored(url, tmp_path):
     """Nor does uvicorn read it on its own (started with --no-proxy-headers)."""
-    with serving(url, "") as ports:
+    with serving(url, "", tmp_path / "api.log") as ports:
         assert_served(statuses("127.0.0.1", ports, "8.8.8.8"))
         address = other_address()
         if address is not None:
             assert_refused(statuses(address, ports, "127.0.0.1"))
 
 
-def test_a_configured_proxy_is_believed(url):
+def test_a_configured_proxy_is_believed(url, tmp_path):
     address = other_address()
     if address is None:
         pytest.skip("this machine has no non-loopback address to play the proxy")
-    with serving(url, f"{address}/32") as ports:
+    with serving(url, f"{address}/32", tmp_path / "api.log") as ports:
         assert_served(statuses(address, ports, "127.0.0.1"))
         assert_refused(statuses(address, ports, "10.1.2.3"))
         assert_refused(statuses(address, ports, None))  # the proxy's own requests are remote

@@ -1,0 +1,69 @@
+"""The API as a real uvicorn process, started the way ``faceoff up`` starts it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from cli.up import api_command, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class ApiProcess:
+    """A running API: its port and its log file (stdout and stderr)."""
+
+    port: int
+    log_path: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def running_api(
+    env: dict[str, str], log_path: Path, host: str = "127.0.0.1", timeout: float = 60.0
+) -> Iterator[ApiProcess]:
+    """uvicorn serving the API on ``host`` and a free port, with ``env`` added to this
+    process's environment; stopped with SIGTERM afterwards."""
+    api = ApiProcess(free_port(), log_path)
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            api_command(host, api.port),
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the API exited early:\n{api.log()}")
+            try:
+                httpx.get(f"{api.base}/api/v1/openapi.json", timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the API did not answer:\n{api.log()}") from None
+                time.sleep(0.2)
+        yield api
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
