@@ -24,4 +24,4 @@ RUN pip install . \
     && chown -R faceoff /var/lib/faceoff /var/cache/faceoff
 USER faceoff
 EXPOSE 8000 8050
-CMD ["uvicorn", "api.main:app", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["uvicorn", "api.main:app", "--no-proxy-headers", "--host", "0.0.0.0", "--port", "8000"]

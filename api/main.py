@@ -10,9 +10,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
 from api import errors
+from api.access import LocalOnly
 from api.limits import BodySizeLimit, Limit
 from api.metrics import Metrics, MetricsMiddleware
 from api.routes import api_router
+from core.auth import parse_networks
 from core.settings import Settings, get_settings
 
 API_PREFIX = "/api/v1"
@@ -50,6 +52,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         },
     )
+
+    if not app.state.settings.AUTH_ENABLED:  # outermost: before anything else is done
+        trusted = parse_networks(app.state.settings.TRUSTED_PROXIES)
+        app.add_middleware(LocalOnly, trusted_proxies=trusted)
 
     @app.get("/metrics", include_in_schema=False)
     def prometheus_metrics() -> Response:

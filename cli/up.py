@@ -108,6 +108,13 @@ class Supervisor:
                 process.wait()
 
 
+def api_command(host: str, port: int) -> list[str]:
+    """uvicorn serving the API. Its own proxy-header handling is off: the API believes
+    X-Forwarded-For from FACEOFF_TRUSTED_PROXIES only (core.auth.client_address)."""
+    app = ["uvicorn", "api.main:app", "--no-proxy-headers"]
+    return [sys.executable, "-m", *app, "--host", host, "--port", str(port)]
+
+
 def wait_until(ready, what: str, supervisor: Supervisor, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
@@ -230,20 +237,7 @@ def run(args: argparse.Namespace) -> int:
         upgrade(settings.database_url)
         print(f"database  {settings.database_url}")
         supervisor.start("worker", [sys.executable, "-m", "worker"], env)
-        supervisor.start(
-            "api",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "api.main:app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(args.port),
-            ],
-            env,
-        )
+        supervisor.start("api", api_command("127.0.0.1", args.port), env)
         supervisor.start("dashboard", [sys.executable, "-m", "dashboard"], env)
         print("starting the broker, the worker (compiling kernels) and the API ...")
         client = Client(api)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import secrets
+from collections.abc import Sequence
 from datetime import timedelta, timezone
 
 from sqlalchemy import ColumnElement, or_, select
@@ -22,14 +23,65 @@ from core.models import ApiToken, Dataset, Team, utcnow
 
 TOKEN_PREFIX = "fo_"
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is written at most this often
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _ip(host: str | None) -> IPAddress | None:
+    """``host`` as an IP address (an IPv4-mapped IPv6 one as IPv4); None if it is not one."""
+    try:
+        address = ipaddress.ip_address(host) if host is not None else None
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
 
 
 def is_loopback(host: str | None) -> bool:
     """Whether ``host`` is a loopback IP address (a host name is not)."""
-    try:
-        return host is not None and ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    address = _ip(host)
+    return address is not None and address.is_loopback
+
+
+def parse_networks(text: str, setting: str = "FACEOFF_TRUSTED_PROXIES") -> tuple[IPNetwork, ...]:
+    """``"10.0.0.2, 10.1.0.0/16"`` → its networks; ValueError naming a bad entry."""
+    networks = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ValueError(
+                f"{setting}: {part[:100]!r} is not an IP address or network; use a "
+                "comma-separated list such as 127.0.0.1,::1,10.0.0.0/24"
+            ) from None
+    return tuple(networks)
+
+
+def client_address(
+    peer: str | None, forwarded_for: str | None, trusted_proxies: Sequence[IPNetwork]
+) -> str | None:
+    """The address of the client of a request, the one rule for proxy headers.
+
+    ``peer`` made the connection. Its ``X-Forwarded-For`` header (``forwarded_for``, the
+    addresses the request passed through, each proxy appending the one it was called from)
+    counts only when ``peer`` is in ``trusted_proxies`` (FACEOFF_TRUSTED_PROXIES): then the
+    client is the nearest address of the header that is not a trusted proxy itself, since
+    anything left of it may be forged. An entry that is not an IP address comes back as is
+    (so it is no loopback address).
+    """
+    client = peer
+    if forwarded_for and _trusted(peer, trusted_proxies):
+        for hop in reversed(forwarded_for.split(",")):
+            client = hop.strip()
+            if not _trusted(client, trusted_proxies):
+                break
+    return client
+
+
+def _trusted(host: str | None, trusted_proxies: Sequence[IPNetwork]) -> bool:
+    address = _ip(host)
+    return address is not None and any(address in network for network in trusted_proxies)
 
 
 def hash_token(secret: str) -> str:

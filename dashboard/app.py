@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 import dash
 import flask
-from dash import Dash, dcc, html
+from dash import Dash, Input, Output, dcc, html
+from dash.exceptions import DependencyException
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException, InternalServerError
 
 from core.settings import Settings, get_settings
 from dashboard import auth
-from dashboard.components import DATABASE_URL_KEY, UPLOAD_DIR_KEY
+from dashboard.components import (
+    DATABASE_URL_KEY,
+    ERROR_BANNER,
+    UPLOAD_DIR_KEY,
+    callback_error,
+    error_banner,
+)
 
 HERE = Path(__file__).resolve().parent
+log = logging.getLogger("dashboard")
 
 
 def create_app(settings: Settings | None = None) -> Dash:
@@ -21,7 +32,9 @@ def create_app(settings: Settings | None = None) -> Dash:
 
     Dash keeps page callbacks in process-wide registries, so make one app per process. With
     ``AUTH_ENABLED``, viewers log in with an API token and see their team's runs
-    (dashboard.auth).
+    (dashboard.auth). A callback that fails says so in the page's error banner
+    (:func:`dashboard.components.callback_error`); a malformed callback request gets 400,
+    an unknown component file 404.
     """
     settings = settings or get_settings()
     server = flask.Flask(__name__)
@@ -36,7 +49,11 @@ def create_app(settings: Settings | None = None) -> Dash:
         assets_folder=str(HERE / "assets"),
         title="Faceoff",
         suppress_callback_exceptions=True,
+        on_error=callback_error,
     )
+    callback_path = app.config.requests_pathname_prefix + "_dash-update-component"
+    server.register_error_handler(DependencyException, _unknown_component_file)
+    server.register_error_handler(Exception, lambda err: _request_error(err, callback_path))
     app.layout = html.Div(
         [
             html.Header(
@@ -48,10 +65,34 @@ def create_app(settings: Settings | None = None) -> Dash:
                 ],
                 className="topbar",
             ),
+            error_banner(),
             html.Main(dash.page_container),
         ]
     )
+
+    @app.callback(Output(ERROR_BANNER, "children"), Input("_pages_location", "pathname"))
+    def clear_errors(_path):
+        """A new page starts without the errors of the last one."""
+        return ""
+
     return app
+
+
+def _unknown_component_file(_err: DependencyException) -> ResponseReturnValue:
+    return flask.Response("no such component file\n", 404, mimetype="text/plain")
+
+
+def _request_error(err: Exception, callback_path: str) -> ResponseReturnValue:
+    """A callback request Dash cannot parse is the client's error (the callbacks' own
+    errors never get here: see callback_error); anything else is logged, 500."""
+    if isinstance(err, HTTPException):
+        return err
+    if flask.request.path == callback_path:
+        log.warning("malformed callback request: %s: %.200r", type(err).__name__, str(err))
+        detail = f"malformed callback request ({type(err).__name__}); send what Dash's page sends"
+        return flask.jsonify(detail=detail), 400
+    log.error("unhandled error on %s %s", flask.request.method, flask.request.path, exc_info=err)
+    return InternalServerError()
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ keeps the token's id in Flask's signed session cookie (keyed by FACEOFF_SECRET_K
 checks on every request that the token is still valid, so revoking it logs out at once.
 Without a login, pages redirect to ``/login`` and Dash's JSON endpoints answer 401. The
 viewer's team (:func:`dashboard.components.viewer_team`) scopes every query. With
-authentication off, only this machine is served (loopback clients) and the team is None.
+authentication off, only this machine is served (loopback clients, by the API's rule for
+proxy headers: core.auth.client_address) and the team is None.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import flask
 from flask.typing import ResponseReturnValue
 from markupsafe import escape
 
-from core.auth import is_loopback, verify_token
+from core.auth import client_address, is_loopback, parse_networks, verify_token
 from core.models import ApiToken
 from core.settings import Settings
 from dashboard.components import database_url
 from dashboard.queries import read_session
 
 AUTH_ENABLED_KEY = "FACEOFF_AUTH_ENABLED"
+TRUSTED_PROXIES_KEY = "FACEOFF_TRUSTED_PROXIES"
 LOGIN_PATH = "/login"
 LOGOUT_PATH = "/logout"
 STATIC_PREFIXES = ("/assets/", "/_dash-component-suites/", "/_favicon.ico")
@@ -81,6 +83,7 @@ def install(server: flask.Flask, settings: Settings) -> None:
     InsecureSecretKey when authentication is on without a strong secret key to sign sessions.
     """
     server.config[AUTH_ENABLED_KEY] = settings.AUTH_ENABLED
+    server.config[TRUSTED_PROXIES_KEY] = parse_networks(settings.TRUSTED_PROXIES)
     if settings.AUTH_ENABLED:
         check_secret_key(settings.SECRET_KEY)
         server.secret_key = settings.SECRET_KEY
@@ -106,7 +109,9 @@ def _session_team() -> int | None:
 def _check_viewer() -> ResponseReturnValue | None:
     request = flask.request
     if not flask.current_app.config[AUTH_ENABLED_KEY]:
-        if not is_loopback(request.remote_addr):
+        forwarded_for = ", ".join(request.headers.getlist("X-Forwarded-For")) or None
+        trusted = flask.current_app.config[TRUSTED_PROXIES_KEY]
+        if not is_loopback(client_address(request.remote_addr, forwarded_for, trusted)):
             return flask.Response(AUTH_OFF, 403, mimetype="text/plain")
         flask.g.team_id = None
         return None
@@ -121,10 +126,23 @@ def _check_viewer() -> ResponseReturnValue | None:
     return flask.redirect(f"{LOGIN_PATH}?{urlencode({'next': request.full_path})}")
 
 
+def is_local_path(target: str) -> bool:
+    """Whether a browser sent to ``target`` stays on this site: a path with one leading '/',
+    no backslash (read as '/') and no whitespace or control character anywhere (browsers
+    drop tabs and newlines, so ``/\t/host`` would become ``//host``)."""
+    return (
+        target.startswith("/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and target.isprintable()
+        and not any(c.isspace() for c in target)
+    )
+
+
 def _next_path() -> str:
-    """Where to go after logging in: a path of this site only."""
+    """Where to go after logging in: a path of this site, else the home page."""
     target = flask.request.values.get("next", "/")
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+    return target if is_local_path(target) else "/"
 
 
 def _login() -> ResponseReturnValue:

@@ -1,18 +1,50 @@
-"""Pieces shared by the pages: the request's database and viewer, URL state, export
-buttons."""
+"""Pieces shared by the pages: the request's database and viewer, URL state and callback
+inputs checked, the error banner every callback reports to, export buttons."""
 
 from __future__ import annotations
 
+import logging
+import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import flask
-from dash import MATCH, ClientsideFunction, Input, State, clientside_callback, dcc, html
+from dash import (
+    MATCH,
+    ClientsideFunction,
+    Input,
+    State,
+    clientside_callback,
+    ctx,
+    dcc,
+    html,
+    set_props,
+)
+from dash.exceptions import UnsupportedRelativePath
+from sqlalchemy.exc import SQLAlchemyError
+
+from core.db import brief, is_unavailable
 
 DATABASE_URL_KEY = "FACEOFF_DATABASE_URL"
 UPLOAD_DIR_KEY = "FACEOFF_UPLOAD_DIR"
+ERROR_BANNER = "page-error"  # id of the app layout's banner for callback errors
+MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
+MAX_NAME = 200
+DIGITS = re.compile(r"[0-9]+")
+log = logging.getLogger("dashboard")
+
+
+class InputError(ValueError):
+    """A callback input the page cannot use; the message is for the person who gave it."""
+
+
+def _shown(value: Any) -> str:
+    """A short, printable rendering of a value someone sent."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def database_url() -> str:
@@ -30,29 +62,81 @@ def upload_dir() -> Path:
     return Path(flask.current_app.config[UPLOAD_DIR_KEY])
 
 
-def parse_ids(text: str | None) -> list[int] | None:
-    """``"3,1,2"`` → [1, 2, 3]; None for an empty value; ValueError naming a bad id."""
-    if not text:
+def to_id(value: Any, name: str) -> int:
+    """``value`` (an integer or its digits) as a database id, 1 to 2³¹−1; InputError
+    naming ``name`` otherwise."""
+    if isinstance(value, str) and DIGITS.fullmatch(value.strip()):
+        value = int(value) if len(value.strip()) <= 20 else MAX_ID + 1
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{name} {_shown(value)} is not a positive integer")
+    if not 1 <= value <= MAX_ID:
+        raise InputError(f"{name} {_shown(value)} is out of range: ids go from 1 to {MAX_ID}")
+    return value
+
+
+def optional_id(value: Any, name: str) -> int | None:
+    """:func:`to_id`, with None and "" meaning no id."""
+    return None if value is None or value == "" else to_id(value, name)
+
+
+def parse_ids(text: Any) -> list[int] | None:
+    """``"3,1,2"`` → [1, 2, 3]; None for an empty value; InputError naming a bad id."""
+    if text is None or text == "":
         return None
-    ids = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not part.isdigit():
-            raise ValueError(f"job id {part!r} is not a positive integer; use jobs=1,2,3")
-        ids.add(int(part))
-    return sorted(ids) or None
+    if not isinstance(text, str | int) or isinstance(text, bool):
+        raise InputError(f"job ids {_shown(text)} are not a list such as 1,2,3")
+    parts = [part.strip() for part in str(text).split(",")]
+    return sorted({to_id(part, "job id") for part in parts if part}) or None
+
+
+def name_filter(value: Any, name: str) -> str | None:
+    """A filter by name (solver, loss, status): None for any, else printable text."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > MAX_NAME or not value.isprintable():
+        raise InputError(f"{name} {_shown(value)} is not a name")
+    return value
 
 
 def parse_int(text: Any) -> int | None:
-    """An id from the URL, or None when absent or not a non-negative integer."""
-    return int(text) if text is not None and str(text).isdigit() else None
+    """An id or index from the URL; None when absent or not an integer from 0 to 2³¹−1."""
+    text = str(text) if text is not None else ""
+    return int(text) if DIGITS.fullmatch(text) and len(text) <= 10 and int(text) <= MAX_ID else None
 
 
 def choice(value: Any, accepted: Sequence[str] | Mapping[str, Any], default: str) -> str:
     """``value`` if it is one of ``accepted``, else ``default`` (URLs are typed by people)."""
-    return value if value in accepted else default
+    return value if isinstance(value, str) and value in accepted else default
+
+
+def error_banner() -> html.Div:
+    """Where the page says that a callback failed (filled by :func:`callback_error`)."""
+    return html.Div(id=ERROR_BANNER, className="error banner", role="alert")
+
+
+def callback_error(err: Exception) -> None:
+    """The error handler of every callback (Dash's ``on_error``): the page keeps its content
+    and says in its banner what went wrong. Input errors and an unreachable database are
+    explained; anything else is logged with its traceback."""
+    if isinstance(err, InputError):
+        message = str(err)
+    elif isinstance(err, UnsupportedRelativePath):  # Dash's page router
+        message = "this address is not a page of the dashboard"
+    elif isinstance(err, SQLAlchemyError) and is_unavailable(err):
+        log.warning("database unavailable for %s: %s", _outputs(), brief(err))
+        message = f"database unavailable ({brief(err)}); try again in a moment"
+    else:
+        log.error("callback for %s failed", _outputs(), exc_info=err)
+        message = "internal error while updating the page; it is logged on the server"
+    set_props(ERROR_BANNER, {"children": f"{time.strftime('%H:%M:%S')} · {message}"})
+
+
+def _outputs() -> str:
+    outputs = ctx.outputs_list
+    outputs = outputs if isinstance(outputs, list) else [outputs]
+    return ", ".join(
+        _shown(f"{o.get('id')}.{o.get('property')}") for o in outputs if isinstance(o, dict)
+    )
 
 
 def href(path: str, params: Mapping[str, Any]) -> str:

@@ -3,22 +3,39 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import AuthenticatedRoute, JobId, Limit, Offset, SessionDep, SettingsDep, TeamDep
+from api.deps import (
+    AuthenticatedRoute,
+    JobId,
+    Limit,
+    Offset,
+    SessionDep,
+    SettingsDep,
+    TeamDep,
+    bearer,
+)
 from api.schemas import JobCreate, JobPublic, JobsPublic, Message, TracePointPublic, TracePublic
+from core import auth
 from core import jobs as service
-from core.db import session_factory
+from core.db import brief, is_unavailable, session_factory
+from core.jobs import NotFoundError
 from core.models import TERMINAL, TracePoint
 from core.specs import Loss
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=AuthenticatedRoute)
+log = logging.getLogger("api")
 
 POLL_SECONDS = 0.5  # how often the event stream looks for new points and status changes
 KEEPALIVE_POLLS = 30  # a comment line after this many silent polls keeps proxies open
@@ -113,12 +130,19 @@ def _event(kind: str, payload: str, event_id: int | None = None) -> str:
     return f"{head}event: {kind}\ndata: {payload}\n\n"
 
 
+class StreamEnd(Exception):
+    """Why an event stream ends before its job does (sent as a final ``error`` event)."""
+
+
 def _poll(
-    url: str, job_id: int, team: int | None, after_seq: int
+    url: str, job_id: int, team: int | None, after_seq: int, secret: str | None = None
 ) -> tuple[JobPublic, list[TracePointPublic]]:
     """The team's job, then its points after ``after_seq`` (in that order: once the job is
-    seen terminal, every point it recorded is already in the database)."""
+    seen terminal, every point it recorded is already in the database). StreamEnd when the
+    API token ``secret`` has been revoked meanwhile."""
     with session_factory(url)() as session:
+        if secret is not None and auth.verify_token(session, secret) is None:
+            raise StreamEnd("the API token is no longer valid (revoked); the stream ends")
         job = JobPublic.model_validate(service.get_job(session, job_id, team_id=team))
         points = session.scalars(
             select(TracePoint)
@@ -130,12 +154,36 @@ def _poll(
 
 
 async def _events(
-    request: Request, url: str, job_id: int, team: int | None, after_seq: int
+    request: Request, url: str, job_id: int, team: int | None, after_seq: int, secret: str | None
+) -> AsyncIterator[str]:
+    """The stream, ended by a final ``error`` event if the token is revoked, the job
+    disappears or the database becomes unreachable."""
+    try:
+        async for event in _job_events(request, url, job_id, team, after_seq, secret):
+            yield event
+    except (StreamEnd, NotFoundError) as end:
+        yield _error_event(str(end))
+    except (DBAPIError, PoolTimeoutError) as err:
+        if not is_unavailable(err):
+            raise
+        log.warning("event stream of job %d: database unavailable: %s", job_id, brief(err))
+        yield _error_event(
+            f"database unavailable: {brief(err)}; the stream ends, reconnect later with "
+            "Last-Event-ID to resume"
+        )
+
+
+def _error_event(detail: str) -> str:
+    return _event("error", json.dumps({"detail": detail}))
+
+
+async def _job_events(
+    request: Request, url: str, job_id: int, team: int | None, after_seq: int, secret: str | None
 ) -> AsyncIterator[str]:
     status = None
     silent = 0
     while True:
-        job, points = await run_in_threadpool(_poll, url, job_id, team, after_seq)
+        job, points = await run_in_threadpool(_poll, url, job_id, team, after_seq, secret)
         for point in points:
             yield _event("point", point.model_dump_json(), point.seq)
             after_seq = point.seq
@@ -164,7 +212,9 @@ async def _events(
             "content": {"text/event-stream": {}},
             "description": "Server-Sent Events: `point` (a TracePointPublic, id = seq) for "
             "every new trace point, `status` (a JobPublic) at the start and whenever the "
-            "status changes; the stream ends after the terminal status.",
+            "status changes; the stream ends after the terminal status, or after an "
+            '`error` (`{"detail": message}`) when the token is revoked or the database '
+            "cannot be reached.",
         },
     },
 )
@@ -173,15 +223,18 @@ async def stream_job_events(
     request: Request,
     settings: SettingsDep,
     team: TeamDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1)] = -1,
     last_event_id: Annotated[int | None, Header(ge=-1, le=2**31 - 1)] = None,
 ) -> StreamingResponse:
     """Follow a job live: its trace points as the worker writes them (polled every 0.5 s)
-    and its status changes, until it finishes. Resume with ``Last-Event-ID``."""
+    and its status changes, until it finishes. Resume with ``Last-Event-ID``. The token is
+    checked at every poll, so revoking it ends the stream."""
     start = last_event_id if last_event_id is not None else after_seq
+    secret = credentials.credentials if settings.AUTH_ENABLED and credentials else None
     await run_in_threadpool(_poll, settings.database_url, job_id, team, 2**31 - 1)  # 404 early
     return StreamingResponse(
-        _events(request, settings.database_url, job_id, team, start),
+        _events(request, settings.database_url, job_id, team, start, secret),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

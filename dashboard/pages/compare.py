@@ -7,18 +7,20 @@ URL: ``/compare?jobs=1,2,3`` or ``/compare?sweep=ID`` with ``x`` (time, epoch, i
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
 from dashboard import figures, queries
 from dashboard.components import (
+    InputError,
     choice,
     database_url,
     export_bar,
     href,
+    optional_id,
     parse_ids,
-    parse_int,
     share_link,
     url_sync,
     viewer_team,
@@ -139,12 +141,24 @@ def layout(
     )
 
 
-def _selection(jobs: str | None, sweep: str | None) -> queries.JobQuery | None:
-    ids = parse_ids(jobs)
+def _selection(jobs: Any, sweep: Any) -> tuple[queries.JobQuery | None, dict[str, Any]]:
+    """(the jobs to show, None for none; the URL parameters choosing them). InputError
+    for a value that is not an id."""
+    ids, sweep_id = parse_ids(jobs), optional_id(sweep, "sweep")
+    params = {"jobs": ",".join(map(str, ids)) if ids else None, "sweep": sweep_id}
     if ids is not None:
-        return queries.JobQuery(job_ids=tuple(ids))
-    sweep_id = parse_int(sweep)
-    return queries.JobQuery(sweep_id=sweep_id) if sweep_id is not None else None
+        return queries.JobQuery(job_ids=tuple(ids)), params
+    return (queries.JobQuery(sweep_id=sweep_id) if sweep_id is not None else None), params
+
+
+def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
+    """The axis choices, each one of its accepted values."""
+    return (
+        choice(x, figures.X_AXES, "time"),
+        choice(y, figures.Y_MEASURES, "subopt_rel"),
+        choice(logx, SCALES, "linear"),
+        choice(logy, SCALES, "log"),
+    )
 
 
 url_sync("compare")
@@ -165,14 +179,12 @@ url_sync("compare")
 )
 def update(jobs, sweep, x, y, logx, logy, _n):
     """Redraw from the database; keep refreshing while a selected job is queued or running."""
-    link = href(
-        "/compare",
-        {"jobs": jobs, "sweep": sweep, "x": x, "y": y, "logx": logx, "logy": logy},
-    )
+    x, y, logx, logy = _axes(x, y, logx, logy)
     try:
-        where = _selection(jobs, sweep)
-    except ValueError as err:
-        return figures.compare_figure([], x, y, False, False, {}), True, str(err), link
+        where, params = _selection(jobs, sweep)
+    except InputError as err:
+        return figures.compare_figure([], x, y, False, False, {}), True, str(err), dash.no_update
+    link = href("/compare", {**params, "x": x, "y": y, "logx": logx, "logy": logy})
     if where is None:
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
         return figures.compare_figure([], x, y, False, False, {}), True, message, link
@@ -203,9 +215,10 @@ def update(jobs, sweep, x, y, logx, logy, _n):
 )
 def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
     """The plotted curves as CSV."""
+    x, y, logx, logy = _axes(x, y, logx, logy)
     try:
-        where = _selection(jobs, sweep)
-    except ValueError:
+        where, _ = _selection(jobs, sweep)
+    except InputError:  # the status says why
         return dash.no_update
     rows, refs = (
         queries.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})

@@ -16,9 +16,11 @@ from dash import Input, Output, State, callback, dcc, html
 
 from dashboard import figures, queries
 from dashboard.components import (
+    choice,
     database_url,
     export_bar,
     href,
+    optional_id,
     parse_int,
     share_link,
     upload_dir,
@@ -40,7 +42,7 @@ def layout(
     return html.Div(
         [
             html.H2(id="dataset-title"),
-            dcc.Store(id="dataset-id", data=parse_int(dataset_id)),
+            dcc.Store(id="dataset-id", data=parse_int(dataset_id) or None),
             dcc.Store(id="dataset-choice", data=str(parse_int(objective) or 0)),
             html.Div(
                 [
@@ -61,7 +63,7 @@ def layout(
                             dcc.Dropdown(
                                 id="dataset-eps",
                                 options=list(EPSILONS),
-                                value=eps if eps in EPSILONS else "1e-6",
+                                value=choice(eps, EPSILONS, "1e-6"),
                                 clearable=False,
                             ),
                         ],
@@ -225,7 +227,8 @@ def _verdict(advice: dict[str, Any] | None, measured: dict[str, Any]) -> str:
     return f"{head}; measured: only {measured_side} reached ε — it {agree}."
 
 
-def _index(value: str | None, objectives: list) -> int:
+def _index(value: Any, objectives: list) -> int:
+    """The objective ``value`` chooses (its index, as text), the first one by default."""
     index = parse_int(value)
     return index if index is not None and index < len(objectives) else 0
 
@@ -245,6 +248,7 @@ def _objectives(info: dict[str, Any]) -> list[dict[str, Any]]:
 )
 def fill_objectives(dataset_id, chosen):
     """The objectives to choose from, with the one the URL names selected."""
+    dataset_id = optional_id(dataset_id, "dataset")
     info = (
         queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
         if dataset_id is not None
@@ -271,7 +275,9 @@ def fill_objectives(dataset_id, chosen):
 )
 def update(dataset_id, index, eps):
     """Statistics, advice and the measured winner of the chosen objective."""
-    link = href(f"/dataset/{dataset_id}", {"objective": index, "eps": eps})
+    dataset_id = optional_id(dataset_id, "dataset")
+    eps = choice(eps, EPSILONS, "1e-6")
+    link = href(f"/dataset/{dataset_id}", {"objective": parse_int(index), "eps": eps})
     info = (
         queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
         if dataset_id is not None
@@ -322,6 +328,7 @@ def update(dataset_id, index, eps):
 )
 def download_csv(_clicks, dataset_id, index):
     """The statistics and the advice as CSV (name, value)."""
+    dataset_id = optional_id(dataset_id, "dataset")
     info = (
         queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
         if dataset_id is not None

@@ -12,12 +12,16 @@ from dash.dash_table.Format import Format, Scheme
 from core.models import STATUSES
 from dashboard import figures, queries
 from dashboard.components import (
+    InputError,
     database_url,
     export_bar,
     href,
+    name_filter,
+    optional_id,
     options,
     parse_int,
     share_link,
+    to_id,
     url_sync,
     viewer_team,
 )
@@ -118,9 +122,19 @@ url_sync("runs")
 
 
 def _where(sweep, dataset, solver, loss, status) -> queries.JobQuery:
+    """The filters, checked (InputError for a value no dropdown offers)."""
     return queries.JobQuery(
-        sweep_id=sweep, dataset_id=dataset, solver=solver, loss=loss, status=status
+        sweep_id=optional_id(sweep, "sweep"),
+        dataset_id=optional_id(dataset, "dataset"),
+        solver=name_filter(solver, "solver"),
+        loss=name_filter(loss, "loss"),
+        status=name_filter(status, "status"),
     )
+
+
+def _chosen(where: queries.JobQuery) -> tuple:
+    """The filter values of ``where``, in the order of FILTERS."""
+    return where.sweep_id, where.dataset_id, where.solver, where.loss, where.status
 
 
 def _progress(row: dict) -> str:
@@ -158,12 +172,12 @@ def _table_row(row: dict) -> dict:
 )
 def fill_filters(chosen):
     """What there is to filter by, with the filters of the URL selected."""
+    if not isinstance(chosen, dict):
+        raise InputError(f"the filters {chosen!r:.40} are not a mapping of filter to value")
+    selected = _chosen(_where(*(chosen.get(name) for name in FILTERS)))
     available = queries.filter_options(database_url(), team_id=viewer_team())
     available["status"] = [s for s in STATUSES if s in available["status"]]
-    return (
-        *(options(available[name]) for name in FILTERS),
-        *(chosen.get(name) for name in FILTERS),
-    )
+    return *(options(available[name]) for name in FILTERS), *selected
 
 
 @callback(
@@ -176,17 +190,13 @@ def fill_filters(chosen):
 )
 def update(sweep, dataset, solver, loss, status, _n):
     """The jobs matching the filters; refreshes while any of them is queued or running."""
-    rows, total = queries.list_jobs(
-        database_url(), _where(sweep, dataset, solver, loss, status), team_id=viewer_team()
-    )
+    where = _where(sweep, dataset, solver, loss, status)
+    rows, total = queries.list_jobs(database_url(), where, team_id=viewer_team())
     shown = f"{len(rows)} of {total} jobs" if total > len(rows) else f"{total} jobs"
     running = sum(r["status"] == "running" for r in rows)
     if running:
         shown += f", {running} running"
-    link = href(
-        "/",
-        {"sweep": sweep, "dataset": dataset, "solver": solver, "loss": loss, "status": status},
-    )
+    link = href("/", dict(zip(FILTERS, _chosen(where), strict=True)))
     return [_table_row(r) for r in rows], not queries.active(rows), shown, link
 
 
@@ -198,9 +208,12 @@ def update(sweep, dataset, solver, loss, status, _n):
 )
 def compare_link(selected, sweep):
     """Compare the selected jobs, or else the filtered sweep."""
+    sweep = optional_id(sweep, "sweep")
     if selected:
-        ids = ",".join(map(str, sorted(selected)))
-        return f"/compare?jobs={ids}", f"compare the {len(selected)} selected runs"
+        if not isinstance(selected, list):
+            raise InputError(f"the selected runs {selected!r:.40} are not a list of job ids")
+        ids = sorted({to_id(job_id, "selected job") for job_id in selected})
+        return f"/compare?jobs={','.join(map(str, ids))}", f"compare the {len(ids)} selected runs"
     if sweep is not None:
         return f"/compare?sweep={sweep}", f"compare sweep #{sweep} (or select runs)"
     return "/compare", "select runs to compare them"

@@ -6,6 +6,7 @@ URL: ``/sweep/ID?eps=1e-6&criterion=subopt_rel|gap_rel&x=time|epoch&chart=bars|h
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
@@ -16,6 +17,7 @@ from dashboard.components import (
     database_url,
     export_bar,
     href,
+    optional_id,
     parse_int,
     share_link,
     url_sync,
@@ -55,7 +57,7 @@ def layout(
     return html.Div(
         [
             html.H2(id="sweep-title"),
-            dcc.Store(id="sweep-id", data=parse_int(sweep_id)),
+            dcc.Store(id="sweep-id", data=parse_int(sweep_id) or None),
             html.Div(
                 [
                     _control(
@@ -121,6 +123,16 @@ def layout(
 url_sync("sweep")
 
 
+def _choices(eps: Any, criterion: Any, x: Any, chart: Any = None) -> tuple[str, str, str, str]:
+    """The view's choices, each one of its accepted values."""
+    return (
+        choice(eps, EPSILONS, "1e-6"),
+        choice(criterion, figures.CRITERIA, "subopt_rel"),
+        choice(x, X_CHOICES, "time"),
+        choice(chart, CHARTS, "bars"),
+    )
+
+
 def _results(sweep_id: int, eps: str, criterion: str, x: str):
     rows, refs = queries.job_traces(
         database_url(), queries.JobQuery(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
@@ -169,6 +181,8 @@ def _winners_table(ranked: list[dict], unit: str) -> html.Table:
 )
 def update(sweep_id, eps, criterion, x, chart, _n):
     """Time to ε per setting and objective, the ranking; refreshes while jobs run."""
+    sweep_id = optional_id(sweep_id, "sweep")
+    eps, criterion, x, chart = _choices(eps, criterion, x, chart)
     link = href(f"/sweep/{sweep_id}", {"eps": eps, "criterion": criterion, "x": x, "chart": chart})
     summary = (
         queries.sweep_summary(database_url(), sweep_id, team_id=viewer_team())
@@ -211,6 +225,8 @@ def update(sweep_id, eps, criterion, x, chart, _n):
 )
 def download_csv(_clicks, sweep_id, eps, criterion, x):
     """Time to ε per setting and objective as CSV."""
+    sweep_id = optional_id(sweep_id, "sweep")
+    eps, criterion, x, _ = _choices(eps, criterion, x)
     if sweep_id is None:
         return dash.no_update
     _, results = _results(sweep_id, eps, criterion, x)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -47,20 +48,18 @@ def running_dashboard(
         "FACEOFF_DASHBOARD_PORT": str(port),
         **(extra_env or {}),
     }
+    log = tempfile.TemporaryFile()  # a pipe nobody reads would block the dashboard when full
     process = subprocess.Popen(
-        [sys.executable, "-m", "dashboard"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        [sys.executable, "-m", "dashboard"], cwd=REPO, env=env, stdout=log, stderr=log
     )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the dashboard exited early:\n{process.stdout.read()}")
+                log.seek(0)
+                output = log.read().decode(errors="replace")
+                raise RuntimeError(f"the dashboard exited early:\n{output}")
             try:
                 with urllib.request.urlopen(f"{base}/_dash-layout", timeout=2):
                     break
@@ -78,6 +77,7 @@ def running_dashboard(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()
 
 
 def point_count_js(graph_id: str, trace: int = 0) -> str:

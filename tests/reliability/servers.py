@@ -1,11 +1,9 @@
-"""A real API server process for the reliability tests: ``uvicorn api.main:app`` with the
-settings of a test, on a free loopback port."""
+"""The API as a real uvicorn process, started the way ``faceoff up`` starts it."""
 
 from __future__ import annotations
 
-import signal
+import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,75 +12,76 @@ from pathlib import Path
 
 import httpx
 
-from cli.up import free_port
+from cli.up import api_command, free_port
 from core.settings import Settings
 from tests.service.workers import REPO, worker_env
-
-START_SECONDS = 60.0
 
 
 @dataclass
 class ApiProcess:
-    """A running API: its base URL (ending in ``/api/v1``), process and log file."""
+    """A running API: its port, process and log file (stdout and stderr)."""
 
-    url: str
-    process: subprocess.Popen
+    port: int
     log_path: Path
+    process: subprocess.Popen | None = None
 
     @property
-    def root(self) -> str:
-        return self.url.removesuffix("/api/v1")
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The base URL of the API's operations."""
+        return f"{self.base}/api/v1"
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
 
 def api_env(settings: Settings, **extra: str) -> dict[str, str]:
-    """The environment that gives an API process ``settings`` (and ``extra`` variables)."""
-    env = worker_env(settings)
-    env.update(
-        FACEOFF_AUTH_ENABLED=str(settings.AUTH_ENABLED).lower(),
-        FACEOFF_SECRET_KEY=settings.SECRET_KEY,
-        FACEOFF_MAX_UPLOAD_BYTES=str(settings.MAX_UPLOAD_BYTES),
+    """The environment variables that give an API process ``settings`` (and ``extra``)."""
+    return {
+        **worker_env(settings),
+        "FACEOFF_AUTH_ENABLED": str(settings.AUTH_ENABLED).lower(),
+        "FACEOFF_SECRET_KEY": settings.SECRET_KEY,
+        "FACEOFF_MAX_UPLOAD_BYTES": str(settings.MAX_UPLOAD_BYTES),
         **extra,
-    )
-    return env
+    }
 
 
 @contextmanager
-def running_api(settings: Settings, **extra_env: str) -> Iterator[ApiProcess]:
-    """Start ``uvicorn api.main:app`` for ``settings`` and wait until it answers; SIGTERM
-    (then SIGKILL) afterwards."""
-    settings.HOME.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log_path = settings.HOME / f"api-{port}.log"
-    command = [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--log-level", "warning"]
-    with log_path.open("wb") as log:
+def running_api(
+    env: dict[str, str], log_path: Path, host: str = "127.0.0.1", timeout: float = 60.0
+) -> Iterator[ApiProcess]:
+    """uvicorn serving the API on ``host`` and a free port, with ``env`` added to this
+    process's environment; stopped with SIGTERM (then SIGKILL) afterwards."""
+    api = ApiProcess(free_port(), log_path)
+    with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            command,
+            api_command(host, api.port),
             cwd=REPO,
-            env=api_env(settings, **extra_env),
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    api = ApiProcess(f"http://127.0.0.1:{port}/api/v1", process, log_path)
+    api.process = process
     try:
-        deadline = time.monotonic() + START_SECONDS
+        deadline = time.monotonic() + timeout
         while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the API did not start:\n{api.log()}")
+            if process.poll() is not None:
+                raise RuntimeError(f"the API exited early:\n{api.log()}")
             try:
-                httpx.get(f"{api.root}/metrics", timeout=1.0)
+                httpx.get(f"{api.url}/openapi.json", timeout=2)
                 break
             except httpx.TransportError:
-                time.sleep(0.1)
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the API did not answer:\n{api.log()}") from None
+                time.sleep(0.2)
         yield api
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+        process.terminate()
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -24,7 +24,7 @@ import pytest
 
 from core import auth
 from core.db import session_scope
-from tests.reliability.servers import running_api
+from tests.reliability.servers import api_env, running_api
 from tests.service.workers import running_worker
 
 RSS_BOUND_BYTES = 600 * 1024**2  # the API process, measured after every request
@@ -288,7 +288,10 @@ def service(postgres_url, redis_url, settings_for):
     with session_scope(postgres_url) as session:
         for team in ("a", "b"):
             tokens[team] = auth.create_token(session, f"team-{team}")[1]
-    with running_worker(settings) as worker, running_api(settings) as api:
+    with (
+        running_worker(settings) as worker,
+        running_api(api_env(settings), settings.HOME / "api.log") as api,
+    ):
         with httpx.Client(base_url=api.url, timeout=30.0) as client:
             headers = {"Authorization": f"Bearer {tokens['a']}"}
             response = client.post(

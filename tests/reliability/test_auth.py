@@ -219,7 +219,7 @@ def test_without_auth_only_loopback_clients_are_served(sqlite_url, settings_for,
         assert refused.status_code == 403
         detail = refused.json()["detail"]
         assert "authentication is disabled" in detail and "FACEOFF_AUTH_ENABLED=true" in detail
-        assert remote.get("/metrics").status_code == 200
+        assert remote.get("/metrics").status_code == 403  # every route, api.access
     for loopback in (LOCAL, ("::1", 1234), ("127.0.0.2", 1234)):
         with TestClient(app, client=loopback) as local:
             assert local.get("/api/v1/jobs").json() == {"data": [], "count": 0}

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -145,3 +146,59 @@ def test_without_login_pages_redirect_and_callbacks_get_401(secured_dashboard):
         assert _runs(client) == ({*teams["alpha"][3]}, [teams["alpha"][2]])
         client.get("/logout")
         assert client.get("/_dash-layout").status_code == 401
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/\t/evil.com",  # browsers drop tabs and newlines: //evil.com
+        "/\n/evil.com",
+        "/\r\n/evil.com",
+        "\t//evil.com",
+        "//evil.com",
+        "/\\evil.com",  # browsers read a backslash as a slash
+        "/\\/evil.com",
+        "https://evil.com",
+        "evil.com",
+        " /x",
+        "/x y",
+        "/\x00",
+        "/\x7f",
+        "/\u2028/evil.com",
+        "/\u3000/evil.com",
+        "",
+    ],
+)
+def test_login_follows_only_paths_of_this_site(secured_dashboard, target):
+    base, _, teams = secured_dashboard
+    with httpx.Client(base_url=base, timeout=30) as client:
+        page = client.get("/login", params={"next": target})
+        assert page.status_code == 200
+        assert 'name="next" value="/"' in page.text
+        login = client.post("/login", data={"token": teams["alpha"][1], "next": target})
+        assert login.status_code == 302, login.text[:500]
+        assert login.headers["location"] == "/"
+
+
+@pytest.mark.parametrize("raw", ["%2F%ED%B0%80", "%2F%FF%0A", "%2F%E2%80%A8%2Fevil.com"])
+def test_login_with_a_next_that_is_not_utf8(secured_dashboard, raw):
+    """Bytes no browser would send as a path (a lone surrogate, invalid UTF-8)."""
+    base, _, teams = secured_dashboard
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    with httpx.Client(base_url=base, timeout=30) as client:
+        assert client.get(f"/login?next={raw}").status_code == 200
+        body = f"token={teams['alpha'][1]}&next={raw}".encode()
+        login = client.post("/login", content=body, headers=form)
+        assert login.status_code == 302, login.text[:500]
+        assert login.headers["location"].startswith("/")
+        assert not login.headers["location"].startswith("//")
+
+
+def test_login_returns_to_the_page_asked_for(secured_dashboard):
+    base, _, teams = secured_dashboard
+    target = "/compare?jobs=1,2&x=epoch"
+    with httpx.Client(base_url=base, timeout=30) as client:
+        asked = client.get(target)
+        assert asked.headers["location"] == "/login?" + urlencode({"next": target})
+        login = client.post("/login", data={"token": teams["alpha"][1], "next": target})
+        assert login.status_code == 302 and login.headers["location"] == target
