@@ -64,6 +64,7 @@ from core.specs import (
     sweep_size,
 )
 from core.uploads import UploadTooLarge as UploadTooLarge  # raised by the routes
+from solvers.catalogue import CATALOGUE
 
 log = logging.getLogger(__name__)
 
@@ -368,6 +369,29 @@ def _check_limits(stop: StopSpec, settings: Settings) -> None:
         )
 
 
+def check_job_memory(
+    spec: JobSpec, shape: tuple[int, int, int], settings: Settings, loc: tuple = ()
+) -> None:
+    """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz)
+    exceeds ``MAX_JOB_BYTES``; the worker checks again with the loaded matrix."""
+    solver = CATALOGUE[spec.solver]
+    n, d, nnz = shape
+    needed = solver.working_bytes(n, d, nnz, spec.params, spec.penalty)
+    if needed <= settings.MAX_JOB_BYTES:
+        return
+    where = ("params",) if solver.extra_memory else ("dataset",)
+    raise SpecError(
+        (*loc, *where),
+        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros and parameters "
+        f"{spec.params} needs about {needed / 2**30:.1f} GiB, more than this server's limit "
+        f"of {settings.MAX_JOB_BYTES / 2**30:.1f} GiB per job (FACEOFF_MAX_JOB_BYTES)",
+    )
+
+
+def _shape(dataset: Dataset) -> tuple[int, int, int]:
+    return dataset.n_samples or 0, dataset.n_features or 0, dataset.nnz or 0
+
+
 def _reusable(session: Session, digest: str, team_id: int | None) -> Job | None:
     query = select(Job).where(
         Job.spec_hash == digest, Job.status.in_(REUSABLE), owned_by(Job.team_id, team_id)
@@ -412,6 +436,7 @@ def submit_job(
     _check_limits(spec.stop, settings)
     caps = Caps.of(settings)
     dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
+    check_job_memory(spec, _shape(dataset), settings)
     digest = spec_hash(spec)
     if not force and (existing := _reusable(session, digest, team_id)) is not None:
         return existing, False
@@ -460,6 +485,8 @@ def submit_sweep(
         name: resolve_dataset(session, name, ("datasets", i), team_id=team_id, caps=caps)
         for i, name in enumerate(spec.datasets)
     }
+    for job_spec in specs:
+        check_job_memory(job_spec, _shape(datasets[job_spec.dataset]), settings, ("solvers",))
     digests = [spec_hash(job_spec) for job_spec in specs]
     standalone: dict[str, Job] = {}
     if not force:

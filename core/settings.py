@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     MAX_SAMPLES: int = 2**25  # 33.5M examples
     MAX_FEATURES: int = 2**22  # 4.2M features: each solver vector of length d ≤ 32 MiB
     MAX_NNZ: int = 2**29  # 537M stored non-zeros: 6 GiB as CSR
+    # a job's estimated working memory (solvers.catalogue.SolverSpec.working_bytes)
+    MAX_JOB_BYTES: int = 16 * 1024**3
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...
     TRACE_BATCH_SECONDS: float = 0.5  # ... or at least this often while a job runs

@@ -7,6 +7,7 @@ CLI can validate a request without loading the solvers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,8 @@ class SolverSpec:
     penalties: tuple[str, ...] = PENALTIES
     params: tuple[Param, ...] = field(default_factory=tuple)
     rules: tuple[OnlyWith, ...] = ()  # checked by parse_params and by the solver itself
+    # bytes the method keeps beyond A and O(n + d) vectors: f(n, d, params, penalty)
+    extra_memory: Callable[[int, int, dict[str, Any], str], float] | None = None
 
     def check(self, loss: str, penalty: str) -> None:
         """Raise ValueError if this solver does not support the loss or the penalty."""
@@ -155,6 +158,16 @@ class SolverSpec:
         for rule in self.rules:
             rule.check(values)
 
+    def working_bytes(
+        self, n: int, d: int, nnz: int, params: dict[str, Any], penalty: str
+    ) -> float:
+        """A bound on the memory a run takes on an n × d matrix with ``nnz`` non-zeros: A by
+        rows and by columns, the method's O(n + d) vectors, and its ``extra_memory``."""
+        data = 2 * (12 * nnz + 8 * (n + d))
+        vectors = 16 * 8 * (n + d)
+        extra = self.extra_memory(n, d, params, penalty) if self.extra_memory else 0.0
+        return data + vectors + extra
+
     def to_dict(self) -> dict:
         return {
             "name": self.name,
@@ -176,6 +189,14 @@ _SAMPLING = Param(
     "order)",
     choices=("uniform", "importance", "permutation"),
 )
+
+
+def _lbfgs_memory(n: int, d: int, params: dict[str, Any], penalty: str) -> float:
+    """L-BFGS-B's workspace, 2md + 5d + 11m² + 8m doubles (scipy's setulb), over the
+    variables x (d of them, 2d for the elastic net's split x = x⁺ − x⁻)."""
+    m, dim = params["memory"], (2 * d if penalty == "elastic_net" else d)
+    return 8.0 * ((2 * m + 5) * dim + 11 * m * m + 8 * m)
+
 
 CATALOGUE: dict[str, SolverSpec] = {
     spec.name: spec
@@ -219,6 +240,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "solvers.algorithms.lbfgs",
             "primal",
             params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
+            extra_memory=_lbfgs_memory,
         ),
         SolverSpec(
             "saga",

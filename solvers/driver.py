@@ -100,7 +100,10 @@ def run_chunked(
                 break
         epoch = visited / nnz
         reason = recorder.checkpoint(iteration, epoch, **method.iterate(), extras=extras())
-        next_epoch = max(epoch * ratio, epoch + 1e-9)
+        # the grid advances from the goal even when a chunk visited fewer non-zeros than
+        # planned (sampled coordinates without any): one trace point per decade fraction,
+        # never one per step
+        next_epoch = max(epoch, next_epoch) * ratio
     return reason
 
 

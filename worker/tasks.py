@@ -17,6 +17,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
 from core.datasets import load_matrix
 from core.db import brief, is_unavailable, session_scope
+from core.jobs import check_job_memory
 from core.models import CANCELLED, FAILED, SUCCEEDED, Job
 from core.objectives import content_objective_hash, data_digest
 from core.queue import RUN_JOB, time_limits
@@ -215,6 +216,8 @@ def _run(
         spec = JobSpec.model_validate(claim.spec)
         check_available(spec.solver)
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
+        shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
+        check_job_memory(spec, shape, settings)  # before the method allocates its own
         identity = store.Identity(
             data_hash, content_objective_hash(data_hash, spec.loss, spec.gamma, spec.l1, spec.l2)
         )

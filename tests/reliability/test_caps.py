@@ -317,6 +317,35 @@ def test_jobs_on_a_public_dataset_over_the_caps_are_refused(capped):
     assert client.get("/api/v1/datasets").json()["count"] == 0
 
 
+def test_a_job_whose_working_memory_exceeds_the_limit_is_refused(sqlite_url, settings_for):
+    """L-BFGS keeps 2·memory vectors of the width of x: on the widest dataset the caps allow,
+    memory=1000 would need tens of GiB, so it is refused at submission (job and sweep),
+    naming the parameter and the limit; the default memory runs."""
+    settings = settings_for(sqlite_url)  # the default caps and MAX_JOB_BYTES
+    wide = synthetic(2, settings.MAX_FEATURES, 1.0 / settings.MAX_FEATURES)
+    with TestClient(create_app(settings), client=LOCAL) as client:
+        response = client.post("/api/v1/datasets", json={"name": "wide", "source": wide})
+        assert response.status_code == 201, response.text
+        job = {"dataset": "wide", "loss": "logistic", "l2": 1e-4, "solver": "lbfgs"}
+        response = client.post("/api/v1/jobs", json={**job, "params": {"memory": 1000}})
+        assert response.status_code == 422, response.text
+        (error,) = response.json()["detail"]
+        assert error["loc"] == ["body", "params"]
+        assert "FACEOFF_MAX_JOB_BYTES" in error["msg"] and "GiB" in error["msg"]
+        sweep = {
+            "datasets": ["wide"],
+            "losses": ["logistic"],
+            "l2": [1e-4],
+            "solvers": [{"solver": "lbfgs", "params": {"memory": [30, 1000]}}],
+        }
+        response = client.post("/api/v1/sweeps", json=sweep)
+        assert response.status_code == 422, response.text
+        assert response.json()["detail"][0]["loc"] == ["body", "solvers", "params"]
+        assert client.get("/api/v1/jobs").json()["count"] == 0
+        response = client.post("/api/v1/jobs", json=job)
+        assert response.status_code == 201, response.text
+
+
 def test_a_dataset_registered_under_larger_caps_is_refused(sqlite_url, settings_for):
     """Registered with the defaults, then the server restarts with MAX_FEATURES = 10: its
     statistics and new jobs on it are 422s naming the limit."""

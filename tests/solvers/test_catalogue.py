@@ -91,3 +91,17 @@ def test_every_catalogued_solver_has_a_module_with_solve():
 
     for spec in CATALOGUE.values():
         assert callable(importlib.import_module(spec.module).solve), spec.module
+
+
+def test_working_memory_counts_the_data_twice_and_lbfgs_its_history():
+    from solvers.catalogue import CATALOGUE
+
+    n, d, nnz = 1000, 500, 20_000
+    base = CATALOGUE["dual_cd"].working_bytes(n, d, nnz, {}, "l2")
+    assert base >= 2 * 12 * nnz  # rows and columns, values and indices
+    lbfgs = CATALOGUE["lbfgs"]
+    small = lbfgs.working_bytes(n, d, nnz, {"memory": 10}, "l2")
+    large = lbfgs.working_bytes(n, d, nnz, {"memory": 100}, "l2")
+    assert large - small >= 8 * 2 * 90 * d  # 2·m vectors of d doubles
+    split = lbfgs.working_bytes(n, d, nnz, {"memory": 100}, "elastic_net")
+    assert split - large >= 8 * 2 * 100 * d  # x = x⁺ − x⁻ doubles the variables
