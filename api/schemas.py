@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from core.specs import JobSpec, ObjectiveSpec, SweepSpec, Text
+from faceoff.core.specs import JobSpec, ObjectiveSpec, SweepSpec, Text
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 MAX_SYNTHETIC_NNZ = 20_000_000
@@ -195,8 +195,8 @@ class DatasetsPublic(BaseModel):
 class DatasetStatsPublic(BaseModel):
     dataset_id: int
     normalize: str
-    stats: dict[str, Any] = Field(description="data.stats.dataset_stats (NaN as null)")
-    advice: dict[str, Any] = Field(description="data.stats.advise: primal or dual CD")
+    stats: dict[str, Any] = Field(description="faceoff.data.stats.dataset_stats (NaN as null)")
+    advice: dict[str, Any] = Field(description="faceoff.data.stats.advise: primal or dual CD")
 
 
 # ---------------------------------------------------------------- solvers

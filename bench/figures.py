@@ -50,7 +50,7 @@ class SolverChoice:
 
     @property
     def param_dict(self) -> dict[str, str]:
-        """Parameters for ``solvers.run.solve`` (strings: the catalogue converts them)."""
+        """Parameters for ``faceoff.solvers.run.solve`` (strings: the catalogue converts them)."""
         return dict(self.params)
 
 

@@ -58,8 +58,8 @@ def mirror_dir() -> Path:
 
 
 def load(spec: Dataset):
-    from data.svmlight import read_svmlight
-    from solvers.problem import Data
+    from faceoff.data.svmlight import read_svmlight
+    from faceoff.solvers.problem import Data
 
     A, labels = read_svmlight(mirror_dir() / spec.file, spec.n_features)
     b = np.where(np.isin(labels, spec.positive), 1.0, -1.0) if spec.positive else labels
@@ -73,10 +73,10 @@ def load(spec: Dataset):
 
 def measure(data, b, l2: float, l1: float, seconds: float, max_iterations: int) -> list[dict]:
     """Time each outer iteration of Algorithm 2; pool them into chunks of ≥ CHUNK_SECONDS."""
-    from solvers.algorithms.dgpd import DGPD
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
+    from faceoff.solvers.algorithms.dgpd import DGPD
+    from faceoff.solvers.losses import make_loss
+    from faceoff.solvers.penalties import ElasticNet
+    from faceoff.solvers.problem import Problem
 
     problem = Problem(data, b, make_loss("smooth_hinge"), ElasticNet(l1, l2))
     method = DGPD(problem, "active_set", None, INNER_PASSES, seed=0)
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one weight pair per dataset")
     parser.add_argument("--seconds", type=float, default=8.0, help="solver time per run")
     args = parser.parse_args(argv)
-    from solvers.run import warmup
+    from faceoff.solvers.run import warmup
 
     warmup("dgpd")
     weights = WEIGHTS[:1] if args.quick else WEIGHTS

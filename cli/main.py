@@ -12,11 +12,11 @@ import re
 import sys
 from collections.abc import Sequence
 
-from cli import InputError
-from cli.service import add_service_commands
-from cli.tokens import add_token_commands
-from cli.up import add_arguments as add_up_arguments
-from solvers.catalogue import CATALOGUE, LOSSES
+from faceoff.cli import InputError
+from faceoff.cli.service import add_service_commands
+from faceoff.cli.tokens import add_token_commands
+from faceoff.cli.up import add_arguments as add_up_arguments
+from faceoff.solvers.catalogue import CATALOGUE, LOSSES
 
 FORMAT_HELP = (
     "jsonl: one JSON object per trace point, streamed as points are recorded, then "
@@ -275,26 +275,26 @@ def build_parser() -> Parser:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from cli.up import run
+    from faceoff.cli.up import run
 
     return run(args)
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from cli.solve import run
+    from faceoff.cli.solve import run
 
     return run(args)
 
 
 def _solvers(args: argparse.Namespace) -> int:
-    from cli.output import print_catalogue
+    from faceoff.cli.output import print_catalogue
 
     print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
     return 0
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    from cli.datasets import run
+    from faceoff.cli.datasets import run
 
     return run(args)
 

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli import InputError
+from faceoff.cli import InputError
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -106,7 +106,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     """``handler`` with ClientError as one line: exit 2 when refused, 1 when unreachable."""
 
     def run(args: argparse.Namespace) -> int:
-        from client import ClientError, ServerUnreachable
+        from faceoff.client import ClientError, ServerUnreachable
 
         try:
             return handler(args)
@@ -119,7 +119,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 
 def _client(args: argparse.Namespace):
-    from client import Client
+    from faceoff.client import Client
 
     return Client(args.url, token=os.environ.get("FACEOFF_TOKEN"))
 

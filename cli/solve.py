@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli import InputError
-from solvers.catalogue import get_spec
+from faceoff.cli import InputError
+from faceoff.solvers.catalogue import get_spec
 
 SYNTHETIC_DEFAULTS = {"n_samples": 20000, "n_features": 500, "density": 0.02, "data_seed": 0}
 
@@ -65,11 +65,11 @@ def load_matrix(args: argparse.Namespace):
     if args.data is not None:
         if synthetic_only:
             raise InputError(f"{synthetic_only[0]} only applies to --synthetic")
-        from data.registry import REGISTRY
+        from faceoff.data.registry import REGISTRY
 
         if args.data in REGISTRY and not Path(args.data).exists():  # a named dataset
-            from data.cache import load_dataset
-            from data.registry import DatasetError
+            from faceoff.data.cache import load_dataset
+            from faceoff.data.registry import DatasetError
 
             if args.n_features is not None:
                 raise InputError("--n-features does not apply to a named dataset")
@@ -78,7 +78,7 @@ def load_matrix(args: argparse.Namespace):
             except DatasetError as err:
                 raise InputError(" ".join(str(err).split())) from None
             return A, b, args.data
-        from data.svmlight import read_svmlight
+        from faceoff.data.svmlight import read_svmlight
 
         try:
             A, b = read_svmlight(args.data, n_features=args.n_features)
@@ -90,7 +90,7 @@ def load_matrix(args: argparse.Namespace):
             f"--synthetic regression has real-valued targets; use --loss squared, "
             f"or --synthetic classification for --loss {args.loss}"
         )
-    from data import synthetic
+    from faceoff.data import synthetic
 
     sizes = {
         name: default if getattr(args, name) is None else getattr(args, name)
@@ -108,11 +108,11 @@ def build_request(args: argparse.Namespace) -> Request:
     params = check_solver(args)
     A, b, source = load_matrix(args)
 
-    from data.labels import prepare_labels
-    from data.transforms import normalize
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Data, Problem
+    from faceoff.data.labels import prepare_labels
+    from faceoff.data.transforms import normalize
+    from faceoff.solvers.losses import make_loss
+    from faceoff.solvers.penalties import ElasticNet
+    from faceoff.solvers.problem import Data, Problem
 
     loss = make_loss(args.loss, args.gamma)
     try:
@@ -138,9 +138,9 @@ def build_request(args: argparse.Namespace) -> Request:
 def run(args: argparse.Namespace) -> int:
     """``faceoff solve``: returns the exit status (0 done, 130 interrupted)."""
     request = build_request(args)
-    from cli.output import JsonlReporter, TableReporter
-    from solvers.run import solve
-    from solvers.trace import CANCELLED, StopRules
+    from faceoff.cli.output import JsonlReporter, TableReporter
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import CANCELLED, StopRules
 
     interrupted = []
 

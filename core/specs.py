@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from solvers.catalogue import CATALOGUE, LOSSES, ParamError, show
+from faceoff.solvers.catalogue import CATALOGUE, LOSSES, ParamError, show
 
 Loss = Literal["logistic", "smooth_hinge", "squared"]
 Normalize = Literal["none", "rows", "mean"]

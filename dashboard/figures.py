@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import CATALOGUE
 
 X_AXES = {
     "time": ("time_s", "solver time (s)"),

@@ -4,9 +4,9 @@ from logging.config import fileConfig
 
 from alembic import context
 
-from core.db import make_engine
-from core.models import Base
-from core.settings import get_settings
+from faceoff.core.db import make_engine
+from faceoff.core.models import Base
+from faceoff.core.settings import get_settings
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):

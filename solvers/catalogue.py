@@ -205,7 +205,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "primal_cd",
             "Primal randomized coordinate descent (NSync)",
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
-            "solvers.algorithms.primal_cd",
+            "faceoff.solvers.algorithms.primal_cd",
             "primal",
             params=(_SAMPLING,),
         ),
@@ -213,7 +213,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "dual_cd",
             "Dual randomized coordinate ascent (Quartz / SDCA)",
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 2",
-            "solvers.algorithms.dual_cd",
+            "faceoff.solvers.algorithms.dual_cd",
             "dual",
             params=(
                 _SAMPLING,
@@ -230,14 +230,14 @@ CATALOGUE: dict[str, SolverSpec] = {
             "agd",
             "Accelerated proximal gradient with adaptive line search",
             "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
-            "solvers.algorithms.agd",
+            "faceoff.solvers.algorithms.agd",
             "primal",
         ),
         SolverSpec(
             "lbfgs",
             "L-BFGS-B (scipy); elastic net by the bound-constrained split x = x⁺ − x⁻",
             "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
-            "solvers.algorithms.lbfgs",
+            "faceoff.solvers.algorithms.lbfgs",
             "primal",
             params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
             extra_memory=_lbfgs_memory,
@@ -246,7 +246,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "saga",
             "SAGA with the l1 proximal step",
             "Defazio, Bach & Lacoste-Julien 2014",
-            "solvers.algorithms.saga",
+            "faceoff.solvers.algorithms.saga",
             "primal",
             params=(
                 Param(
@@ -263,7 +263,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "spdc",
             "Stochastic primal-dual coordinate method (SPDC), lazy sparse updates",
             "Zhang & Xiao, SPDC, Algorithms 1-3 and §6",
-            "solvers.algorithms.spdc",
+            "faceoff.solvers.algorithms.spdc",
             "primal",
             params=(
                 Param(
@@ -301,7 +301,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "dgpd",
             "Doubly greedy primal-dual coordinate descent (DGPD)",
             "Lei, Yen, Wu, Dhillon & Ravikumar, ICML 2017, Algorithms 1-2",
-            "solvers.algorithms.dgpd",
+            "faceoff.solvers.algorithms.dgpd",
             "primal",
             params=(
                 Param(

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from solvers.trace import Recorder
+from faceoff.solvers.trace import Recorder
 
 
 class ChunkedMethod(Protocol):

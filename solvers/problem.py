@@ -17,8 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.losses import Loss, loss_conjs, loss_derivs, loss_values
-from solvers.penalties import ElasticNet
+from faceoff.solvers.losses import Loss, loss_conjs, loss_derivs, loss_values
+from faceoff.solvers.penalties import ElasticNet
 
 
 class Compressed(NamedTuple):

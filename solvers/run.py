@@ -11,11 +11,11 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from solvers.catalogue import get_spec
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.trace import Recorder, StopRules, TracePoint
+from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.losses import make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.trace import Recorder, StopRules, TracePoint
 
 
 @dataclass
@@ -106,7 +106,7 @@ def solve(
     ----------
     problem : Problem
     solver : str
-        A name from :data:`solvers.catalogue.CATALOGUE`.
+        A name from :data:`faceoff.solvers.catalogue.CATALOGUE`.
     params : dict, optional
         Solver parameters; defaults from the catalogue, every value checked.
     stop : StopRules, optional

@@ -14,8 +14,8 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from dashboard import figures, queries
-from dashboard.components import (
+from faceoff.dashboard import figures, queries
+from faceoff.dashboard.components import (
     choice,
     database_url,
     export_bar,
@@ -98,11 +98,11 @@ def _analysis(
     source: str, uploads: str, normalize: str, loss: str, gamma: float, l2: float
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(dataset_stats, advise) of the transformed data; loads the matrix (cached)."""
-    from core.datasets import load_matrix
-    from core.jobs import smoothness
-    from core.jsonsafe import json_safe
-    from data.stats import advise, dataset_stats
-    from data.transforms import normalize as transform
+    from faceoff.core.datasets import load_matrix
+    from faceoff.core.jobs import smoothness
+    from faceoff.core.jsonsafe import json_safe
+    from faceoff.data.stats import advise, dataset_stats
+    from faceoff.data.transforms import normalize as transform
 
     A, b = load_matrix(json.loads(source), Path(uploads))
     A = transform(A, normalize)

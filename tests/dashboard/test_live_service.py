@@ -1,5 +1,5 @@
 """The dashboard against the running service: a sweep submitted through the API, run by a real
-Celery worker on a real broker, read by ``python -m dashboard`` in headless Chromium.
+Celery worker on a real broker, read by ``python -m faceoff.dashboard`` in headless Chromium.
 
 With ``FACEOFF_WRITE_SCREENSHOT=1`` the first test also writes the README's screenshot,
 ``docs/compare.png``.
@@ -13,7 +13,7 @@ import shutil
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from faceoff.api.main import create_app
 from tests.dashboard.conftest import REPO, point_count_js, running_dashboard
 from tests.service.test_api import LOCAL
 from tests.service.workers import running_worker, wait_for

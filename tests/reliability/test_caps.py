@@ -24,14 +24,14 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from cli.up import free_port
-from core.datasets import Caps, DatasetTooLarge
-from core.db import session_scope
-from core.migrate import upgrade
-from core.models import FAILED, TERMINAL, Dataset, Job
-from core.settings import Settings
-from core.uploads import parse
+from faceoff.api.main import create_app
+from faceoff.cli.up import free_port
+from faceoff.core.datasets import Caps, DatasetTooLarge
+from faceoff.core.db import session_scope
+from faceoff.core.migrate import upgrade
+from faceoff.core.models import FAILED, TERMINAL, Dataset, Job
+from faceoff.core.settings import Settings
+from faceoff.core.uploads import parse
 from tests.service.conftest import (
     PG_HOST,
     PG_PORT,
@@ -72,12 +72,12 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
-    """``uvicorn api.main:app`` on a fresh PostgreSQL database, the caps left at their
+    """``uvicorn faceoff.api.main:app`` on a fresh PostgreSQL database, the caps left at their
     defaults (any FACEOFF_MAX_* of the environment removed)."""
     require("PostgreSQL", PG_HOST, PG_PORT)
     database_url = create_pg_database()
     home = tmp_path_factory.mktemp("caps-api")
-    log_path = home / "api.log"
+    log_path = home / "faceoff.api.log"
     port = free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith("FACEOFF_MAX")}
     env |= {
@@ -85,7 +85,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
         "FACEOFF_HOME": str(home),
         "PYTHONUNBUFFERED": "1",
     }
-    argv = [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1"]
+    argv = [sys.executable, "-m", "uvicorn", "faceoff.api.main:app", "--host", "127.0.0.1"]
     try:
         upgrade(database_url)
         with log_path.open("wb") as log:

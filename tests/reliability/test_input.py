@@ -23,11 +23,11 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from cli.up import free_port
-from core import auth
-from core.db import session_scope
-from core.settings import Settings
+from faceoff.api.main import create_app
+from faceoff.cli.up import free_port
+from faceoff.core import auth
+from faceoff.core.db import session_scope
+from faceoff.core.settings import Settings
 
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 JOB = '{"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"%s}'
@@ -305,7 +305,7 @@ def peak_rss_mb(pid: int) -> float:
 
 @pytest.fixture
 def served(postgres_url, redis_url, tmp_path) -> Iterator[tuple[int, int, dict[str, str]]]:
-    """(port, pid, Authorization header of a valid token) of ``uvicorn api.main:app`` with
+    """(port, pid, Authorization header of a valid token) of ``uvicorn faceoff.api.main:app`` with
     authentication on, configured from the environment as in production."""
     with session_scope(postgres_url) as session:
         _, secret = auth.create_token(session, "alpha")
@@ -319,7 +319,7 @@ def served(postgres_url, redis_url, tmp_path) -> Iterator[tuple[int, int, dict[s
         "FACEOFF_AUTH_ENABLED": "true",
     }
     env.pop("FACEOFF_MAX_JSON_BYTES", None)
-    command = [sys.executable, "-m", "uvicorn", "api.main:app", "--port", str(port)]
+    command = [sys.executable, "-m", "uvicorn", "faceoff.api.main:app", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

@@ -6,8 +6,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
-from core.db import make_engine
-from core.models import Base
+from faceoff.core.db import make_engine
+from faceoff.core.models import Base
 
 
 def test_migrations_match_models(database_url):
@@ -21,6 +21,6 @@ def test_migrations_match_models(database_url):
 
 
 def test_upgrade_is_idempotent(sqlite_url):
-    from core.migrate import upgrade
+    from faceoff.core.migrate import upgrade
 
     upgrade(sqlite_url)  # already at head: nothing to do, no error

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from data.svmlight import read_svmlight
-from data.synthetic import classification, regression
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
+from faceoff.data.svmlight import read_svmlight
+from faceoff.data.synthetic import classification, regression
+from faceoff.solvers.losses import make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
 from tests.conftest import mirror_dir
 from tests.reference import reference_optimum
 

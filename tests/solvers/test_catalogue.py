@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from core.specs import SpecError, check_solver
-from solvers.catalogue import CATALOGUE, OnlyWith, Param, ParamError, SolverSpec, get_spec
+from faceoff.core.specs import SpecError, check_solver
+from faceoff.solvers.catalogue import CATALOGUE, OnlyWith, Param, ParamError, SolverSpec, get_spec
 
 
 def test_catalogue_imports_no_numba():
@@ -73,7 +73,7 @@ def test_rules_between_parameters_are_checked_with_the_values():
 
 
 def test_submission_checks_the_solver_s_rules():
-    """core.specs (the API) refuses SPDC's α without weighted sampling, naming the field."""
+    """faceoff.core.specs (the API) refuses SPDC's α without weighted sampling, naming the field."""
     with pytest.raises(SpecError, match="alpha applies to sampling=weighted only") as refused:
         check_solver("spdc", "logistic", "l2", {"alpha": 0.5})
     assert refused.value.loc == ("params", "alpha")
@@ -94,7 +94,7 @@ def test_every_catalogued_solver_has_a_module_with_solve():
 
 
 def test_working_memory_counts_the_data_twice_and_lbfgs_its_history():
-    from solvers.catalogue import CATALOGUE
+    from faceoff.solvers.catalogue import CATALOGUE
 
     n, d, nnz = 1000, 500, 20_000
     base = CATALOGUE["dual_cd"].working_bytes(n, d, nnz, {}, "l2")
