@@ -28,6 +28,7 @@ from tests.service.conftest import (  # noqa: F401
     settings_for,
     sqlite_url,
 )
+from tests.service.workers import stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
@@ -71,12 +72,7 @@ def running_dashboard(
                 time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         log.close()
 
 

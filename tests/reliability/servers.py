@@ -14,7 +14,17 @@ import httpx
 
 from faceoff.cli.up import api_command, free_port
 from faceoff.core.settings import Settings
-from tests.service.workers import REPO, worker_env
+from tests.service.workers import REPO, stop_process, worker_env
+
+# a synthetic dataset whose jobs take milliseconds (dual_cd, a few epochs)
+TINY = {
+    "kind": "synthetic",
+    "generator": "classification",
+    "n_samples": 200,
+    "n_features": 20,
+    "density": 0.5,
+    "seed": 0,
+}
 
 
 @dataclass
@@ -37,6 +47,18 @@ class ApiProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def peak_rss(self) -> int:
+        """The process's peak resident set size so far, in bytes (VmHWM)."""
+        return peak_rss(self.process.pid)
+
+
+def peak_rss(pid: int) -> int:
+    """The peak resident set size of process ``pid`` so far, in bytes (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM in /proc/{pid}/status")
+
 
 def api_env(settings: Settings, **extra: str) -> dict[str, str]:
     """The environment variables that give an API process ``settings`` (and ``extra``)."""
@@ -54,13 +76,15 @@ def running_api(
     env: dict[str, str], log_path: Path, host: str = "127.0.0.1", timeout: float = 60.0
 ) -> Iterator[ApiProcess]:
     """uvicorn serving the API on ``host`` and a free port, with ``env`` added to this
-    process's environment; stopped with SIGTERM (then SIGKILL) afterwards."""
+    process's environment (less its own ``FACEOFF_MAX_*`` limits, so a test sees the
+    defaults unless ``env`` sets them); stopped with SIGTERM (then SIGKILL) afterwards."""
     api = ApiProcess(free_port(), log_path)
-    with open(log_path, "wb") as log:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("FACEOFF_MAX_")}
+    with open(log_path, "ab") as log:
         process = subprocess.Popen(
             api_command(host, api.port),
             cwd=REPO,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+            env={**inherited, "PYTHONUNBUFFERED": "1", **env},
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -79,9 +103,4 @@ def running_api(
                 time.sleep(0.2)
         yield api
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)

@@ -24,10 +24,10 @@ import pytest
 
 from faceoff.core import auth
 from faceoff.core.db import session_scope
-from tests.reliability.servers import api_env, running_api
+from tests.reliability.servers import TINY, api_env, running_api
 from tests.service.workers import running_worker
 
-RSS_BOUND_BYTES = 600 * 1024**2  # the API process, measured after every request
+RSS_BOUND_BYTES = 400 * 1024**2  # the API process, measured after every request
 BIG_JSON_BYTES = 8 * 1024**2  # far beyond the JSON body cap, far below the upload cap
 REPLAY_SECONDS = 240.0  # the whole replay must end well within this
 
@@ -78,14 +78,6 @@ SWEEP = {
     "solvers": ["dual_cd", {"solver": "spdc", "params": {"batch_size": [1, 4]}}],
     "seeds": [0],
     "stop": {"max_epochs": 5, "max_seconds": 10},
-}
-TINY = {
-    "kind": "synthetic",
-    "generator": "classification",
-    "n_samples": 200,
-    "n_features": 20,
-    "density": 0.5,
-    "seed": 0,
 }
 MARK = "\x00MARK\x00"  # replaced by a raw JSON token in the serialized body
 

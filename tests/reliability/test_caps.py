@@ -10,10 +10,6 @@ may raise it by more than :data:`RSS_GROWTH_BOUND`.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 import tracemalloc
 import uuid
 from collections.abc import Iterator
@@ -25,13 +21,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from faceoff.cli.up import free_port
 from faceoff.core.datasets import Caps, DatasetTooLarge
 from faceoff.core.db import session_scope
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import FAILED, TERMINAL, Dataset, Job
 from faceoff.core.settings import Settings
 from faceoff.core.uploads import parse
+from tests.reliability.servers import ApiProcess, running_api
 from tests.service.conftest import (
     PG_HOST,
     PG_PORT,
@@ -54,70 +50,34 @@ START_SECONDS = 60.0
 
 @dataclass
 class Server:
-    process: subprocess.Popen
-    url: str  # ends in /api/v1
+    api: ApiProcess
     database_url: str
-    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return self.api.url
 
     def peak_rss(self) -> int:
-        """The process's peak resident set size so far, in bytes (VmHWM)."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-        raise AssertionError("no VmHWM in /proc/PID/status")
+        return self.api.peak_rss()
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        return self.api.log()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
     """``uvicorn faceoff.api.main:app`` on a fresh PostgreSQL database, the caps left at their
-    defaults (any FACEOFF_MAX_* of the environment removed)."""
+    defaults (running_api drops any FACEOFF_MAX_* of the environment)."""
     require("PostgreSQL", PG_HOST, PG_PORT)
     database_url = create_pg_database()
     home = tmp_path_factory.mktemp("caps-api")
-    log_path = home / "faceoff.api.log"
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("FACEOFF_MAX")}
-    env |= {
-        "FACEOFF_DATABASE_URL": database_url,
-        "FACEOFF_HOME": str(home),
-        "PYTHONUNBUFFERED": "1",
-    }
-    argv = [sys.executable, "-m", "uvicorn", "faceoff.api.main:app", "--host", "127.0.0.1"]
+    env = {"FACEOFF_DATABASE_URL": database_url, "FACEOFF_HOME": str(home)}
     try:
         upgrade(database_url)
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [*argv, "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log
-            )
-        server = Server(process, f"http://127.0.0.1:{port}/api/v1", database_url, log_path)
-        try:
-            _wait_ready(server)
-            yield server
-        finally:
-            process.terminate()
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        with running_api(env, home / "faceoff.api.log", timeout=START_SECONDS) as api:
+            yield Server(api, database_url)
     finally:
         drop_pg_database(database_url)
-
-
-def _wait_ready(server: Server) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        assert server.process.poll() is None, f"uvicorn exited\n{server.log()}"
-        try:
-            if httpx.get(f"{server.url}/datasets", timeout=5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"uvicorn did not answer within {START_SECONDS} s\n{server.log()}")
 
 
 @pytest.fixture
@@ -173,7 +133,7 @@ def test_statistics_of_the_widest_accepted_upload_use_bounded_memory(server, api
     assert body["advice"]["winner"] in ("primal_cd", "dual_cd")
     growth = server.peak_rss() - before
     assert growth < RSS_GROWTH_BOUND, f"peak RSS grew by {growth / 2**20:.0f} MiB"
-    assert server.process.poll() is None
+    assert server.api.process.poll() is None
     assert Settings.model_fields["MAX_FEATURES"].default == DEFAULT_MAX_FEATURES
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -25,7 +24,6 @@ import pytest
 import redis
 from sqlalchemy import func, select
 
-from faceoff.cli.up import free_port
 from faceoff.core.db import session_scope
 from faceoff.core.jobs import submit_job
 from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, utcnow
@@ -34,22 +32,15 @@ from faceoff.core.specs import JobSpec
 from faceoff.worker import store
 from faceoff.worker.reaper import EPOCH_KEY
 from tests.reliability.proxy import tcp_proxy
+from tests.reliability.servers import TINY, api_env, running_api
 from tests.reliability.test_faults import check_ran_once, wait_done
 from tests.service.conftest import REDIS_HOST, REDIS_PORT
-from tests.service.workers import REPO, WorkerProcess, running_worker, wait_for, worker_env
+from tests.service.workers import WorkerProcess, running_worker, wait_for
 
 pytestmark = pytest.mark.slow
 
 DISPATCH_TIMEOUT = 2.0
 N_JOBS = 30
-TINY = {
-    "kind": "synthetic",
-    "generator": "classification",
-    "n_samples": 200,
-    "n_features": 20,
-    "density": 0.5,
-    "seed": 0,
-}
 
 
 def tiny_job(dataset: str, seed: int) -> dict:
@@ -72,32 +63,9 @@ def dispatch_settings(settings_for, monkeypatch):
 
 @contextmanager
 def api_process(settings: Settings, log_path: Path) -> Iterator[tuple[subprocess.Popen, str]]:
-    """``uvicorn faceoff.api.main:app`` with ``settings`` (authentication off), once it answers
-    ``/health``: (process, base URL); killed at the end."""
-    port = free_port()
-    env = {**worker_env(settings), "FACEOFF_AUTH_ENABLED": "false"}
-    argv = [sys.executable, "-m", "uvicorn", "faceoff.api.main:app", "--host", "127.0.0.1"]
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [*argv, "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-    base = f"http://127.0.0.1:{port}/api/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the API did not start\n{log_path.read_text()}")
-            time.sleep(0.1)
-        yield process, base
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+    """The API with ``settings`` (authentication off): (process, base URL)."""
+    with running_api(api_env(settings), log_path) as api:
+        yield api.process, api.url
 
 
 @contextmanager

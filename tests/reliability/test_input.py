@@ -10,24 +10,21 @@ memory and authenticate-before-parse checks run against a real uvicorn process.
 from __future__ import annotations
 
 import json
-import os
 import select
 import socket
-import subprocess
-import sys
 import time
+import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from faceoff.cli.up import free_port
 from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.settings import Settings
+from tests.reliability.servers import peak_rss, running_api
 
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 JOB = '{"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"%s}'
@@ -297,10 +294,7 @@ def post_chunked(port: int, path: str, headers: dict[str, str], total: int):
 
 def peak_rss_mb(pid: int) -> float:
     """The process's peak resident memory (VmHWM), MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM")
+    return peak_rss(pid) / 2**20
 
 
 @pytest.fixture
@@ -309,36 +303,15 @@ def served(postgres_url, redis_url, tmp_path) -> Iterator[tuple[int, int, dict[s
     authentication on, configured from the environment as in production."""
     with session_scope(postgres_url) as session:
         _, secret = auth.create_token(session, "alpha")
-    port = free_port()
     env = {
-        **os.environ,
         "FACEOFF_HOME": str(tmp_path / "home"),
         "FACEOFF_DATABASE_URL": postgres_url,
         "FACEOFF_BROKER_URL": redis_url,
-        "FACEOFF_QUEUE": f"faceoff-test-input-{port}",
+        "FACEOFF_QUEUE": f"faceoff-test-input-{uuid.uuid4().hex[:8]}",
         "FACEOFF_AUTH_ENABLED": "true",
     }
-    env.pop("FACEOFF_MAX_JSON_BYTES", None)
-    command = [sys.executable, "-m", "uvicorn", "faceoff.api.main:app", "--port", str(port)]
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, process.stderr.read()
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "uvicorn did not start"
-                time.sleep(0.1)
-        yield port, process.pid, {"Authorization": f"Bearer {secret}"}
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with running_api(env, tmp_path / "faceoff.api.log") as api:
+        yield api.port, api.process.pid, {"Authorization": f"Bearer {secret}"}
 
 
 def test_requests_are_authenticated_before_their_body_is_read(served):

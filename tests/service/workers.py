@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -37,6 +36,17 @@ class WorkerProcess:
 
     def log_size(self) -> int:
         return self.log_path.stat().st_size
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if ``process`` has not ended within ``timeout`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def worker_env(settings: Settings) -> dict[str, str]:
@@ -91,12 +101,7 @@ def running_worker(
             time.sleep(0.1)
         yield worker
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=30)
 
 
 def wait_for(probe: Callable[[], T | None], timeout: float, what: str, worker: WorkerProcess) -> T:
