@@ -1,4 +1,4 @@
-"""Alembic environment: metadata from core.models, URL from the settings (or the caller)."""
+"""Alembic environment: metadata from faceoff.core.models, URL from the settings (or the caller)."""
 
 from logging.config import fileConfig
 

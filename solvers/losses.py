@@ -50,9 +50,6 @@ def make_loss(name: str, gamma: float = 1.0) -> Loss:
     return Loss(name, codes[name], float(gamma))
 
 
-LOSS_NAMES = ("logistic", "smooth_hinge", "squared")
-
-
 @njit(cache=True)
 def _log1pexp(t):
     """log(1 + exp(t)) without overflow (and without branches)."""

@@ -49,3 +49,14 @@ def test_the_version_is_read_from_the_distribution():
 
     assert faceoff.__version__ == version("faceoff")
     assert create_app(Settings(DATABASE_URL="sqlite://")).version == faceoff.__version__
+
+
+def test_the_install_adds_no_generic_top_level_name(tmp_path):
+    """Outside the repository, only ``faceoff`` is importable of this project's names."""
+    names = ["api", "core", "data", "cli", "client", "dashboard", "solvers", "worker"]
+    code = (
+        "import importlib.util as u, sys; "
+        f"found = [n for n in {names!r} if u.find_spec(n) is not None]; "
+        "assert not found, found; assert u.find_spec('faceoff.solvers.catalogue')"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)

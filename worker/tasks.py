@@ -17,7 +17,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
 from faceoff.core.datasets import load_matrix
 from faceoff.core.db import brief, is_unavailable, session_scope
-from faceoff.core.jobs import check_job_memory
+from faceoff.core.jobs import check_job_memory, record_reference
 from faceoff.core.models import CANCELLED, FAILED, SUCCEEDED, Job
 from faceoff.core.objectives import content_objective_hash, data_digest
 from faceoff.core.queue import RUN_JOB, time_limits
@@ -276,11 +276,6 @@ def _outcome(reason: str) -> tuple[str, str | None]:
 
 def _record_reference(url: str, job_id: int) -> None:
     """Offer the succeeded job's final point as the certified P* of its objective."""
-    try:
-        from faceoff.core.jobs import record_reference
-    except ImportError:
-        log.info("faceoff.core.jobs.record_reference is not available; no reference recorded")
-        return
     try:
         with session_scope(url) as session:
             reference = record_reference(session, session.get(Job, job_id))

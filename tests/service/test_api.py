@@ -405,6 +405,6 @@ def test_openapi_operation_ids(sqlite_url, settings_for):
     assert all(path.startswith("/api/v1/") for path in schema["paths"])
 
 
-def test_api_never_imports_numba():
-    code = "import sys, api.main, core.jobs; assert 'numba' not in sys.modules, 'numba imported'"
-    subprocess.run([sys.executable, "-c", code], check=True)
+def test_api_never_imports_numba(tmp_path):
+    code = "import sys, faceoff.api.main, faceoff.core.jobs; assert 'numba' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 
 from faceoff.solvers.algorithms import lbfgs
 from faceoff.solvers.algorithms.saga import SAGA, _catch_up, _contraction_table
-from faceoff.solvers.catalogue import get_spec
-from faceoff.solvers.losses import LOSS_NAMES, loss_deriv, make_loss
+from faceoff.solvers.catalogue import LOSSES, get_spec
+from faceoff.solvers.losses import loss_deriv, make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem
 from faceoff.solvers.run import solve
@@ -31,7 +31,7 @@ CASES = [
     (solver, dataset, loss, penalty)
     for solver in ("agd", "lbfgs", "saga")
     for dataset in ("dense", "sparse")
-    for loss in LOSS_NAMES
+    for loss in LOSSES
     for penalty in get_spec(solver).penalties
 ]
 
