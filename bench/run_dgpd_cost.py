@@ -74,11 +74,9 @@ def load(spec: Dataset):
 def measure(data, b, l2: float, l1: float, seconds: float, max_iterations: int) -> list[dict]:
     """Time each outer iteration of Algorithm 2; pool them into chunks of ≥ CHUNK_SECONDS."""
     from faceoff.solvers.algorithms.dgpd import DGPD
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Problem
+    from faceoff.solvers.problem import build_problem
 
-    problem = Problem(data, b, make_loss("smooth_hinge"), ElasticNet(l1, l2))
+    problem = build_problem(data, b, "smooth_hinge", l1=l1, l2=l2)
     method = DGPD(problem, "active_set", None, INNER_PASSES, seed=0)
     row_nnz, col_nnz = data.row_nnz, data.col_nnz
     chunks, pending = [], None

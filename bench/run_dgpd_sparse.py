@@ -214,13 +214,9 @@ def settings_for(loaded: Loaded, which: tuple[str, ...]) -> list[Setting]:
 
 
 def make_problem(loaded: Loaded, setting: Setting):
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Problem
+    from faceoff.solvers.problem import build_problem
 
-    return Problem(
-        loaded.data, loaded.b, make_loss("smooth_hinge", 1.0), ElasticNet(setting.l1, setting.l2)
-    )
+    return build_problem(loaded.data, loaded.b, "smooth_hinge", 1.0, setting.l1, setting.l2)
 
 
 # ----------------------------------------------------------------------------- P*

@@ -231,11 +231,9 @@ def load_dataset(spec: DatasetSpec) -> Loaded:
 
 
 def make_problem(loaded: Loaded, loss: str, l2: float):
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Problem
+    from faceoff.solvers.problem import build_problem
 
-    return Problem(loaded.data, loaded.b, make_loss(loss, 1.0), ElasticNet(0.0, l2))
+    return build_problem(loaded.data, loaded.b, loss, 1.0, 0.0, l2)
 
 
 # ----------------------------------------------------------------------------- P*

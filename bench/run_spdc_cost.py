@@ -48,9 +48,7 @@ def seconds_per_epoch(problem, params: dict) -> float:
 
 
 def main() -> int:
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Problem
+    from faceoff.solvers.problem import build_problem
     from faceoff.solvers.run import warmup
 
     warmup("spdc")
@@ -72,8 +70,9 @@ def main() -> int:
         data = loaded.data
         floor = pass_floor(loaded)
         shape = f"{data.n_samples} × {data.n_features}, {data.nnz}"
-        for penalty in (ElasticNet(0.0, L2), ElasticNet(L1, L2)):
-            problem = Problem(data, loaded.b, make_loss("smooth_hinge"), penalty)
+        for l1 in (0.0, L1):
+            problem = build_problem(data, loaded.b, "smooth_hinge", l1=l1, l2=L2)
+            penalty = problem.penalty
             for label, params in CONFIGS:
                 per_epoch = seconds_per_epoch(problem, params)
                 row = (

@@ -77,12 +77,10 @@ class Run:
 def ridge_problem(n: int, d: int, lam: float, data_seed: int):
     """The §7.1 problem and its exact optimum: (problem, x*, P*, relative gap at x*)."""
     from faceoff.data.synthetic import spdc_ridge
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Data, Problem
+    from faceoff.solvers.problem import build_problem
 
     A, b = spdc_ridge(seed=data_seed, n=n, d=d)
-    problem = Problem(Data(A), b, make_loss("squared"), ElasticNet(0.0, lam))
+    problem = build_problem(A, b, "squared", l1=0.0, l2=lam)
     # (AᵀA/n + λI) x* = Aᵀb/n
     x_star = np.linalg.solve(A.T @ A / n + lam * np.eye(d), A.T @ b / n)
     certificate = problem.evaluate(x=x_star)

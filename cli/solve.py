@@ -11,6 +11,7 @@ from typing import Any
 
 from faceoff.cli import InputError
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.vocabulary import LOSS_NAMES, get_loss, penalty_name
 
 SYNTHETIC_DEFAULTS = {"n_samples": 20000, "n_features": 500, "density": 0.02, "data_seed": 0}
 
@@ -43,7 +44,7 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 
 def check_solver(args: argparse.Namespace) -> dict[str, Any]:
     """Solver name, loss/penalty support and parameters; returns the parameter values."""
-    penalty = "l2" if args.l1 == 0 else "elastic_net"
+    penalty = penalty_name(args.l1)
     try:
         spec = get_spec(args.solver)
         spec.check(args.loss, penalty)
@@ -85,9 +86,10 @@ def load_matrix(args: argparse.Namespace):
         except (ValueError, OSError) as err:
             raise InputError(str(err)) from None
         return A, b, Path(args.data).name
-    if args.synthetic == "regression" and args.loss != "squared":
+    if args.synthetic == "regression" and get_loss(args.loss).needs_binary_labels:
+        regression = ", ".join(n for n in LOSS_NAMES if not get_loss(n).needs_binary_labels)
         raise InputError(
-            f"--synthetic regression has real-valued targets; use --loss squared, "
+            f"--synthetic regression has real-valued targets; use --loss {regression}, "
             f"or --synthetic classification for --loss {args.loss}"
         )
     from faceoff.data import synthetic
@@ -108,19 +110,16 @@ def build_request(args: argparse.Namespace) -> Request:
     params = check_solver(args)
     A, b, source = load_matrix(args)
 
-    from faceoff.data.labels import prepare_labels
-    from faceoff.data.transforms import normalize
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Data, Problem
+    from faceoff.data.labels import LabelError
+    from faceoff.solvers.problem import build_problem
 
-    loss = make_loss(args.loss, args.gamma)
     try:
-        b = prepare_labels(b, loss.needs_binary_labels, args.positive)
-    except ValueError as err:
+        problem = build_problem(
+            A, b, args.loss, args.gamma, args.l1, args.l2, args.normalize, args.positive
+        )
+    except LabelError as err:
         raise InputError(f"{args.data or '--synthetic'}: labels: {err}") from None
-    data = Data(normalize(A, args.normalize))
-    problem = Problem(data, b, loss, ElasticNet(args.l1, args.l2))
+    data, loss = problem.data, problem.loss
     info = {
         "data": source,
         "n_samples": data.n_samples,

@@ -65,12 +65,11 @@ from faceoff.core.specs import (
 )
 from faceoff.core.uploads import UploadTooLarge as UploadTooLarge  # raised by the routes
 from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.vocabulary import smoothness as smoothness  # β of a loss, Numba-free
 
 log = logging.getLogger(__name__)
 
 REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
-# β of each loss (the loss is β-smooth), as in solvers.losses, which imports Numba
-_SMOOTHNESS = {"logistic": 0.25, "squared": 1.0}
 # a reference optimum replaces another at an equal gap if its gap is within this of |P|
 REFERENCE_RTOL = 1e-9
 
@@ -81,11 +80,6 @@ class NotFoundError(LookupError):
 
 class ConflictError(Exception):
     """A request that contradicts the current state (cancel a finished job, reuse a name)."""
-
-
-def smoothness(loss: str, gamma: float = 1.0) -> float:
-    """β such that the loss is β-smooth: 1/4 logistic, 1/γ smoothed hinge, 1 squared."""
-    return 1.0 / gamma if loss == "smooth_hinge" else _SMOOTHNESS[loss]
 
 
 def _check_text(value: str, loc: tuple[str | int, ...]) -> None:

@@ -1,7 +1,8 @@
 """The solver catalogue: names, parameter schemas, supported losses and penalties.
 
 Pure metadata: importing this module imports no Numba and no kernel, so the API and the
-CLI can validate a request without loading the solvers.
+CLI can validate a request without loading the solvers. The losses and penalties a solver
+may support are those of ``solvers.vocabulary``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-LOSSES = ("logistic", "smooth_hinge", "squared")
-PENALTIES = ("l2", "elastic_net")
+from faceoff.solvers.vocabulary import LOSS_NAMES as LOSSES
+from faceoff.solvers.vocabulary import PENALTY_NAMES as PENALTIES
+from faceoff.solvers.vocabulary import get_loss
+
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
 
 
@@ -123,7 +126,8 @@ class SolverSpec:
     extra_memory: Callable[[int, int, dict[str, Any], str], float] | None = None
 
     def check(self, loss: str, penalty: str) -> None:
-        """Raise ValueError if this solver does not support the loss or the penalty."""
+        """Raise ValueError if this solver does not support the loss or the penalty, or if
+        the loss cannot take the penalty."""
         if loss not in self.losses:
             raise ValueError(
                 f"solver {self.name!r} does not support loss {loss!r}; "
@@ -133,6 +137,11 @@ class SolverSpec:
             raise ValueError(
                 f"solver {self.name!r} does not support penalty {penalty!r}; "
                 f"it supports {', '.join(self.penalties)}"
+            )
+        if penalty not in get_loss(loss).penalties:
+            raise ValueError(
+                f"loss {loss!r} does not take penalty {penalty!r}; "
+                f"it takes {', '.join(get_loss(loss).penalties)}"
             )
 
     def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:

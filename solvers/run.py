@@ -12,9 +12,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from faceoff.solvers.catalogue import get_spec
-from faceoff.solvers.losses import make_loss
-from faceoff.solvers.penalties import ElasticNet
-from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.problem import Problem, build_problem
 from faceoff.solvers.trace import Recorder, StopRules, TracePoint
 
 
@@ -58,12 +56,8 @@ _warm: set[str] = set()
 def _tiny_problem(penalty: str) -> Problem:
     rng = np.random.default_rng(0)
     A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
-    return Problem(
-        Data(A),
-        np.where(rng.random(8) < 0.5, -1.0, 1.0),
-        make_loss("logistic"),
-        ElasticNet(0.01 if penalty == "elastic_net" else 0.0, 0.1),
-    )
+    b = np.where(rng.random(8) < 0.5, -1.0, 1.0)
+    return build_problem(A, b, "logistic", l1=0.01 if penalty == "elastic_net" else 0.0, l2=0.1)
 
 
 def warmup(solver: str) -> None:

@@ -55,22 +55,17 @@ _MAX_DIGESTS = 256
 
 
 def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Problem, str]:
-    """The job's Problem (the dataset with the spec's transforms, labels, loss and penalty)
-    and the digest of its data (core.objectives.data_digest, cached per source, transforms
-    and label mapping)."""
-    from faceoff.data.labels import prepare_labels
-    from faceoff.data.transforms import normalize
-    from faceoff.solvers.losses import make_loss
-    from faceoff.solvers.penalties import ElasticNet
-    from faceoff.solvers.problem import Data, Problem
+    """The job's Problem (solvers.problem.build_problem: the dataset with the spec's
+    transforms, labels, loss and penalty) and the digest of its final matrix and labels
+    (core.objectives.data_digest, cached per source, transforms and label mapping)."""
+    from faceoff.solvers.problem import build_problem as build
 
     source_json = json.dumps(source, sort_keys=True)
     A, b = _matrix(source_json, str(upload_dir))
-    loss = make_loss(spec.loss, spec.gamma)
-    b = prepare_labels(b, loss.needs_binary_labels, spec.positive)
-    problem = Problem(Data(normalize(A, spec.normalize)), b, loss, ElasticNet(spec.l1, spec.l2))
+    problem = build(A, b, spec.loss, spec.gamma, spec.l1, spec.l2, spec.normalize, spec.positive)
     positive = None if spec.positive is None else tuple(spec.positive)
-    key = (source_json, str(upload_dir), spec.normalize, positive, loss.needs_binary_labels)
+    binary = problem.loss.needs_binary_labels
+    key = (source_json, str(upload_dir), spec.normalize, positive, binary)
     if key not in _DIGESTS:
         if len(_DIGESTS) >= _MAX_DIGESTS:
             _DIGESTS.clear()

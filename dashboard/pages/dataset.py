@@ -27,6 +27,7 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.solvers.vocabulary import loss_label
 
 dash.register_page(
     __name__, path_template="/dataset/<dataset_id>", title="Faceoff · dataset", order=3
@@ -110,7 +111,7 @@ def _analysis(
 
 
 def _objective_label(o: dict[str, Any]) -> str:
-    loss = o["loss"] + (f"(γ={o['gamma']:g})" if o["loss"] == "smooth_hinge" else "")
+    loss = loss_label(o["loss"], o["gamma"])
     norm = "" if o["normalize"] == "none" else f" · normalize={o['normalize']}"
     return f"{loss} · {figures.weights_label(o['l2'], o['l1'])}{norm}"
 
