@@ -20,55 +20,21 @@ per dataset). Writes bench/results/dgpd_cost.md and bench/results/dgpd_cost.png.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
+from bench.common import DATASETS, REPO, load
+
 OUT = REPO / "bench" / "results"
 CHUNK_SECONDS = 2e-3
 INNER_PASSES = 5
 
 
-@dataclass(frozen=True)
-class Dataset:
-    name: str
-    file: str
-    n_features: int
-    positive: tuple[float, ...] | None = None  # classes that become +1
-    unit_rows: bool = False
-
-
-DATASETS = (
-    Dataset("rcv1_small_vw", "rcv1_small_vw.bz2", 47236),
-    Dataset("news20-unit", "news20.bz2", 62061, tuple(range(1, 11)), unit_rows=True),
-    Dataset("dorothea_train", "dorothea_train.bz2", 88119),
-)
+DATASET_NAMES = ("rcv1_small_vw", "news20-unit", "dorothea_train")  # of bench.common.DATASETS
 # (l2, l1): larger l1 → sparser x → smaller active sets
 WEIGHTS = ((1e-3, 1e-3), (1e-3, 1e-4), (1e-4, 1e-5))
-
-
-def mirror_dir() -> Path:
-    return Path(os.environ.get("FACEOFF_DATA_MIRROR", REPO.parent / "shared" / "datasets"))
-
-
-def load(spec: Dataset):
-    from faceoff.data.svmlight import read_svmlight
-    from faceoff.solvers.problem import Data
-
-    A, labels = read_svmlight(mirror_dir() / spec.file, spec.n_features)
-    b = np.where(np.isin(labels, spec.positive), 1.0, -1.0) if spec.positive else labels
-    if spec.unit_rows:
-        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
-        A = sp.csr_matrix(
-            sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ A
-        )
-    return Data(A), np.asarray(b, dtype=np.float64)
 
 
 def measure(data, b, l2: float, l1: float, seconds: float, max_iterations: int) -> list[dict]:
@@ -196,13 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     warmup("dgpd")
     weights = WEIGHTS[:1] if args.quick else WEIGHTS
     runs = []
-    for spec in DATASETS:
-        data, b = load(spec)
+    for name in DATASET_NAMES:
+        loaded = load(DATASETS[name])
+        data, b = loaded.data, loaded.b
         for l2, l1 in weights:
             chunks = measure(data, b, l2, l1, args.seconds, 100000)
             runs.append(
                 {
-                    "dataset": spec.name,
+                    "dataset": name,
                     "n": data.n_samples,
                     "d": data.n_features,
                     "l2": l2,
@@ -210,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                     "chunks": chunks,
                 }  # fmt: skip
             )
-            print(f"{spec.name} l2={l2:g} l1={l1:g}: {len(chunks)} chunks, "
+            print(f"{name} l2={l2:g} l1={l1:g}: {len(chunks)} chunks, "
                   f"slope/r {fit(chunks)}", flush=True)  # fmt: skip
     slope, r = fit([c for run in runs for c in run["chunks"]])
     OUT.mkdir(parents=True, exist_ok=True)

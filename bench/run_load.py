@@ -37,8 +37,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
-from bench.figures import md_table
-from bench.run_part1 import Log
+from bench.common import Log, md_table
 from bench.service_stack import (
     REPO,
     TINY_DATASET,

@@ -53,8 +53,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import select, text
 
-from bench.figures import md_table
-from bench.run_part1 import Log
+from bench.common import Log, md_table
 from bench.service_stack import (
     REPO,
     TINY_DATASET,
@@ -267,7 +266,7 @@ def local_runs(seeds: range, home: Path) -> list[LocalRun]:
     for seed in seeds:
         spec = canonical_job(JobSpec(**tiny_job(seed)))
         started = time.perf_counter()
-        problem = build_problem(spec, TINY_SOURCE, home / "uploads")
+        problem, _ = build_problem(spec, TINY_SOURCE, home / "uploads")
         built = time.perf_counter()
         stop = StopRules(spec.stop.max_epochs, spec.stop.max_seconds, spec.stop.tol)
         result = solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=lambda p: None)

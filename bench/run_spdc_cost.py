@@ -5,7 +5,7 @@ The issue's target: an SPDC epoch with lazy updates (§6) at most 3× the pass f
 m = 8 uniform, smoothed hinge, l2 and elastic net, on news20 and a9a, the solver time per
 epoch is read off the trace (time_s / epoch between the point at ``SKIP_EPOCHS`` and the
 last point, so set-up and the first short chunks do not count) and divided by the floor of
-:func:`bench.run_part1.pass_floor`. Each figure is the best of ``REPEATS`` runs.
+:func:`bench.common.pass_floor`. Each figure is the best of ``REPEATS`` runs.
 
 Run ``python -m bench.run_spdc_cost`` from the repository root; the table goes to stdout
 and ``bench/results/spdc_cost.md``.
@@ -14,11 +14,9 @@ and ``bench/results/spdc_cost.md``.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from bench.run_part1 import DATASETS, load_dataset, pass_floor
+from bench.common import DATASETS, REPO, load, pass_floor
 
-REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "results" / "spdc_cost.md"
 L2 = 1e-4
 L1 = 1e-5  # elastic net
@@ -66,9 +64,9 @@ def main() -> int:
         "|---|---|---|---|---|---|---|",
     ]
     for name in ("news20-unit", "a9a"):
-        loaded = load_dataset(DATASETS[name])
+        loaded = load(DATASETS[name])
         data = loaded.data
-        floor = pass_floor(loaded)
+        floor = pass_floor(data.csr_matrix)
         shape = f"{data.n_samples} × {data.n_features}, {data.nnz}"
         for l1 in (0.0, L1):
             problem = build_problem(data, loaded.b, "smooth_hinge", l1=l1, l2=L2)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.common import Log, environment, md_table
 from bench.figures import (
     Curve,
     Panel,
@@ -41,13 +42,11 @@ from bench.figures import (
     first_reaching,
     fmt_duration,
     fmt_num,
-    md_table,
     median,
     parse_solver,
     relative_gaps,
     save_png,
 )
-from bench.run_part1 import Log, environment
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_REL = 1e-10  # every run stops here (or at the pass cap)

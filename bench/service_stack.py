@@ -30,9 +30,9 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from bench.common import REPO, cpu_model
 from faceoff.cli.up import free_port
 
-REPO = Path(__file__).resolve().parents[1]
 BROKER_URL = "redis://127.0.0.1:6379/15"  # the tests' Redis database; queues are unique
 PG_ADMIN = ("127.0.0.1", 5432)
 START_SECONDS = 240.0  # a worker compiles every kernel before it consumes (cached: seconds)
@@ -259,16 +259,6 @@ def _commit() -> str:
     return "unknown"
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def environment(database_url: str, broker_url: str = BROKER_URL) -> dict:
     """Date, commit, CPU, load, versions of the service's packages and servers."""
     import psycopg
@@ -285,7 +275,7 @@ def environment(database_url: str, broker_url: str = BROKER_URL) -> dict:
     return {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "commit": _commit(),
-        "cpu": _cpu(),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average": os.getloadavg(),
         "python": platform.python_version(),
