@@ -7,8 +7,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     FACEOFF_HOME=/var/lib/faceoff \
     FACEOFF_NUMBA_CACHE=/var/cache/faceoff/numba
 
-WORKDIR /app
-COPY pyproject.toml README.md alembic.ini ./
+# built from /src and run from an empty /app, so that the installed package is the one
+# imported (a faceoff/ folder in the working directory would shadow it)
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY faceoff faceoff
 COPY solvers solvers
 COPY data data
 COPY cli cli
@@ -19,9 +22,11 @@ COPY client client
 COPY dashboard dashboard
 COPY migrations migrations
 RUN pip install . \
+    && rm -rf /src \
     && useradd --create-home --uid 1000 faceoff \
     && mkdir -p /var/lib/faceoff /var/cache/faceoff \
     && chown -R faceoff /var/lib/faceoff /var/cache/faceoff
+WORKDIR /app
 USER faceoff
 EXPOSE 8000 8050
-CMD ["uvicorn", "api.main:app", "--no-proxy-headers", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["uvicorn", "faceoff.api.main:app", "--no-proxy-headers", "--host", "0.0.0.0", "--port", "8000"]

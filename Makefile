@@ -19,6 +19,7 @@ venv: $(BIN)/.installed
 ## Run the whole test suite (creates the virtualenv and installs everything first).
 test: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
 
 ## The whole service on this machine: SQLite, a local Redis broker, one worker, the API on

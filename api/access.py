@@ -2,7 +2,7 @@
 
 The rule covers every route (jobs, health, metrics, the OpenAPI schema and docs), so an
 ASGI middleware applies it before routing. The client's address follows the one rule for
-proxy headers, :func:`core.auth.client_address` (the dashboard uses it too).
+proxy headers, :func:`faceoff.core.auth.client_address` (the dashboard uses it too).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core.auth import IPNetwork, client_address, is_loopback
+from faceoff.core.auth import IPNetwork, client_address, is_loopback
 
 AUTH_OFF = (
     "authentication is disabled on this server (FACEOFF_AUTH_ENABLED=false), so it only "

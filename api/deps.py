@@ -12,9 +12,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from core import auth
-from core.db import session_factory
-from core.settings import Settings
+from faceoff.core import auth
+from faceoff.core.db import session_factory
+from faceoff.core.settings import Settings
 
 
 def get_app_settings(request: Request) -> Settings:

@@ -3,7 +3,7 @@
 - SpecError → 422 ``{"detail": [{"loc": ["body", ...], "msg": ..., "type": "value_error"}]}``
   (the shape of FastAPI's validation errors);
 - NotFoundError → 404, ConflictError → 409, UploadTooLarge → 413, each ``{"detail": message}``;
-- the database unreachable or busy (:func:`core.db.is_unavailable`) → 503
+- the database unreachable or busy (:func:`faceoff.core.db.is_unavailable`) → 503
   ``{"detail": "database unavailable: ..."}``, the broker unreachable → 503
   ``{"detail": "broker unavailable: ..."}``, both with ``Retry-After``;
 - anything else → logged, 500 ``{"detail": "internal server error"}``.
@@ -28,13 +28,13 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from core.db import brief, is_unavailable
-from core.jobs import (
+from faceoff.core.db import brief, is_unavailable
+from faceoff.core.jobs import (
     ConflictError,
     NotFoundError,
     UploadTooLarge,
 )
-from core.specs import SpecError
+from faceoff.core.specs import SpecError
 
 log = logging.getLogger("api")
 REQUEST_PARTS = ("body", "query", "path", "header")

@@ -1,4 +1,4 @@
-"""The FastAPI application: ``uvicorn api.main:app`` (settings from the environment) or
+"""The FastAPI application: ``uvicorn faceoff.api.main:app`` (settings from the environment) or
 ``create_app(settings)``. Nothing touches the database at import: engines are made on the
 first request."""
 
@@ -9,13 +9,14 @@ from fastapi.routing import APIRoute
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
-from api import errors
-from api.access import LocalOnly
-from api.limits import BodySizeLimit, Limit
-from api.metrics import Metrics, MetricsMiddleware
-from api.routes import api_router
-from core.auth import parse_networks
-from core.settings import Settings, get_settings
+from faceoff import __version__
+from faceoff.api import errors
+from faceoff.api.access import LocalOnly
+from faceoff.api.limits import BodySizeLimit, Limit
+from faceoff.api.metrics import Metrics, MetricsMiddleware
+from faceoff.api.routes import api_router
+from faceoff.core.auth import parse_networks
+from faceoff.core.settings import Settings, get_settings
 
 API_PREFIX = "/api/v1"
 
@@ -31,7 +32,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="Faceoff",
         summary="Benchmark regularized-ERM solvers: submit jobs and sweeps, follow their "
         "certified convergence traces.",
-        version="0.1.0",
+        version=__version__,
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=f"{API_PREFIX}/docs",
         redoc_url=None,

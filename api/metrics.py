@@ -9,9 +9,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from core.db import session_factory
-from core.jobs import job_counts
-from core.settings import Settings
+from faceoff.core.db import session_factory
+from faceoff.core.jobs import job_counts
+from faceoff.core.settings import Settings
 
 log = logging.getLogger("api")
 

@@ -8,7 +8,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from core.specs import JobSpec, ObjectiveSpec, SweepSpec, Text
+from faceoff.core.specs import (
+    JobSpec,
+    Loss,
+    Normalize,
+    ObjectiveSpec,
+    Penalty,
+    SweepSpec,
+    Text,
+)
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 MAX_SYNTHETIC_NNZ = 20_000_000
@@ -61,7 +69,7 @@ class JobPublic(_Public):
         None, description="sha256 of the data after transforms, once a worker has run the job"
     )
     solver: str
-    loss: str
+    loss: Loss
     status: str
     stop_reason: str | None
     error: str | None
@@ -194,9 +202,9 @@ class DatasetsPublic(BaseModel):
 
 class DatasetStatsPublic(BaseModel):
     dataset_id: int
-    normalize: str
-    stats: dict[str, Any] = Field(description="data.stats.dataset_stats (NaN as null)")
-    advice: dict[str, Any] = Field(description="data.stats.advise: primal or dual CD")
+    normalize: Normalize
+    stats: dict[str, Any] = Field(description="faceoff.data.stats.dataset_stats (NaN as null)")
+    advice: dict[str, Any] = Field(description="faceoff.data.stats.advise: primal or dual CD")
 
 
 # ---------------------------------------------------------------- solvers
@@ -217,8 +225,8 @@ class SolverPublic(BaseModel):
     title: str
     reference: str
     side: str
-    losses: list[str]
-    penalties: list[str]
+    losses: list[Loss]
+    penalties: list[Penalty]
     params: list[ParamPublic]
 
 

@@ -1,4 +1,4 @@
-"""Shared helpers of the paper benchmarks: solver labels, time-to-target, tables, figures.
+"""Shared helpers of the paper benchmarks: solver labels, time-to-target, table cells, figures.
 
 Pure functions: nothing here runs a solver or reads a dataset, so all of it is tested
 without a browser (``tests/bench``). Figures are plotly ``go.Figure`` objects; only
@@ -50,7 +50,7 @@ class SolverChoice:
 
     @property
     def param_dict(self) -> dict[str, str]:
-        """Parameters for ``solvers.run.solve`` (strings: the catalogue converts them)."""
+        """Parameters for ``faceoff.solvers.run.solve`` (strings: the catalogue converts them)."""
         return dict(self.params)
 
 
@@ -108,16 +108,6 @@ def median(values: Sequence[float | None]) -> float | None:
 
 
 # ----------------------------------------------------------------------------- tables
-
-
-def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A GitHub markdown table as lines."""
-    widths = len(header)
-    for row in rows:
-        if len(row) != widths:
-            raise ValueError(f"table row has {len(row)} cells, header has {widths}: {row!r}")
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def fmt_num(value: float | None, missing: str = "—") -> str:

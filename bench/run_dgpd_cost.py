@@ -20,65 +20,29 @@ per dataset). Writes bench/results/dgpd_cost.md and bench/results/dgpd_cost.png.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
+from bench.common import DATASETS, REPO, load
+
 OUT = REPO / "bench" / "results"
 CHUNK_SECONDS = 2e-3
 INNER_PASSES = 5
 
 
-@dataclass(frozen=True)
-class Dataset:
-    name: str
-    file: str
-    n_features: int
-    positive: tuple[float, ...] | None = None  # classes that become +1
-    unit_rows: bool = False
-
-
-DATASETS = (
-    Dataset("rcv1_small_vw", "rcv1_small_vw.bz2", 47236),
-    Dataset("news20-unit", "news20.bz2", 62061, tuple(range(1, 11)), unit_rows=True),
-    Dataset("dorothea_train", "dorothea_train.bz2", 88119),
-)
+DATASET_NAMES = ("rcv1_small_vw", "news20-unit", "dorothea_train")  # of bench.common.DATASETS
 # (l2, l1): larger l1 → sparser x → smaller active sets
 WEIGHTS = ((1e-3, 1e-3), (1e-3, 1e-4), (1e-4, 1e-5))
 
 
-def mirror_dir() -> Path:
-    return Path(os.environ.get("FACEOFF_DATA_MIRROR", REPO.parent / "shared" / "datasets"))
-
-
-def load(spec: Dataset):
-    from data.svmlight import read_svmlight
-    from solvers.problem import Data
-
-    A, labels = read_svmlight(mirror_dir() / spec.file, spec.n_features)
-    b = np.where(np.isin(labels, spec.positive), 1.0, -1.0) if spec.positive else labels
-    if spec.unit_rows:
-        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
-        A = sp.csr_matrix(
-            sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ A
-        )
-    return Data(A), np.asarray(b, dtype=np.float64)
-
-
 def measure(data, b, l2: float, l1: float, seconds: float, max_iterations: int) -> list[dict]:
     """Time each outer iteration of Algorithm 2; pool them into chunks of ≥ CHUNK_SECONDS."""
-    from solvers.algorithms.dgpd import DGPD
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
+    from faceoff.solvers.algorithms.dgpd import DGPD
+    from faceoff.solvers.problem import build_problem
 
-    problem = Problem(data, b, make_loss("smooth_hinge"), ElasticNet(l1, l2))
+    problem = build_problem(data, b, "smooth_hinge", l1=l1, l2=l2)
     method = DGPD(problem, "active_set", None, INNER_PASSES, seed=0)
     row_nnz, col_nnz = data.row_nnz, data.col_nnz
     chunks, pending = [], None
@@ -193,18 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one weight pair per dataset")
     parser.add_argument("--seconds", type=float, default=8.0, help="solver time per run")
     args = parser.parse_args(argv)
-    from solvers.run import warmup
+    from faceoff.solvers.run import warmup
 
     warmup("dgpd")
     weights = WEIGHTS[:1] if args.quick else WEIGHTS
     runs = []
-    for spec in DATASETS:
-        data, b = load(spec)
+    for name in DATASET_NAMES:
+        loaded = load(DATASETS[name])
+        data, b = loaded.data, loaded.b
         for l2, l1 in weights:
             chunks = measure(data, b, l2, l1, args.seconds, 100000)
             runs.append(
                 {
-                    "dataset": spec.name,
+                    "dataset": name,
                     "n": data.n_samples,
                     "d": data.n_features,
                     "l2": l2,
@@ -212,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                     "chunks": chunks,
                 }  # fmt: skip
             )
-            print(f"{spec.name} l2={l2:g} l1={l1:g}: {len(chunks)} chunks, "
+            print(f"{name} l2={l2:g} l1={l1:g}: {len(chunks)} chunks, "
                   f"slope/r {fit(chunks)}", flush=True)  # fmt: skip
     slope, r = fit([c for run in runs for c in run["chunks"]])
     OUT.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ Settings per dataset: the paper's grid (λ, μ) ∈ {0.1, 0.01} × {1, 0.1, 0.01
 "sparse" setting l1 = ρ·λ_max, l2 = 0.01 with ρ per dataset chosen once so that x* has a
 few hundred non-zeros (the table reports the measured count).
 
-Datasets (mirror ``$FACEOFF_DATA_MIRROR``):
+Datasets (read from the mirror ``$FACEOFF_DATA_MIRROR`` by :func:`bench.common.read_dataset`):
 
 - ``news20``: registry ``news20.rdatasets`` (mirror news20.bz2, 15,935 × 62,061), classes
   1–10 → +1, 11–20 → −1, rows scaled to unit norm (as LIBSVM news20.binary and SPDC §7.2;
@@ -52,6 +52,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from bench import common
+from bench.common import Log, environment, md_table, read_dataset
 from bench.figures import (
     Curve,
     Panel,
@@ -60,13 +62,11 @@ from bench.figures import (
     first_reaching,
     fmt_duration,
     fmt_num,
-    md_table,
     parse_solver,
     relative_gaps,
     save_png,
     speedup_cell,
 )
-from bench.run_part1 import Log, environment
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = (1e-3, 1e-6)  # relative objective (P − P*)/|P*|
@@ -87,19 +87,12 @@ log = Log()
 # ----------------------------------------------------------------------------- data
 
 
-def _news20() -> tuple[sp.csr_matrix, np.ndarray]:
-    from data.cache import load_dataset
-    from data.transforms import normalize_rows
+def _registered(name: str) -> Callable[[], tuple[sp.csr_matrix, np.ndarray]]:
+    """The loader of ``bench.common.DATASETS[name]`` (its labels and row scaling)."""
+    dataset = common.DATASETS[name]
 
-    A, labels, _ = load_dataset("news20.rdatasets", progress=False)
-    return normalize_rows(A), np.where(labels <= 10, 1.0, -1.0)
-
-
-def _as_stored(name: str) -> Callable[[], tuple[sp.csr_matrix, np.ndarray]]:
     def load() -> tuple[sp.csr_matrix, np.ndarray]:
-        from data.cache import load_dataset
-
-        A, b, _ = load_dataset(name, progress=False)
+        A, b, _, _ = read_dataset(dataset.registry, dataset.positive, dataset.normalization)
         return A, b
 
     return load
@@ -107,11 +100,9 @@ def _as_stored(name: str) -> Callable[[], tuple[sp.csr_matrix, np.ndarray]]:
 
 def _mnist(features: str) -> Callable[[], tuple[sp.spmatrix | np.ndarray, np.ndarray]]:
     def load():
-        from data.cache import load_dataset
-        from data.random_features import random_binning_features, random_fourier_features
+        from faceoff.data.random_features import random_binning_features, random_fourier_features
 
-        A, labels, _ = load_dataset("mnist_test.scale", progress=False)
-        b = np.where(np.isin(labels, MNIST_POSITIVE), 1.0, -1.0)
+        A, b, _, _ = read_dataset("mnist_test.scale", MNIST_POSITIVE)
         if features == "rf":
             return random_fourier_features(A, RFF_COMPONENTS, RFF_GAMMA, seed=0)[0], b
         return random_binning_features(A, RB_GRIDS, RB_SIGMA, seed=0)[0], b
@@ -120,7 +111,7 @@ def _mnist(features: str) -> Callable[[], tuple[sp.spmatrix | np.ndarray, np.nda
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
+class SparseDataset:
     """A benchmark dataset: how to build (A, b), a note, ρ of its sparse setting."""
 
     name: str
@@ -132,19 +123,24 @@ class DatasetSpec:
 DATASETS = {
     spec.name: spec
     for spec in (
-        DatasetSpec("news20", _news20, "news20.rdatasets, classes 1–10 vs 11–20, unit rows", 0.1),
-        DatasetSpec("rcv1", _as_stored("rcv1_small_vw"), "rcv1_small_vw as stored", 0.1),
-        DatasetSpec(
-            "dorothea", _as_stored("dorothea_train"), "dorothea_train as stored (binary)", 0.03
+        SparseDataset(
+            "news20",
+            _registered("news20-unit"),
+            "news20.rdatasets, classes 1–10 vs 11–20, unit rows",
+            0.1,
         ),
-        DatasetSpec(
+        SparseDataset("rcv1", _registered("rcv1_small_vw"), "rcv1_small_vw as stored", 0.1),
+        SparseDataset(
+            "dorothea", _registered("dorothea_train"), "dorothea_train as stored (binary)", 0.03
+        ),
+        SparseDataset(
             "mnist-rf",
             _mnist("rf"),
             f"mnist_test.scale, digits 0–4 vs 5–9, {RFF_COMPONENTS} random Fourier features "
             f"of exp(−{RFF_GAMMA:g}‖x − y‖²)",
             0.1,
         ),
-        DatasetSpec(
+        SparseDataset(
             "mnist-rb",
             _mnist("rb"),
             f"mnist_test.scale, digits 0–4 vs 5–9, random binning of exp(−‖x − y‖₁/{RB_SIGMA:g}),"
@@ -159,7 +155,7 @@ DATASETS = {
 class Loaded:
     """A dataset ready for the solvers."""
 
-    spec: DatasetSpec
+    spec: SparseDataset
     data: object  # solvers.problem.Data
     b: np.ndarray
     digest: str  # sha256 of the CSR arrays and labels: the P* cache key
@@ -179,8 +175,8 @@ class Loaded:
         }
 
 
-def load(spec: DatasetSpec) -> Loaded:
-    from solvers.problem import Data
+def load(spec: SparseDataset) -> Loaded:
+    from faceoff.solvers.problem import Data
 
     A, b = spec.load()
     data = Data(A)
@@ -214,13 +210,9 @@ def settings_for(loaded: Loaded, which: tuple[str, ...]) -> list[Setting]:
 
 
 def make_problem(loaded: Loaded, setting: Setting):
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
+    from faceoff.solvers.problem import build_problem
 
-    return Problem(
-        loaded.data, loaded.b, make_loss("smooth_hinge", 1.0), ElasticNet(setting.l1, setting.l2)
-    )
+    return build_problem(loaded.data, loaded.b, "smooth_hinge", 1.0, setting.l1, setting.l2)
 
 
 # ----------------------------------------------------------------------------- P*
@@ -240,8 +232,8 @@ class PStar:
 
 def certify(problem, seconds: float) -> PStar:
     """dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=PSTAR_GAP)
     result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0)
@@ -304,8 +296,8 @@ class Run:
 
 
 def run_solver(problem, choice: SolverChoice, p_star: float, seconds: float) -> Run:
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     done: list[bool] = []
 
@@ -575,8 +567,8 @@ def main(argv: list[str] | None = None) -> int:
     args.command = " ".join(
         [".venv/bin/python -m bench.run_dgpd_sparse", *(sys.argv[1:] if argv is None else argv)]
     )
-    from solvers.catalogue import get_spec
-    from solvers.run import warmup
+    from faceoff.solvers.catalogue import get_spec
+    from faceoff.solvers.run import warmup
 
     try:
         solvers = [parse_solver(s) for s in args.solvers]

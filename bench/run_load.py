@@ -5,7 +5,8 @@ for 60 s against the docker-compose-equivalent processes (migrate, api, 2 worker
 PostgreSQL, Redis); p50/p99 latency and error rate in bench/; no errors, no lost jobs."
 
 The services run natively (:mod:`bench.service_stack`) on a fresh PostgreSQL database:
-``uvicorn api.main:app --workers 2`` (``--api-workers``), 2 × ``python -m worker`` with one
+``uvicorn faceoff.api.main:app --workers 2`` (``--api-workers``), 2 ×
+``python -m faceoff.worker`` with one
 pool process each. Each client (asyncio + httpx, one process) loops until ``--seconds``
 have passed: ``POST /jobs`` (a tiny ``dual_cd`` job, a seed of its own so none is
 deduplicated), ``GET /jobs/{id}`` every ``--poll`` seconds until the job is terminal, then
@@ -36,8 +37,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
-from bench.figures import md_table
-from bench.run_part1 import Log
+from bench.common import Log, md_table
 from bench.service_stack import (
     REPO,
     TINY_DATASET,
@@ -183,9 +183,9 @@ async def _run_clients(api_url: str, clients: int, seconds: float, poll: float) 
 
 def check_jobs(stack: Stack, job_ids: list[int]) -> Jobs:
     """Every submitted job in the database and terminal, nothing else there, queue empty."""
-    from core.db import engine_for
-    from core.models import TERMINAL as DONE
-    from core.models import Job
+    from faceoff.core.db import engine_for
+    from faceoff.core.models import TERMINAL as DONE
+    from faceoff.core.models import Job
 
     with engine_for(stack.database_url).connect() as conn:
         found = dict(conn.execute(select(Job.id, Job.status).where(Job.id.in_(job_ids))).all())

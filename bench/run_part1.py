@@ -26,12 +26,8 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import json
 import math
-import os
-import platform
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -40,10 +36,18 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from bench.figures import md_table
+from bench.common import (
+    DATASETS,
+    REPO,
+    BenchDataset,
+    Loaded,
+    Log,
+    environment,
+    load,
+    md_table,
+    pass_floor,
+)
 from bench.peers import PEER_TITLES, PEERS, Peer, layouts, missing_packages
-
-REPO = Path(__file__).resolve().parents[1]
 
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
 PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
@@ -64,42 +68,6 @@ OURS = (
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
-    """A benchmark dataset: file in the mirror, its width, how labels become ±1, row scaling."""
-
-    name: str
-    file: str
-    n_features: int
-    positive: tuple[float, ...] | None = None  # classes that become +1; None: labels are ±1
-    unit_rows: bool = False
-    note: str = ""
-
-
-DATASETS = {
-    spec.name: spec
-    for spec in (
-        DatasetSpec("a9a", "a9a.bz2", 123),
-        DatasetSpec("w8a", "w8a.bz2", 300),
-        DatasetSpec(
-            "news20",
-            "news20.bz2",
-            62061,
-            positive=tuple(range(1, 11)),
-            note="classes 1–10 vs 11–20, raw counts",
-        ),
-        DatasetSpec(
-            "news20-unit",
-            "news20.bz2",
-            62061,
-            positive=tuple(range(1, 11)),
-            unit_rows=True,
-            note="classes 1–10 vs 11–20, rows scaled to unit norm",
-        ),
-    )
-}
-
-
-@dataclass(frozen=True)
 class Settings:
     """What one run covers and how much time each measurement may take."""
 
@@ -114,6 +82,7 @@ class Settings:
     pstar_seconds: float
 
 
+# datasets: names of bench.common.DATASETS
 FULL = Settings(
     datasets=("a9a", "w8a", "news20-unit"),  # raw news20 at l2=1e-6: P* not certifiable
     l2s=(1e-4, 1e-6),
@@ -141,17 +110,6 @@ QUICK = Settings(
 # ----------------------------------------------------------------------------- output
 
 
-class Log:
-    """Progress lines with the time since the start of the run."""
-
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
-
-    def __call__(self, message: str) -> None:
-        elapsed = time.perf_counter() - self.started
-        print(f"[{int(elapsed // 60):3d}:{elapsed % 60:04.1f}] {message}", flush=True)
-
-
 log = Log()
 
 
@@ -164,78 +122,21 @@ def fmt_time(seconds: float) -> str:
 
 
 @dataclass
-class Loaded:
-    """A dataset ready for every solver: our ``Data``, ±1 labels, the peers' layouts."""
+class PeerLoaded(Loaded):
+    """A loaded dataset with A also in the peers' layouts (built once, outside every clock)."""
 
-    spec: DatasetSpec
-    data: object  # solvers.problem.Data
-    b: np.ndarray
-    peer_layouts: dict[str, sp.spmatrix]
-    sha256: str
-    seconds: float
-
-    @property
-    def info(self) -> dict:
-        d = self.data
-        return {
-            "name": self.spec.name,
-            "file": self.spec.file,
-            "sha256": self.sha256,
-            "n_samples": d.n_samples,
-            "n_features": d.n_features,
-            "nnz": d.nnz,
-            "positive_fraction": float(np.mean(self.b > 0)),
-            "note": self.spec.note,
-        }
+    peer_layouts: dict[str, sp.spmatrix] = field(default_factory=dict)
 
 
-def mirror_dir() -> Path:
-    """The dataset mirror: FACEOFF_DATA_MIRROR, default ../shared/datasets (as the Makefile)."""
-    return Path(os.environ.get("FACEOFF_DATA_MIRROR", REPO.parent / "shared" / "datasets"))
+def load_for_peers(dataset: BenchDataset) -> PeerLoaded:
+    loaded = load(dataset)
+    return PeerLoaded(**vars(loaded), peer_layouts=layouts(loaded.data.csr_matrix))
 
 
-def load_dataset(spec: DatasetSpec) -> Loaded:
-    from data.svmlight import read_svmlight
-    from solvers.problem import Data
+def make_problem(loaded: PeerLoaded, loss: str, l2: float):
+    from faceoff.solvers.problem import build_problem
 
-    path = mirror_dir() / spec.file
-    if not path.is_file():
-        raise SystemExit(
-            f"dataset file {path} not found; set FACEOFF_DATA_MIRROR to the folder "
-            f"that holds {spec.file} (see /work/shared/datasets/MANIFEST.tsv)"
-        )
-    started = time.perf_counter()
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    A, labels = read_svmlight(path, spec.n_features)
-    if spec.positive is not None:
-        b = np.where(np.isin(labels, spec.positive), 1.0, -1.0)
-    else:
-        b = labels
-        if not np.all(np.abs(b) == 1.0):
-            raise SystemExit(f"{spec.name}: labels {np.unique(b)[:5]} are not ±1")
-    if spec.unit_rows:
-        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
-        # aᵢ ← aᵢ/‖aᵢ‖, empty rows stay empty
-        A = sp.csr_matrix(
-            sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ A
-        )
-    data = Data(A)
-    return Loaded(
-        spec,
-        data,
-        np.ascontiguousarray(b, dtype=np.float64),
-        layouts(data.csr_matrix),
-        sha,
-        time.perf_counter() - started,
-    )
-
-
-def make_problem(loaded: Loaded, loss: str, l2: float):
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
-
-    return Problem(loaded.data, loaded.b, make_loss(loss, 1.0), ElasticNet(0.0, l2))
+    return build_problem(loaded.data, loaded.b, loss, 1.0, 0.0, l2)
 
 
 # ----------------------------------------------------------------------------- P*
@@ -257,14 +158,14 @@ class PStar:
         return self.rel_gap <= PSTAR_USABLE
 
 
-def pstar_key(loaded: Loaded, loss: str, l2: float) -> str:
+def pstar_key(loaded: PeerLoaded, loss: str, l2: float) -> str:
     return f"{loaded.spec.name}|sha256={loaded.sha256[:16]}|{loss}|gamma=1|l2={l2!r}"
 
 
 def certify_pstar(problem, seconds: float) -> PStar:
     """Run dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     done = []
 
@@ -291,7 +192,7 @@ class PStarCache:
         if path.is_file() and not refresh:
             self.values = json.loads(path.read_text())
 
-    def get(self, loaded: Loaded, loss: str, l2: float, seconds: float) -> PStar:
+    def get(self, loaded: PeerLoaded, loss: str, l2: float, seconds: float) -> PStar:
         key = pstar_key(loaded, loss, l2)
         if key in self.values:
             cached = PStar(**self.values[key])
@@ -353,7 +254,7 @@ class Outcome:
 def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
     """solve() with the garbage collector off (as timeit and the peers' fits); returns the
     result and the wall time of the solve() call itself."""
-    from solvers.run import solve
+    from faceoff.solvers.run import solve
 
     gc.collect()
     gc.disable()
@@ -367,7 +268,7 @@ def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
 
 def time_ours(problem, solver: str, sampling: str, pstar: PStar, settings: Settings) -> Outcome:
     """Solver time of the first trace point with rel. suboptimality ≤ TARGET, best of repeats."""
-    from solvers.trace import StopRules
+    from faceoff.solvers.trace import StopRules
 
     times: list[float] = []
     outcome = None
@@ -411,7 +312,7 @@ class PeerSearch:
     """
 
     def __init__(
-        self, peer: Peer, loaded: Loaded, problem, pstar: PStar, settings: Settings
+        self, peer: Peer, loaded: PeerLoaded, problem, pstar: PStar, settings: Settings
     ) -> None:
         self.peer, self.loaded, self.problem = peer, loaded, problem
         self.pstar, self.settings = pstar, settings
@@ -465,24 +366,10 @@ class PeerSearch:
         return Outcome(min(times), hi, rel, max(times), times, fits=len(self.evals))
 
 
-def pass_floor(loaded: Loaded, repeats: int = 30) -> float:
-    """Best time of ``A @ x`` plus ``A.T @ r`` with scipy CSR (one pass each way)."""
-    A = loaded.peer_layouts["csr"]
-    rng = np.random.default_rng(0)
-    x, r = rng.standard_normal(A.shape[1]), rng.standard_normal(A.shape[0])
-    best = math.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        A @ x
-        A.T @ r
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 # ----------------------------------------------------------------------------- checks
 
 
-def check_mappings(loaded: Loaded, cache: PStarCache, settings: Settings) -> list[dict]:
+def check_mappings(loaded: PeerLoaded, cache: PStarCache, settings: Settings) -> list[dict]:
     """Each peer converged on ``loaded`` at the MAPPING_L2 weights must land within
     MAPPING_TOL of P*; otherwise its weight mapping is wrong and the run stops."""
     checks = []
@@ -527,63 +414,6 @@ def check_mappings(loaded: Loaded, cache: PStarCache, settings: Settings) -> lis
                         f"{MAPPING_TOL:g}; fix the mapping in bench/peers.py"
                     )
     return checks
-
-
-# ----------------------------------------------------------------------------- environment
-
-
-def environment() -> dict:
-    import numba
-    import sklearn
-    from threadpoolctl import threadpool_info
-
-    try:
-        import lightning
-
-        lightning_version = getattr(lightning, "__version__", "installed")
-    except ImportError:
-        lightning_version = "missing"
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return "unknown"
-
-    import scipy
-
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "commit": git("rev-parse", "--short", "HEAD"),
-        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "load_average": os.getloadavg(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
-        "numba": numba.__version__,
-        "lightning": lightning_version,
-        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
-        "threadpools": [
-            {
-                k: pool.get(k)
-                for k in ("user_api", "internal_api", "version", "num_threads", "architecture")
-            }
-            for pool in threadpool_info()
-        ],
-    }
 
 
 # ----------------------------------------------------------------------------- report
@@ -855,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = settings_from(args)
     command = " ".join(["python -m bench.run_part1", *(sys.argv[1:] if argv is None else argv)])
-    from solvers.run import warmup
+    from faceoff.solvers.run import warmup
 
     env = environment()
     log(
@@ -876,7 +706,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
     for index, name in enumerate(settings.datasets):
-        loaded = load_dataset(DATASETS[name])
+        loaded = load_for_peers(DATASETS[name])
         info = loaded.info
         results["datasets"].append(info)
         log(
@@ -884,9 +714,9 @@ def main(argv: list[str] | None = None) -> int:
             f"loaded in {loaded.seconds:.1f} s"
         )
         if index == 0:
-            mapping_data = loaded if name == "a9a" else load_dataset(DATASETS["a9a"])
+            mapping_data = loaded if name == "a9a" else load_for_peers(DATASETS["a9a"])
             results["mapping_checks"] = check_mappings(mapping_data, cache, settings)
-        floor = pass_floor(loaded)
+        floor = pass_floor(loaded.peer_layouts["csr"])
         log(f"{name}: pass floor (A @ x + A.T @ r) {floor * 1e3:.3g} ms")
         for loss in LOSSES:
             for l2 in settings.l2s:
@@ -904,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def bench_row(
-    loaded: Loaded,
+    loaded: PeerLoaded,
     loss: str,
     l2: float,
     floor: float,

@@ -5,7 +5,8 @@ The issue: "500 tiny jobs through the API with 2 workers — jobs/s, and p50/p95
 Targets: overhead p50 ≤ 50 ms per job; ingestion ≥ 50,000 points/s."
 
 On a fresh PostgreSQL database, the docker-compose services run natively
-(:mod:`bench.service_stack`: migrate, ``uvicorn api.main:app``, 2 × ``python -m worker``
+(:mod:`bench.service_stack`: migrate, ``uvicorn faceoff.api.main:app``,
+2 × ``python -m faceoff.worker``
 with one pool process each) and a tiny synthetic dataset (200 × 20, density 0.5) is
 registered. Each job is ``dual_cd`` on the logistic loss for 5 epochs (a few ms of solver
 time, about 64 trace points, written with the job's end); distinct seeds keep jobs from being
@@ -24,7 +25,7 @@ further by running the same jobs in this process without a database: building th
 and the wall time of ``solve`` (solver time + trace-point evaluation); the rest is the
 worker's database work (claim, finish with the trace points) and Celery.
 
-Ingestion: :func:`worker.store.save_batch` (one transaction: the job's summary update and
+Ingestion: :func:`faceoff.worker.store.save_batch` (one transaction: the job's summary update and
 the points, by COPY into a staging table and ``INSERT … SELECT … ON CONFLICT DO NOTHING``
 from 200 points on, a multi-row ``INSERT … ON CONFLICT DO NOTHING`` below) writing
 ``--points`` realistic points in batches of 50, 1000 (``TRACE_BATCH_POINTS``) and 5000,
@@ -52,8 +53,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import select, text
 
-from bench.figures import md_table
-from bench.run_part1 import Log
+from bench.common import Log, md_table
 from bench.service_stack import (
     REPO,
     TINY_DATASET,
@@ -131,8 +131,8 @@ class Phase:
 
 
 def terminal_count(url: str, ids: Sequence[int]) -> int:
-    from core.db import engine_for
-    from core.models import TERMINAL, Job
+    from faceoff.core.db import engine_for
+    from faceoff.core.models import TERMINAL, Job
 
     query = select(Job.id).where(Job.id.in_(ids), Job.status.in_(TERMINAL))
     with engine_for(url).connect() as conn:
@@ -148,8 +148,8 @@ def wait_terminal(url: str, ids: Sequence[int], poll: float, timeout: float = FI
 
 
 def job_times(url: str, ids: Sequence[int]) -> list[JobTimes]:
-    from core.db import engine_for
-    from core.models import Job
+    from faceoff.core.db import engine_for
+    from faceoff.core.models import Job
 
     query = select(
         Job.id,
@@ -225,8 +225,8 @@ def burst_of_posts(stack: Stack, seeds: range) -> Phase:
 
 
 def one_sweep(stack: Stack, api: httpx.Client, seeds: range) -> Phase:
-    from core.db import engine_for
-    from core.models import Job
+    from faceoff.core.db import engine_for
+    from faceoff.core.models import Job
 
     started = time.perf_counter()
     response = api.post("/sweeps", json=tiny_sweep(seeds))
@@ -256,17 +256,17 @@ class LocalRun:
 
 
 def local_runs(seeds: range, home: Path) -> list[LocalRun]:
-    from core.specs import JobSpec, canonical_job
-    from solvers.run import solve, warmup
-    from solvers.trace import StopRules
-    from worker.tasks import build_problem
+    from faceoff.core.specs import JobSpec, canonical_job
+    from faceoff.solvers.run import solve, warmup
+    from faceoff.solvers.trace import StopRules
+    from faceoff.worker.tasks import build_problem
 
     warmup("dual_cd")
     runs = []
     for seed in seeds:
         spec = canonical_job(JobSpec(**tiny_job(seed)))
         started = time.perf_counter()
-        problem = build_problem(spec, TINY_SOURCE, home / "uploads")
+        problem, _ = build_problem(spec, TINY_SOURCE, home / "uploads")
         built = time.perf_counter()
         stop = StopRules(spec.stop.max_epochs, spec.stop.max_seconds, spec.stop.tol)
         result = solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=lambda p: None)
@@ -285,13 +285,13 @@ DB_STEPS = (
 
 def database_steps(url: str, home: Path, count: int) -> list[dict[str, float]]:
     """The worker's database calls for one tiny job, timed one by one in this process on
-    ``count`` queued jobs, as ``worker.tasks.run_job`` makes them: a job shorter than
+    ``count`` queued jobs, as ``faceoff.worker.tasks.run_job`` makes them: a job shorter than
     TRACE_BATCH_SECONDS writes its 64 points with its end, in one transaction (the cancel
     check's first read comes one interval after the claim, so a tiny job makes none)."""
-    from core.db import session_scope
-    from core.jobs import record_reference
-    from core.models import SUCCEEDED, Job
-    from worker import store
+    from faceoff.core.db import session_scope
+    from faceoff.core.jobs import record_reference
+    from faceoff.core.models import SUCCEEDED, Job
+    from faceoff.worker import store
 
     points = make_points(64)
     steps = []
@@ -315,7 +315,7 @@ def database_steps(url: str, home: Path, count: int) -> list[dict[str, float]]:
 
 def make_points(n: int) -> list:
     """``n`` trace points as dual_cd records them (extras: coord_epochs, nnz_y)."""
-    from solvers.trace import TracePoint
+    from faceoff.solvers.trace import TracePoint
 
     return [
         TracePoint(
@@ -344,7 +344,7 @@ def queued_jobs(url: str, home: Path, seeds: range) -> list[int]:
 
 
 def _rows(job_id: int, points: list) -> list[dict]:
-    from worker.store import _plain
+    from faceoff.worker.store import _plain
 
     return [
         {
@@ -368,9 +368,9 @@ def _save_with(insert: Callable) -> Callable:
     transaction (summary update conditioned on the run, then the points)."""
     from sqlalchemy import update
 
-    from core.db import session_scope
-    from core.models import Job
-    from worker.store import _current
+    from faceoff.core.db import session_scope
+    from faceoff.core.models import Job
+    from faceoff.worker.store import _current
 
     def save(url: str, claim, points: list) -> bool:
         last = points[-1]
@@ -425,8 +425,8 @@ class Ingestion:
 def ingest(url: str, job_id: int, writer: str, save: Callable, batch: int, n: int) -> Ingestion:
     """Claim the queued job ``job_id`` as a worker does, write ``n`` points in batches of
     ``batch`` with ``save``, then check that every point is stored."""
-    from core.db import engine_for
-    from worker.store import claim_job
+    from faceoff.core.db import engine_for
+    from faceoff.worker.store import claim_job
 
     claim = claim_job(url, job_id, "bench")
     points = make_points(n)
@@ -445,10 +445,10 @@ def ingest(url: str, job_id: int, writer: str, save: Callable, batch: int, n: in
 
 
 def run_ingestion(url: str, home: Path, n: int) -> list[Ingestion]:
-    from worker.store import save_batch
+    from faceoff.worker.store import save_batch
 
     writers = {
-        "worker.store.save_batch (as is)": save_batch,
+        "faceoff.worker.store.save_batch (as is)": save_batch,
         "prototype: INSERT … SELECT FROM unnest(arrays)": _save_with(_insert_unnest),
     }
     jobs = iter(
@@ -511,9 +511,9 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
     incl = percentiles([j.overhead for j in burst.jobs], (50,))[0]
     excl = percentiles([j.run_overhead for j in burst.jobs], (50,))[0]
     alone_incl = percentiles([j.overhead for j in alone.jobs], (50,))[0]
-    as_is = [r for r in ingestion if r.writer.startswith("worker.store")]
+    as_is = [r for r in ingestion if r.writer.startswith("faceoff.worker.store")]
     best = max(ingestion, key=lambda r: r.rate)
-    from core.settings import get_settings
+    from faceoff.core.settings import get_settings
 
     default = next(r for r in as_is if r.batch == get_settings().TRACE_BATCH_POINTS)
     lines = [
@@ -618,7 +618,8 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
         "",
         "One job, points written in batches, each batch one transaction (the job's summary "
         "update conditioned on the run, then the insert with ON CONFLICT DO NOTHING), as "
-        "`worker.store.save_batch` does (batches of 200 points or more go by COPY through a "
+        "`faceoff.worker.store.save_batch` does (batches of 200 points or more go by COPY "
+        "through a "
         "staging table); every point checked stored afterwards.",
         "",
     ]

@@ -5,7 +5,7 @@ The issue's target: an SPDC epoch with lazy updates (§6) at most 3× the pass f
 m = 8 uniform, smoothed hinge, l2 and elastic net, on news20 and a9a, the solver time per
 epoch is read off the trace (time_s / epoch between the point at ``SKIP_EPOCHS`` and the
 last point, so set-up and the first short chunks do not count) and divided by the floor of
-:func:`bench.run_part1.pass_floor`. Each figure is the best of ``REPEATS`` runs.
+:func:`bench.common.pass_floor`. Each figure is the best of ``REPEATS`` runs.
 
 Run ``python -m bench.run_spdc_cost`` from the repository root; the table goes to stdout
 and ``bench/results/spdc_cost.md``.
@@ -14,11 +14,9 @@ and ``bench/results/spdc_cost.md``.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from bench.run_part1 import DATASETS, load_dataset, pass_floor
+from bench.common import DATASETS, REPO, load, pass_floor
 
-REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "results" / "spdc_cost.md"
 L2 = 1e-4
 L1 = 1e-5  # elastic net
@@ -35,8 +33,8 @@ CONFIGS = (
 
 def seconds_per_epoch(problem, params: dict) -> float:
     """Solver seconds per epoch after the first SKIP_EPOCHS, best of REPEATS runs."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     best = float("inf")
     for seed in range(REPEATS):
@@ -48,10 +46,8 @@ def seconds_per_epoch(problem, params: dict) -> float:
 
 
 def main() -> int:
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Problem
-    from solvers.run import warmup
+    from faceoff.solvers.problem import build_problem
+    from faceoff.solvers.run import warmup
 
     warmup("spdc")
     lines = [
@@ -68,12 +64,13 @@ def main() -> int:
         "|---|---|---|---|---|---|---|",
     ]
     for name in ("news20-unit", "a9a"):
-        loaded = load_dataset(DATASETS[name])
+        loaded = load(DATASETS[name])
         data = loaded.data
-        floor = pass_floor(loaded)
+        floor = pass_floor(data.csr_matrix)
         shape = f"{data.n_samples} × {data.n_features}, {data.nnz}"
-        for penalty in (ElasticNet(0.0, L2), ElasticNet(L1, L2)):
-            problem = Problem(data, loaded.b, make_loss("smooth_hinge"), penalty)
+        for l1 in (0.0, L1):
+            problem = build_problem(data, loaded.b, "smooth_hinge", l1=l1, l2=L2)
+            penalty = problem.penalty
             for label, params in CONFIGS:
                 per_epoch = seconds_per_epoch(problem, params)
                 row = (

@@ -2,7 +2,7 @@
 
     P(x) = 1/n Σᵢ ½(aᵢᵀx − bᵢ)² + λ/2‖x‖²,  λ ∈ {1e-3, 1e-4, 1e-5, 1e-6}
 
-on ``data.synthetic.spdc_ridge`` (aᵢ ~ N(0, Σ), Σⱼⱼ = j⁻², b = ⟨a, 1⟩ + N(0, 1); the paper's
+on ``faceoff.data.synthetic.spdc_ridge`` (aᵢ ~ N(0, Σ), Σⱼⱼ = j⁻², b = ⟨a, 1⟩ + N(0, 1); the paper's
 n = d = 500 is the default and runs in a few minutes). Our ``ElasticNet(l1=0, l2=λ)`` is the
 paper's g exactly (λ/2‖x‖², loss averaged by 1/n).
 
@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.common import Log, environment, md_table
 from bench.figures import (
     Curve,
     Panel,
@@ -41,13 +42,11 @@ from bench.figures import (
     first_reaching,
     fmt_duration,
     fmt_num,
-    md_table,
     median,
     parse_solver,
     relative_gaps,
     save_png,
 )
-from bench.run_part1 import Log, environment
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_REL = 1e-10  # every run stops here (or at the pass cap)
@@ -76,13 +75,11 @@ class Run:
 
 def ridge_problem(n: int, d: int, lam: float, data_seed: int):
     """The §7.1 problem and its exact optimum: (problem, x*, P*, relative gap at x*)."""
-    from data.synthetic import spdc_ridge
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Data, Problem
+    from faceoff.data.synthetic import spdc_ridge
+    from faceoff.solvers.problem import build_problem
 
     A, b = spdc_ridge(seed=data_seed, n=n, d=d)
-    problem = Problem(Data(A), b, make_loss("squared"), ElasticNet(0.0, lam))
+    problem = build_problem(A, b, "squared", l1=0.0, l2=lam)
     # (AᵀA/n + λI) x* = Aᵀb/n
     x_star = np.linalg.solve(A.T @ A / n + lam * np.eye(d), A.T @ b / n)
     certificate = problem.evaluate(x=x_star)
@@ -91,8 +88,8 @@ def ridge_problem(n: int, d: int, lam: float, data_seed: int):
 
 def run_solver(problem, choice: SolverChoice, p_star: float, seed: int, args) -> Run:
     """Run until (P − P*)/P* ≤ STOP_REL, the pass cap or the time cap."""
-    from solvers.run import solve
-    from solvers.trace import StopRules
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
 
     done: list[bool] = []
 
@@ -147,7 +144,7 @@ def ahead_verdict(cells: dict[str, dict], spdc_label: str) -> tuple[bool | None,
 
 
 def measure(args, solvers: list[SolverChoice]) -> list[dict]:
-    from solvers.run import warmup
+    from faceoff.solvers.run import warmup
 
     for name in sorted({c.name for c in solvers}):
         started = time.perf_counter()
@@ -217,7 +214,8 @@ def report(rows: list[dict], solvers: list[SolverChoice], args, env: dict, took:
         f"- Python {env['python']}, numpy {env['numpy']}, scipy {env['scipy']}, "
         f"numba {env['numba']}",
         "",
-        f"Problem: `data.synthetic.spdc_ridge(seed={args.data_seed}, n={args.n}, d={args.d})`, "
+        "Problem: `faceoff.data.synthetic.spdc_ridge("
+        f"seed={args.data_seed}, n={args.n}, d={args.d})`, "
         "P(x) = 1/n Σ ½(aᵢᵀx − bᵢ)² + λ/2‖x‖² (the paper's objective, weights unchanged). "
         "P* from the normal equations (its relative duality gap is the certificate). "
         f"Runs stop at (P − P*)/P* ≤ {STOP_REL:g}, {args.max_passes:g} passes or "
@@ -341,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     args.command = " ".join(
         [".venv/bin/python -m bench.run_spdc_ridge", *(sys.argv[1:] if argv is None else argv)]
     )
-    from solvers.catalogue import get_spec
+    from faceoff.solvers.catalogue import get_spec
 
     try:
         solvers = [parse_solver(s) for s in args.solvers]

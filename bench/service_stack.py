@@ -1,9 +1,9 @@
 """The docker-compose services run natively for the service benchmarks.
 
 :func:`running_stack` does what ``docker compose up`` does, with this virtualenv's Python
-and this machine's PostgreSQL and Redis: ``python -m core.migrate`` (one-shot), then
-``python -m worker`` (one process per worker, ``FACEOFF_WORKER_CONCURRENCY`` pool processes
-each) and ``uvicorn api.main:app`` (``--workers N``) on a free loopback port, and waits
+and this machine's PostgreSQL and Redis: ``python -m faceoff.core.migrate`` (one-shot), then
+``python -m faceoff.worker`` (one process per worker, ``FACEOFF_WORKER_CONCURRENCY`` pool processes
+each) and ``uvicorn faceoff.api.main:app`` (``--workers N``) on a free loopback port, and waits
 until ``/api/v1/health`` answers with every worker live. Every process is stopped when the
 context ends; the logs stay in ``home``.
 
@@ -30,9 +30,9 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from cli.up import free_port
+from bench.common import REPO, cpu_model
+from faceoff.cli.up import free_port
 
-REPO = Path(__file__).resolve().parents[1]
 BROKER_URL = "redis://127.0.0.1:6379/15"  # the tests' Redis database; queues are unique
 PG_ADMIN = ("127.0.0.1", 5432)
 START_SECONDS = 240.0  # a worker compiles every kernel before it consumes (cached: seconds)
@@ -100,10 +100,10 @@ class Stack:
 
     def describe(self) -> str:
         return (
-            f"API: `uvicorn api.main:app --workers {self.api_workers}`; "
-            f"{self.workers} × `python -m worker` with FACEOFF_WORKER_CONCURRENCY="
+            f"API: `uvicorn faceoff.api.main:app --workers {self.api_workers}`; "
+            f"{self.workers} × `python -m faceoff.worker` with FACEOFF_WORKER_CONCURRENCY="
             f"{self.worker_concurrency} (prefork); PostgreSQL 127.0.0.1:5432 (fresh database, "
-            "`python -m core.migrate`); Redis 127.0.0.1:6379 db 15, own queue"
+            "`python -m faceoff.core.migrate`); Redis 127.0.0.1:6379 db 15, own queue"
         )
 
 
@@ -171,7 +171,7 @@ def running_stack(
     api_workers: int = 1,
     broker_url: str = BROKER_URL,
 ) -> Iterator[Stack]:
-    """migrate, ``workers`` × ``python -m worker`` and the API on ``database_url`` (an
+    """migrate, ``workers`` × ``python -m faceoff.worker`` and the API on ``database_url`` (an
     existing PostgreSQL database, migrated here), on a queue of its own."""
     home.mkdir(parents=True, exist_ok=True)
     queue = f"bench-{uuid.uuid4().hex[:10]}"
@@ -187,17 +187,17 @@ def running_stack(
     }
     python = sys.executable
     subprocess.run(
-        [python, "-m", "core.migrate"], cwd=REPO, env=env, check=True, capture_output=True
+        [python, "-m", "faceoff.core.migrate"], cwd=REPO, env=env, check=True, capture_output=True
     )
     api_url = f"http://127.0.0.1:{port}/api/v1"
     with ExitStack() as stack:
         stack.callback(_purge_queue, broker_url, queue)
         for index in range(workers):
-            argv = [python, "-m", "worker", "-n", f"w{index}-{queue}@%h"]
+            argv = [python, "-m", "faceoff.worker", "-n", f"w{index}-{queue}@%h"]
             _spawn(argv, env, home / f"worker{index}.log", stack)
-        api = [python, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1"]
+        api = [python, "-m", "uvicorn", "faceoff.api.main:app", "--host", "127.0.0.1"]
         api += ["--port", str(port), "--workers", str(api_workers)]
-        _spawn(api, env, home / "api.log", stack)
+        _spawn(api, env, home / "faceoff.api.log", stack)
         _wait_healthy(api_url, workers, home)
         yield Stack(
             database_url,
@@ -259,16 +259,6 @@ def _commit() -> str:
     return "unknown"
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def environment(database_url: str, broker_url: str = BROKER_URL) -> dict:
     """Date, commit, CPU, load, versions of the service's packages and servers."""
     import psycopg
@@ -285,7 +275,7 @@ def environment(database_url: str, broker_url: str = BROKER_URL) -> dict:
     return {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "commit": _commit(),
-        "cpu": _cpu(),
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average": os.getloadavg(),
         "python": platform.python_version(),

@@ -11,13 +11,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from core.jsonsafe import json_safe
-from data.cache import load_dataset
-from data.fetch import locate, status
-from data.registry import REGISTRY, DatasetError, UnknownDatasetError, get_spec
-from data.stats import advise, dataset_stats
-from data.transforms import normalize
-from solvers.losses import make_loss
+from faceoff.core.jsonsafe import json_safe
+from faceoff.data.cache import load_dataset
+from faceoff.data.fetch import locate, status
+from faceoff.data.registry import REGISTRY, DatasetError, UnknownDatasetError, get_spec
+from faceoff.data.stats import advise, dataset_stats
+from faceoff.data.transforms import normalize
+from faceoff.solvers.losses import make_loss
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,11 +12,17 @@ import re
 import sys
 from collections.abc import Sequence
 
-from cli import InputError
-from cli.service import add_service_commands
-from cli.tokens import add_token_commands
-from cli.up import add_arguments as add_up_arguments
-from solvers.catalogue import CATALOGUE, LOSSES
+from faceoff.cli import InputError
+from faceoff.cli.service import add_service_commands
+from faceoff.cli.tokens import add_token_commands
+from faceoff.cli.up import add_arguments as add_up_arguments
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.vocabulary import (
+    BINARY_LOSS_NAMES,
+    LOSS_NAMES,
+    NORMALIZATION_NAMES,
+    SMOOTHED_LOSS_NAMES,
+)
 
 FORMAT_HELP = (
     "jsonl: one JSON object per trace point, streamed as points are recorded, then "
@@ -25,11 +31,12 @@ FORMAT_HELP = (
     "terminal, jsonl otherwise. NaN and inf are written as null"
 )
 LABELS_HELP = (
-    "Labels of a classification loss (logistic, smooth_hinge) must take two values: "
+    f"Labels of a classification loss ({', '.join(BINARY_LOSS_NAMES)}) must take two values: "
     "the larger becomes +1, the smaller -1 (0/1, 1/2 and -1/+1 files all work). "
-    "Multiclass files need --positive. Squared loss uses the labels as they are "
+    "Multiclass files need --positive. Other losses use the labels as they are "
     "unless --positive is given."
 )
+GAMMA_HELP = f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"
 
 
 class Parser(argparse.ArgumentParser):
@@ -145,7 +152,7 @@ def build_parser() -> Parser:
     )
     source.add_argument(
         "--normalize",
-        choices=("none", "rows", "mean"),
+        choices=NORMALIZATION_NAMES,
         default="none",
         help="none; rows: unit l2-norm rows (SPDC 7.2); mean: divide A by "
         "the mean row norm (Faceoff 7, SPDC 7.3). Default none",
@@ -158,7 +165,7 @@ def build_parser() -> Parser:
     )
 
     model = solve.add_argument_group("problem")
-    model.add_argument("--loss", required=True, choices=LOSSES)
+    model.add_argument("--loss", required=True, choices=LOSS_NAMES)
     model.add_argument("--l2", required=True, type=_positive, help="l2 weight, > 0")
     model.add_argument(
         "--l1",
@@ -166,9 +173,7 @@ def build_parser() -> Parser:
         default=0.0,
         help="l1 weight, >= 0 (default 0: plain l2; > 0: elastic net)",
     )
-    model.add_argument(
-        "--gamma", type=_positive, default=1.0, help="smoothing of smooth_hinge (default 1)"
-    )
+    model.add_argument("--gamma", type=_positive, default=1.0, help=GAMMA_HELP)
 
     run = solve.add_argument_group("solver")
     run.add_argument(
@@ -239,17 +244,17 @@ def build_parser() -> Parser:
         if action == "info":
             sub.add_argument(
                 "--loss",
-                choices=("logistic", "smooth_hinge", "squared"),
+                choices=LOSS_NAMES,
                 default="logistic",
                 help="loss of the primal-vs-dual advice (default logistic)",
             )
-            sub.add_argument("--gamma", type=float, default=1.0, help="smooth_hinge smoothing")
+            sub.add_argument("--gamma", type=float, default=1.0, help=GAMMA_HELP)
             sub.add_argument(
                 "--l2", type=float, default=None, help="l2 weight of the advice (default 1/n)"
             )
             sub.add_argument(
                 "--normalize",
-                choices=("none", "rows", "mean"),
+                choices=NORMALIZATION_NAMES,
                 default="none",
                 help="transform before the statistics (as faceoff solve --normalize)",
             )
@@ -275,26 +280,26 @@ def build_parser() -> Parser:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from cli.up import run
+    from faceoff.cli.up import run
 
     return run(args)
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from cli.solve import run
+    from faceoff.cli.solve import run
 
     return run(args)
 
 
 def _solvers(args: argparse.Namespace) -> int:
-    from cli.output import print_catalogue
+    from faceoff.cli.output import print_catalogue
 
     print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
     return 0
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    from cli.datasets import run
+    from faceoff.cli.datasets import run
 
     return run(args)
 

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from core.jsonsafe import json_safe
-from solvers.catalogue import CATALOGUE
-from solvers.trace import StopRules, TracePoint
+from faceoff.core.jsonsafe import json_safe
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.trace import StopRules, TracePoint
 
 
 def relative_gap(point: TracePoint) -> float:

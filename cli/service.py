@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli import InputError
+from faceoff.cli import InputError
+from faceoff.solvers.vocabulary import LOSS_NAMES, NORMALIZATION_NAMES, SMOOTHED_LOSS_NAMES
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -45,11 +46,13 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
         "--solver spdc --param batch_size=8",
     )
     submit.add_argument("--dataset", required=True, help="registered or public dataset name")
-    submit.add_argument("--loss", required=True, choices=("logistic", "smooth_hinge", "squared"))
+    submit.add_argument("--loss", required=True, choices=LOSS_NAMES)
     submit.add_argument("--l2", required=True, type=float, help="l2 weight, > 0")
     submit.add_argument("--l1", type=float, help="l1 weight, >= 0 (default 0)")
-    submit.add_argument("--gamma", type=float, help="smoothing of smooth_hinge (default 1)")
-    submit.add_argument("--normalize", choices=("none", "rows", "mean"))
+    submit.add_argument(
+        "--gamma", type=float, help=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"
+    )
+    submit.add_argument("--normalize", choices=NORMALIZATION_NAMES)
     submit.add_argument("--positive", help="comma-separated labels that become +1")
     submit.add_argument("--solver", required=True, help="see faceoff solvers")
     submit.add_argument(
@@ -106,7 +109,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     """``handler`` with ClientError as one line: exit 2 when refused, 1 when unreachable."""
 
     def run(args: argparse.Namespace) -> int:
-        from client import ClientError, ServerUnreachable
+        from faceoff.client import ClientError, ServerUnreachable
 
         try:
             return handler(args)
@@ -119,7 +122,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 
 def _client(args: argparse.Namespace):
-    from client import Client
+    from faceoff.client import Client
 
     return Client(args.url, token=os.environ.get("FACEOFF_TOKEN"))
 

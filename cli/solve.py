@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli import InputError
-from solvers.catalogue import get_spec
+from faceoff.cli import InputError
+from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.vocabulary import LOSS_NAMES, get_loss, penalty_name
 
 SYNTHETIC_DEFAULTS = {"n_samples": 20000, "n_features": 500, "density": 0.02, "data_seed": 0}
 
@@ -43,7 +44,7 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 
 def check_solver(args: argparse.Namespace) -> dict[str, Any]:
     """Solver name, loss/penalty support and parameters; returns the parameter values."""
-    penalty = "l2" if args.l1 == 0 else "elastic_net"
+    penalty = penalty_name(args.l1)
     try:
         spec = get_spec(args.solver)
         spec.check(args.loss, penalty)
@@ -65,11 +66,11 @@ def load_matrix(args: argparse.Namespace):
     if args.data is not None:
         if synthetic_only:
             raise InputError(f"{synthetic_only[0]} only applies to --synthetic")
-        from data.registry import REGISTRY
+        from faceoff.data.registry import REGISTRY
 
         if args.data in REGISTRY and not Path(args.data).exists():  # a named dataset
-            from data.cache import load_dataset
-            from data.registry import DatasetError
+            from faceoff.data.cache import load_dataset
+            from faceoff.data.registry import DatasetError
 
             if args.n_features is not None:
                 raise InputError("--n-features does not apply to a named dataset")
@@ -78,19 +79,20 @@ def load_matrix(args: argparse.Namespace):
             except DatasetError as err:
                 raise InputError(" ".join(str(err).split())) from None
             return A, b, args.data
-        from data.svmlight import read_svmlight
+        from faceoff.data.svmlight import read_svmlight
 
         try:
             A, b = read_svmlight(args.data, n_features=args.n_features)
         except (ValueError, OSError) as err:
             raise InputError(str(err)) from None
         return A, b, Path(args.data).name
-    if args.synthetic == "regression" and args.loss != "squared":
+    if args.synthetic == "regression" and get_loss(args.loss).needs_binary_labels:
+        regression = ", ".join(n for n in LOSS_NAMES if not get_loss(n).needs_binary_labels)
         raise InputError(
-            f"--synthetic regression has real-valued targets; use --loss squared, "
+            f"--synthetic regression has real-valued targets; use --loss {regression}, "
             f"or --synthetic classification for --loss {args.loss}"
         )
-    from data import synthetic
+    from faceoff.data import synthetic
 
     sizes = {
         name: default if getattr(args, name) is None else getattr(args, name)
@@ -108,19 +110,16 @@ def build_request(args: argparse.Namespace) -> Request:
     params = check_solver(args)
     A, b, source = load_matrix(args)
 
-    from data.labels import prepare_labels
-    from data.transforms import normalize
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Data, Problem
+    from faceoff.data.labels import LabelError
+    from faceoff.solvers.problem import build_problem
 
-    loss = make_loss(args.loss, args.gamma)
     try:
-        b = prepare_labels(b, loss.needs_binary_labels, args.positive)
-    except ValueError as err:
+        problem = build_problem(
+            A, b, args.loss, args.gamma, args.l1, args.l2, args.normalize, args.positive
+        )
+    except LabelError as err:
         raise InputError(f"{args.data or '--synthetic'}: labels: {err}") from None
-    data = Data(normalize(A, args.normalize))
-    problem = Problem(data, b, loss, ElasticNet(args.l1, args.l2))
+    data, loss = problem.data, problem.loss
     info = {
         "data": source,
         "n_samples": data.n_samples,
@@ -138,9 +137,9 @@ def build_request(args: argparse.Namespace) -> Request:
 def run(args: argparse.Namespace) -> int:
     """``faceoff solve``: returns the exit status (0 done, 130 interrupted)."""
     request = build_request(args)
-    from cli.output import JsonlReporter, TableReporter
-    from solvers.run import solve
-    from solvers.trace import CANCELLED, StopRules
+    from faceoff.cli.output import JsonlReporter, TableReporter
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import CANCELLED, StopRules
 
     interrupted = []
 

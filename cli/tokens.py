@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import InputError
+from faceoff.cli import InputError
 
 
 def add_token_commands(commands: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def add_token_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _database_url() -> str:
-    from core.settings import get_settings
+    from faceoff.core.settings import get_settings
 
     return get_settings().database_url
 
@@ -49,8 +49,8 @@ def _check_label(value: str | None, what: str) -> None:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from core.auth import create_token
-    from core.db import session_scope
+    from faceoff.core.auth import create_token
+    from faceoff.core.db import session_scope
 
     _check_label(args.team, "--team")
     _check_label(args.name, "--name")
@@ -70,8 +70,8 @@ def _when(value) -> str:
 
 
 def _list(_args: argparse.Namespace) -> int:
-    from core.auth import list_tokens
-    from core.db import session_scope
+    from faceoff.core.auth import list_tokens
+    from faceoff.core.db import session_scope
 
     with session_scope(_database_url()) as session:
         rows = [
@@ -93,8 +93,8 @@ def _list(_args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    from core.auth import revoke_token
-    from core.db import session_scope
+    from faceoff.core.auth import revoke_token
+    from faceoff.core.db import session_scope
 
     with session_scope(_database_url()) as session:
         token = revoke_token(session, args.id)

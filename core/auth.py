@@ -19,7 +19,7 @@ from datetime import timedelta, timezone
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from core.models import ApiToken, Dataset, Team, utcnow
+from faceoff.core.models import ApiToken, Dataset, Team, utcnow
 
 TOKEN_PREFIX = "fo_"
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is written at most this often

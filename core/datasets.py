@@ -2,12 +2,12 @@
 
 A dataset's ``source`` is one of
 
-- ``{"kind": "registry", "name": "a9a"}`` — a public dataset of :mod:`data.registry`
+- ``{"kind": "registry", "name": "a9a"}`` — a public dataset of :mod:`faceoff.data.registry`
   (mirror, cache, then download);
 - ``{"kind": "upload", "file": "<sha256>.svm", "n_features": 123 | None}`` — an uploaded
   svmlight file kept in the service's upload folder;
 - ``{"kind": "synthetic", "generator": "classification", "n_samples": ..., "n_features":
-  ..., "density": ..., "seed": ...}`` — :mod:`data.synthetic`, regenerated identically;
+  ..., "density": ..., "seed": ...}`` — :mod:`faceoff.data.synthetic`, regenerated identically;
 - ``{"kind": "sklearn", "name": "breast_cancer"}`` — shipped with scikit-learn.
 
 Size caps. Memory is bounded by the caps of :class:`Caps` (``FACEOFF_MAX_SAMPLES``,
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from core.settings import Settings, get_settings
-from core.specs import SpecError
+from faceoff.core.settings import Settings, get_settings
+from faceoff.core.specs import SpecError
 
 GENERATORS = ("classification", "regression")
 SKLEARN = ("breast_cancer",)
@@ -82,12 +82,12 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
     synthetic one that would hold no non-zero (SpecError), before anything is loaded.
 
     ``loc`` is where the source is in the request; an upload's declared ``n_features`` is
-    the form field ``("n_features",)``. Raises ``data.registry.UnknownDatasetError`` for an
+    the form field ``("n_features",)``. Raises ``faceoff.data.registry.UnknownDatasetError`` for an
     unknown registry name.
     """
     kind = source.get("kind")
     if kind == "registry":
-        from data.registry import get_spec
+        from faceoff.data.registry import get_spec
 
         entry = get_spec(source["name"])
         shape = {"n_samples": entry.n_samples, "n_features": entry.n_features, "nnz": entry.nnz}
@@ -114,7 +114,7 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
 
 
 def check_dataset(dataset: Any, caps: Caps, loc: Loc) -> None:
-    """Refuse a registered dataset (``core.models.Dataset``) whose recorded shape exceeds
+    """Refuse a registered dataset (``faceoff.core.models.Dataset``) whose recorded shape exceeds
     ``caps``, e.g. one registered before the caps were lowered (DatasetTooLarge at ``loc``)."""
     shape = {field: getattr(dataset, field) for field in ("n_samples", "n_features", "nnz")}
     caps.check(f"dataset {dataset.name!r}", _every(loc), **shape)
@@ -133,7 +133,7 @@ def load_matrix(
 
     The source's declared shape is checked against ``caps`` (default: those of the
     environment's settings) before loading, and the loaded matrix after. Raises
-    ``data.registry.DatasetError``, ``ValueError`` for a malformed source or
+    ``faceoff.data.registry.DatasetError``, ``ValueError`` for a malformed source or
     :class:`DatasetTooLarge` (a ValueError), with a message a person can act on.
     """
     caps = caps or Caps.of(get_settings())
@@ -146,12 +146,12 @@ def load_matrix(
 def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.ndarray]:
     kind = source.get("kind")
     if kind == "registry":
-        from data.cache import load_dataset
+        from faceoff.data.cache import load_dataset
 
         A, b, _ = load_dataset(source["name"], progress=False)
         return A, b
     if kind == "upload":
-        from data.svmlight import read_svmlight
+        from faceoff.data.svmlight import read_svmlight
 
         path = (upload_dir / source["file"]).resolve()
         if path.parent != upload_dir.resolve():
@@ -159,7 +159,7 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
         A, b = read_svmlight(path, n_features=source.get("n_features"))
         return sp.csr_matrix(A, dtype=np.float64), b
     if kind == "synthetic":
-        from data import synthetic
+        from faceoff.data import synthetic
 
         if source["generator"] not in GENERATORS:
             raise ValueError(f"unknown generator {source['generator']!r}; accepted: {GENERATORS}")
@@ -177,7 +177,7 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
             )
         from sklearn.datasets import load_breast_cancer
 
-        from data.transforms import standardize
+        from faceoff.data.transforms import standardize
 
         X, y = load_breast_cancer(return_X_y=True)
         return sp.csr_matrix(standardize(X)), np.where(y == 1, 1.0, -1.0)

@@ -35,7 +35,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.settings import Settings, get_settings
+from faceoff.core.settings import Settings, get_settings
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

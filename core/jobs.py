@@ -1,7 +1,7 @@
 """The service layer: submitting, querying and cancelling jobs and sweeps, registering
 datasets, dataset statistics and the reference optima P*. The API routes only call these.
 
-Deduplication. A job whose canonical spec (:func:`core.specs.spec_hash`) equals that of an
+Deduplication. A job whose canonical spec (:func:`faceoff.core.specs.spec_hash`) equals that of an
 earlier job that is queued, running or succeeded is not run again: :func:`submit_job`
 returns the earlier job (``created=False``) unless ``force``. Failed and cancelled jobs are
 never reused, so resubmitting them runs them again.
@@ -32,11 +32,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import uploads
-from core.auth import owned_by, visible_datasets
-from core.datasets import Caps, check_dataset, check_source
-from core.jsonsafe import json_safe
-from core.models import (
+from faceoff.core import uploads
+from faceoff.core.auth import owned_by, visible_datasets
+from faceoff.core.datasets import Caps, check_dataset, check_source
+from faceoff.core.jsonsafe import json_safe
+from faceoff.core.models import (
     CANCELLED,
     QUEUED,
     RUNNING,
@@ -49,9 +49,9 @@ from core.models import (
     TracePoint,
     utcnow,
 )
-from core.objectives import content_objective, objective_key
-from core.settings import Settings
-from core.specs import (
+from faceoff.core.objectives import content_objective, objective_key
+from faceoff.core.settings import Settings
+from faceoff.core.specs import (
     JobSpec,
     ObjectiveSpec,
     SpecError,
@@ -63,14 +63,13 @@ from core.specs import (
     spec_hash,
     sweep_size,
 )
-from core.uploads import UploadTooLarge as UploadTooLarge  # raised by the routes
-from solvers.catalogue import CATALOGUE
+from faceoff.core.uploads import UploadTooLarge as UploadTooLarge  # raised by the routes
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.vocabulary import smoothness as smoothness  # β of a loss, Numba-free
 
 log = logging.getLogger(__name__)
 
 REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
-# β of each loss (the loss is β-smooth), as in solvers.losses, which imports Numba
-_SMOOTHNESS = {"logistic": 0.25, "squared": 1.0}
 # a reference optimum replaces another at an equal gap if its gap is within this of |P|
 REFERENCE_RTOL = 1e-9
 
@@ -81,11 +80,6 @@ class NotFoundError(LookupError):
 
 class ConflictError(Exception):
     """A request that contradicts the current state (cancel a finished job, reuse a name)."""
-
-
-def smoothness(loss: str, gamma: float = 1.0) -> float:
-    """β such that the loss is β-smooth: 1/4 logistic, 1/γ smoothed hinge, 1 squared."""
-    return 1.0 / gamma if loss == "smooth_hinge" else _SMOOTHNESS[loss]
 
 
 def _check_text(value: str, loc: tuple[str | int, ...]) -> None:
@@ -142,8 +136,8 @@ def _add_dataset(session: Session, dataset: Dataset) -> Dataset:
 def _public_names() -> dict[str, str]:
     """{casefolded name: public name} of every public dataset: the registry's and the
     datasets shipped with scikit-learn."""
-    from core.datasets import SKLEARN
-    from data.registry import REGISTRY
+    from faceoff.core.datasets import SKLEARN
+    from faceoff.data.registry import REGISTRY
 
     return {name.casefold(): name for name in (*REGISTRY, *SKLEARN)}
 
@@ -152,7 +146,7 @@ def public_source(name: str) -> dict[str, Any] | None:
     """The source a dataset called ``name`` must have: that of the public dataset whose
     name it is (compared case-insensitively, so no look-alike can pass for it); None for a
     name free to use."""
-    from core.datasets import SKLEARN
+    from faceoff.core.datasets import SKLEARN
 
     public = _public_names().get(name.casefold())
     if public is None:
@@ -178,7 +172,7 @@ def check_public_name(name: str, source: dict[str, Any]) -> None:
 def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
     """The Dataset of a public ``source`` (UnknownDatasetError for an unknown registry
     name), registered as ``name``."""
-    from data.registry import get_spec
+    from faceoff.data.registry import get_spec
 
     if source["kind"] == "sklearn":  # breast_cancer, standardized (dense)
         return Dataset(name=name, source=source, n_samples=569, n_features=30, nnz=569 * 30)
@@ -201,7 +195,7 @@ def resolve_dataset(
     SpecError at ``loc`` for any other name, DatasetTooLarge for a shape over ``caps``
     (also one registered under larger caps).
     """
-    from data.registry import UnknownDatasetError, get_spec
+    from faceoff.data.registry import UnknownDatasetError, get_spec
 
     _check_text(name, loc)
     query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
@@ -241,7 +235,7 @@ def register_dataset(
     loaded: a registry name is checked against the registry, shapes come from it, and
     the shape against ``caps`` (DatasetTooLarge).
     """
-    from data.registry import UnknownDatasetError
+    from faceoff.data.registry import UnknownDatasetError
 
     _check_text(name, ("name",))
     check_public_name(name, source)
@@ -265,7 +259,7 @@ def register_dataset(
 
 def store_upload(stream: BinaryIO, filename: str, settings: Settings) -> tuple[Path, str]:
     """Receive an upload into the upload folder: (temporary path, sha256), see
-    :func:`core.uploads.receive` (UploadTooLarge past the settings' limits)."""
+    :func:`faceoff.core.uploads.receive` (UploadTooLarge past the settings' limits)."""
     return uploads.receive(
         stream,
         settings.upload_dir,
@@ -338,9 +332,9 @@ def dataset_statistics(
     DatasetError or ValueError when the data cannot be loaded or exceeds the caps. Memory is
     O(nnz + n_samples) beyond the matrix, whatever its declared number of features.
     """
-    from core.datasets import load_matrix
-    from data.stats import advise, dataset_stats
-    from data.transforms import normalize as transform
+    from faceoff.core.datasets import load_matrix
+    from faceoff.data.stats import advise, dataset_stats
+    from faceoff.data.transforms import normalize as transform
 
     A, b = load_matrix(dataset.source, settings.upload_dir, Caps.of(settings))
     A = transform(A, normalize)
@@ -520,7 +514,7 @@ def enqueue_new(jobs: Sequence[Job], settings: Settings) -> None:
     ``DISPATCH_TIMEOUT_SECONDS`` with the broker's queue empty (worker.reaper). So the
     submission succeeds either way, and resubmitting it returns the same queued job.
     """
-    from core.queue import enqueue
+    from faceoff.core.queue import enqueue
 
     for index, job in enumerate(jobs):
         try:

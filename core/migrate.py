@@ -7,12 +7,16 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-ROOT = Path(__file__).resolve().parents[1]
+import faceoff.migrations
+
+MIGRATIONS = Path(faceoff.migrations.__file__).resolve().parent
 
 
 def alembic_config(database_url: str) -> Config:
-    config = Config(str(ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(ROOT / "migrations"))
+    """Alembic's configuration for the migrations shipped in the package (no alembic.ini:
+    an installed wheel has none; `alembic` on the command line in the repository reads it)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["database_url"] = database_url
     config.attributes["configure_logger"] = False
     return config
@@ -30,7 +34,7 @@ def wait_for_database(database_url: str, timeout: float = 60.0) -> None:
 
     from sqlalchemy import text
 
-    from core.db import make_engine
+    from faceoff.core.db import make_engine
 
     engine = make_engine(database_url)
     deadline = time.monotonic() + timeout
@@ -52,8 +56,8 @@ def wait_for_database(database_url: str, timeout: float = 60.0) -> None:
 
 
 def main() -> None:
-    """``python -m core.migrate``: wait for the database, then upgrade it to head."""
-    from core.settings import get_settings
+    """``python -m faceoff.core.migrate``: wait for the database, then upgrade it to head."""
+    from faceoff.core.settings import get_settings
 
     url = get_settings().database_url
     wait_for_database(url)

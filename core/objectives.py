@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from faceoff.solvers.vocabulary import get_loss
+
 DIGEST_VERSION = b"faceoff-data-v1"
 _CHUNK = 1 << 20  # elements cast at a time, so hashing never copies a whole index array
 
@@ -57,11 +59,11 @@ def content_objective(
     data_hash: str, loss: str, gamma: float, l1: float, l2: float
 ) -> dict[str, Any]:
     """What identifies the objective: the data's digest, the loss and the penalty weights
-    (γ only for the smoothed hinge, the one loss it changes)."""
+    (γ only for a loss that γ changes, the smoothed hinge)."""
     return {
         "data_hash": data_hash,
         "loss": loss,
-        "gamma": float(gamma) if loss == "smooth_hinge" else None,
+        "gamma": float(gamma) if get_loss(loss).smoothed else None,
         "l1": float(l1),
         "l2": float(l2),
     }

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from celery import Celery
 
-from core.settings import Settings, get_settings
+from faceoff.core.settings import Settings, get_settings
 
 RUN_JOB = "worker.run_job"
 SETUP_SECONDS = 120.0  # a job's allowance for loading its dataset, on top of solver time

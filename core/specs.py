@@ -17,10 +17,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from solvers.catalogue import CATALOGUE, LOSSES, ParamError, show
+from faceoff.solvers.catalogue import CATALOGUE, ParamError, show
+from faceoff.solvers.vocabulary import (
+    LOSS_NAMES,
+    NORMALIZATION_NAMES,
+    PENALTY_NAMES,
+    SMOOTHED_LOSS_NAMES,
+    get_loss,
+    penalty_name,
+)
 
-Loss = Literal["logistic", "smooth_hinge", "squared"]
-Normalize = Literal["none", "rows", "mean"]
+# the names of solvers.vocabulary, as pydantic Literals (enums in the OpenAPI schema)
+Loss = Literal[LOSS_NAMES]  # type: ignore[valid-type]
+Normalize = Literal[NORMALIZATION_NAMES]  # type: ignore[valid-type]
+Penalty = Literal[PENALTY_NAMES]  # type: ignore[valid-type]
 
 
 class SpecError(ValueError):
@@ -83,12 +93,16 @@ class ObjectiveSpec(_Strict):
     """What is minimized: the data (after transforms), the loss and the penalty weights."""
 
     dataset: Text = Field(min_length=1, max_length=200, description="registered dataset name")
-    normalize: Normalize = Field("none", description="row scaling: none, rows (unit), mean")
+    normalize: Normalize = Field(
+        "none", description=f"row scaling: {', '.join(NORMALIZATION_NAMES)}"
+    )
     positive: list[FiniteFloat] | None = Field(
         None, max_length=1000, description="classes mapped to +1 (multiclass data)"
     )
     loss: Loss
-    gamma: float = Field(1.0, gt=0, le=1e6, description="smoothing of the smoothed hinge")
+    gamma: float = Field(
+        1.0, gt=0, le=1e6, description=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)}"
+    )
     l2: float = Field(gt=0, le=1e6, description="l2 weight: l2/2·‖x‖²")
     l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
 
@@ -96,7 +110,7 @@ class ObjectiveSpec(_Strict):
 
     @property
     def penalty(self) -> str:
-        return "elastic_net" if self.l1 > 0 else "l2"
+        return penalty_name(self.l1)
 
 
 class JobSpec(ObjectiveSpec):
@@ -130,6 +144,12 @@ def check_solver(solver: str, loss: str, penalty: str, params: dict[str, Any], l
             f"solver {solver!r} does not support penalty {penalty!r} "
             f"(l1 > 0 makes the penalty elastic_net); it supports "
             f"{', '.join(spec.penalties)}",
+        )
+    if penalty not in get_loss(loss).penalties:
+        raise SpecError(
+            (*loc, "l1"),
+            f"loss {loss!r} does not take penalty {penalty!r}; "
+            f"it takes {', '.join(get_loss(loss).penalties)}",
         )
     try:
         return spec.parse_params(params)
@@ -176,7 +196,7 @@ class SweepSpec(_Strict):
     )
     normalize: Normalize = "none"
     positive: list[FiniteFloat] | None = Field(None, max_length=1000)
-    losses: list[Loss] = Field(min_length=1, max_length=len(LOSSES))
+    losses: list[Loss] = Field(min_length=1, max_length=len(LOSS_NAMES))
     gamma: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     l2: list[Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]] = Field(
         min_length=1, max_length=1000

@@ -7,9 +7,11 @@ decompression bomb costs at most that much disk and one chunk of memory. The sto
 always plain svmlight text, named by the caller after its sha256, so the same data uploaded
 plain or compressed is the same file.
 
-:func:`parse` validates the text before anything is registered: a :class:`core.specs.SpecError`
+:func:`parse` validates the text before anything is registered: a
+:class:`faceoff.core.specs.SpecError`
 at ``("file",)`` says ``FILE: line N: problem``; a declared ``n_features`` or a parsed shape
-over the caps (:class:`core.datasets.Caps`) is refused at ``("n_features",)`` or ``("file",)``.
+over the caps (:class:`faceoff.core.datasets.Caps`) is refused at ``("n_features",)`` or
+``("file",)``.
 Parsing costs memory in proportion to the file, never to a declared dimension.
 """
 
@@ -26,8 +28,8 @@ from typing import BinaryIO
 
 import scipy.sparse as sp
 
-from core.datasets import Caps, check_matrix, check_source
-from core.specs import SpecError
+from faceoff.core.datasets import Caps, check_matrix, check_source
+from faceoff.core.specs import SpecError
 
 CHUNK = 1 << 20
 # magic bytes: gzip (RFC 1952), bzip2 ("BZh" and the block size 1-9)
@@ -93,10 +95,10 @@ def receive(
 
 def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.csr_matrix:
     """The matrix of the plain svmlight file ``path``; SpecError ``FILE: line N: problem``
-    at ``("file",)`` when it is not valid (see :func:`data.svmlight.read_svmlight`), and
-    ``core.datasets.DatasetTooLarge`` when ``n_features`` or the file's shape exceed
+    at ``("file",)`` when it is not valid (see :func:`faceoff.data.svmlight.read_svmlight`), and
+    ``faceoff.core.datasets.DatasetTooLarge`` when ``n_features`` or the file's shape exceed
     ``caps``."""
-    from data.svmlight import SvmlightError, read_svmlight
+    from faceoff.data.svmlight import SvmlightError, read_svmlight
 
     check_source({"kind": "upload", "n_features": n_features}, caps)
     name = display_name(filename)

@@ -1,5 +1,5 @@
-"""``python -m dashboard``: serve the dashboard."""
+"""``python -m faceoff.dashboard``: serve the dashboard."""
 
-from dashboard.app import main
+from faceoff.dashboard.app import main
 
 main()

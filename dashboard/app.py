@@ -13,9 +13,9 @@ from dash.exceptions import DependencyException
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from core.settings import Settings, get_settings
-from dashboard import auth
-from dashboard.components import (
+from faceoff.core.settings import Settings, get_settings
+from faceoff.dashboard import auth
+from faceoff.dashboard.components import (
     DATABASE_URL_KEY,
     ERROR_BANNER,
     UPLOAD_DIR_KEY,
@@ -33,7 +33,7 @@ def create_app(settings: Settings | None = None) -> Dash:
     Dash keeps page callbacks in process-wide registries, so make one app per process. With
     ``AUTH_ENABLED``, viewers log in with an API token and see their team's runs
     (dashboard.auth). A callback that fails says so in the page's error banner
-    (:func:`dashboard.components.callback_error`); a malformed callback request gets 400,
+    (:func:`faceoff.dashboard.components.callback_error`); a malformed callback request gets 400,
     an unknown component file 404.
     """
     settings = settings or get_settings()

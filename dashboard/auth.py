@@ -4,7 +4,7 @@ With authentication on, a person logs in once at ``/login`` with a token; the da
 keeps the token's id in Flask's signed session cookie (keyed by FACEOFF_SECRET_KEY) and
 checks on every request that the token is still valid, so revoking it logs out at once.
 Without a login, pages redirect to ``/login`` and Dash's JSON endpoints answer 401. The
-viewer's team (:func:`dashboard.components.viewer_team`) scopes every query. With
+viewer's team (:func:`faceoff.dashboard.components.viewer_team`) scopes every query. With
 authentication off, only this machine is served (loopback clients, by the API's rule for
 proxy headers: core.auth.client_address) and the team is None.
 """
@@ -17,11 +17,11 @@ import flask
 from flask.typing import ResponseReturnValue
 from markupsafe import escape
 
-from core.auth import client_address, is_loopback, parse_networks, verify_token
-from core.models import ApiToken
-from core.settings import Settings
-from dashboard.components import database_url
-from dashboard.queries import read_session
+from faceoff.core.auth import client_address, is_loopback, parse_networks, verify_token
+from faceoff.core.models import ApiToken
+from faceoff.core.settings import Settings
+from faceoff.dashboard.components import database_url
+from faceoff.dashboard.queries import read_session
 
 AUTH_ENABLED_KEY = "FACEOFF_AUTH_ENABLED"
 TRUSTED_PROXIES_KEY = "FACEOFF_TRUSTED_PROXIES"

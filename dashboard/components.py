@@ -26,7 +26,7 @@ from dash import (
 from dash.exceptions import UnsupportedRelativePath
 from sqlalchemy.exc import SQLAlchemyError
 
-from core.db import brief, is_unavailable
+from faceoff.core.db import brief, is_unavailable
 
 DATABASE_URL_KEY = "FACEOFF_DATABASE_URL"
 UPLOAD_DIR_KEY = "FACEOFF_UPLOAD_DIR"

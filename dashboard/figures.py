@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.vocabulary import loss_label
 
 X_AXES = {
     "time": ("time_s", "solver time (s)"),
@@ -95,8 +96,7 @@ def objective_labels(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     for row in rows:
         parts[row["objective_hash"]] = {
             "dataset": row["dataset"],
-            "loss": row["loss"]
-            + (f"(γ={row['gamma']:g})" if row["loss"] == "smooth_hinge" else ""),
+            "loss": loss_label(row["loss"], row["gamma"]),
             "normalize": "" if row["normalize"] == "none" else f"normalize={row['normalize']}",
             "weights": weights_label(row["l2"], row["l1"]),
         }

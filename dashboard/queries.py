@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import and_, event, func, or_, select
 from sqlalchemy.orm import Session
 
-from core.auth import owned_by, visible_datasets
-from core.db import session_factory
-from core.models import QUEUED, RUNNING, Dataset, Job, Reference, Sweep, TracePoint
+from faceoff.core.auth import owned_by, visible_datasets
+from faceoff.core.db import session_factory
+from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, Reference, Sweep, TracePoint
 
 MAX_POINTS = 500  # per job and figure
 ACTIVE = (QUEUED, RUNNING)

@@ -1,6 +1,6 @@
 """``load_dataset(name)``: a registered dataset as (A, b, spec), parsed once per machine.
 
-The svmlight text is parsed with :func:`data.svmlight.read_svmlight` (with the registry's
+The svmlight text is parsed with :func:`faceoff.data.svmlight.read_svmlight` (with the registry's
 ``n_features``, so train and test splits align) and the CSR matrix is stored as a compressed
 ``.npz`` in ``CACHE/parsed/``, keyed by the sha256 of the file and ``n_features``; later loads
 read the ``.npz``. The last :data:`MEMORY_SIZE` datasets are also kept in memory. Every parse
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from data.fetch import cache_dir, locate
-from data.registry import DatasetError, DatasetSpec, get_spec
+from faceoff.data.fetch import cache_dir, locate
+from faceoff.data.registry import DatasetError, DatasetSpec, get_spec
 
 MEMORY_SIZE = 4
 _memory: OrderedDict[tuple, tuple[sp.csr_matrix, np.ndarray]] = OrderedDict()
@@ -90,7 +90,7 @@ def check_shape(spec: DatasetSpec, A: sp.csr_matrix, b: np.ndarray) -> None:
 
 
 def _parse(path: Path, spec: DatasetSpec) -> tuple[sp.csr_matrix, np.ndarray]:
-    from data.svmlight import read_svmlight
+    from faceoff.data.svmlight import read_svmlight
 
     try:
         return read_svmlight(path, n_features=spec.n_features)

@@ -3,7 +3,7 @@ Primal or Dual?"): Theorem 3's X(a, b, c) and the binary worst cases of Theorem 
 
 The paper's X has shape (d, n) with examples as columns; every function here returns our
 A = Xᵀ, shape (n_samples, n_features) = (n, d), rows = examples. In our notation (see
-:mod:`data.stats`) C_P = Σ_features nnz(A_{:j})‖A_{:j}‖² and C_D = Σ_examples nnz(aᵢ)‖aᵢ‖²
+:mod:`faceoff.data.stats`) C_P = Σ_features nnz(A_{:j})‖A_{:j}‖² and C_D = Σ_examples nnz(aᵢ)‖aᵢ‖²
 (eq. (16)); for binary matrices C_P = Σ nnz(column)² and C_D = Σ nnz(row)².
 """
 

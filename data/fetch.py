@@ -8,11 +8,12 @@ corrupted file. An interrupted download is retried (3 attempts), resuming with a
 request when the server supports it and restarting cleanly otherwise.
 
 Integrity: a known sha256 is checked on every use. When it is unknown (official LIBSVM files,
-see :mod:`data.registry`) the hash of the first download is written to ``FILE.sha256`` next to
+see :mod:`faceoff.data.registry`) the hash of the first download is written to
+``FILE.sha256`` next to
 the cached file and enforced from then on.
 
 File names only ever come from the registry (plain names, checked by
-:class:`data.registry.Source`) and names are registry keys; every path is built by
+:class:`faceoff.data.registry.Source`) and names are registry keys; every path is built by
 :func:`file_in`, which checks the name again, so no path can escape the folders.
 """
 
@@ -30,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.registry import DatasetError, DatasetSpec, Source, check_file_name, get_spec
+from faceoff.data.registry import DatasetError, DatasetSpec, Source, check_file_name, get_spec
 
 ATTEMPTS = 3
 CHUNK = 1 << 16
@@ -96,7 +97,7 @@ def dataset_path(
 ) -> Path:
     """The local path of the dataset ``name``, downloading it into the cache if needed.
 
-    ``registry``, ``mirror`` and ``cache`` default to :data:`data.registry.REGISTRY`,
+    ``registry``, ``mirror`` and ``cache`` default to :data:`faceoff.data.registry.REGISTRY`,
     :func:`mirror_dir` and :func:`cache_dir`. Raises :class:`DatasetError`.
     """
     spec = get_spec(name, registry)

@@ -7,7 +7,7 @@ Two kinds of entries:
   shape it states. Their official sha256 is **unknown** (this registry was written offline):
   ``Source.sha256`` is None, integrity is then checked by the parsed shape, and the sha256 of
   the first download is recorded next to the cached file and enforced afterwards
-  (:mod:`data.fetch`). ``nnz`` is None where it is not known for sure.
+  (:mod:`faceoff.data.fetch`). ``nnz`` is None where it is not known for sure.
 - **Mirror files**: every file of the shared mirror (``FACEOFF_DATA_MIRROR``, its
   MANIFEST.tsv) under its own name, with the MANIFEST's sha256, shape and provenance. Files
   whose content is the official one (``a9a.bz2`` is LIBSVM ``a9a``) are the first source of the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from data.transforms import normalize_rows
+from faceoff.data.transforms import normalize_rows
 
 
 def classification(

@@ -1,12 +1,12 @@
-"""Alembic environment: metadata from core.models, URL from the settings (or the caller)."""
+"""Alembic environment: metadata from faceoff.core.models, URL from the settings (or the caller)."""
 
 from logging.config import fileConfig
 
 from alembic import context
 
-from core.db import make_engine
-from core.models import Base
-from core.settings import get_settings
+from faceoff.core.db import make_engine
+from faceoff.core.models import Base
+from faceoff.core.settings import get_settings
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):

@@ -1,6 +1,7 @@
 """Faceoff solver library: losses, penalties, problems and the coordinate methods.
 
-Import :mod:`solvers.catalogue` for metadata only (no Numba); :func:`solvers.run.solve`
+Import :mod:`faceoff.solvers.catalogue` for metadata only (no Numba);
+:func:`faceoff.solvers.run.solve`
 runs a solver.
 
 Numba's on-disk cache (``cache=True``) is keyed on each function's own source file, so a

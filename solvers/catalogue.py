@@ -1,7 +1,8 @@
 """The solver catalogue: names, parameter schemas, supported losses and penalties.
 
 Pure metadata: importing this module imports no Numba and no kernel, so the API and the
-CLI can validate a request without loading the solvers.
+CLI can validate a request without loading the solvers. The losses and penalties a solver
+may support are those of ``solvers.vocabulary``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-LOSSES = ("logistic", "smooth_hinge", "squared")
-PENALTIES = ("l2", "elastic_net")
+from faceoff.solvers.vocabulary import LOSS_NAMES as LOSSES
+from faceoff.solvers.vocabulary import PENALTY_NAMES as PENALTIES
+from faceoff.solvers.vocabulary import get_loss
+
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
 
 
@@ -123,7 +126,8 @@ class SolverSpec:
     extra_memory: Callable[[int, int, dict[str, Any], str], float] | None = None
 
     def check(self, loss: str, penalty: str) -> None:
-        """Raise ValueError if this solver does not support the loss or the penalty."""
+        """Raise ValueError if this solver does not support the loss or the penalty, or if
+        the loss cannot take the penalty."""
         if loss not in self.losses:
             raise ValueError(
                 f"solver {self.name!r} does not support loss {loss!r}; "
@@ -133,6 +137,11 @@ class SolverSpec:
             raise ValueError(
                 f"solver {self.name!r} does not support penalty {penalty!r}; "
                 f"it supports {', '.join(self.penalties)}"
+            )
+        if penalty not in get_loss(loss).penalties:
+            raise ValueError(
+                f"loss {loss!r} does not take penalty {penalty!r}; "
+                f"it takes {', '.join(get_loss(loss).penalties)}"
             )
 
     def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:
@@ -205,7 +214,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "primal_cd",
             "Primal randomized coordinate descent (NSync)",
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
-            "solvers.algorithms.primal_cd",
+            "faceoff.solvers.algorithms.primal_cd",
             "primal",
             params=(_SAMPLING,),
         ),
@@ -213,7 +222,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "dual_cd",
             "Dual randomized coordinate ascent (Quartz / SDCA)",
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 2",
-            "solvers.algorithms.dual_cd",
+            "faceoff.solvers.algorithms.dual_cd",
             "dual",
             params=(
                 _SAMPLING,
@@ -230,14 +239,14 @@ CATALOGUE: dict[str, SolverSpec] = {
             "agd",
             "Accelerated proximal gradient with adaptive line search",
             "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
-            "solvers.algorithms.agd",
+            "faceoff.solvers.algorithms.agd",
             "primal",
         ),
         SolverSpec(
             "lbfgs",
             "L-BFGS-B (scipy); elastic net by the bound-constrained split x = x⁺ − x⁻",
             "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
-            "solvers.algorithms.lbfgs",
+            "faceoff.solvers.algorithms.lbfgs",
             "primal",
             params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
             extra_memory=_lbfgs_memory,
@@ -246,7 +255,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "saga",
             "SAGA with the l1 proximal step",
             "Defazio, Bach & Lacoste-Julien 2014",
-            "solvers.algorithms.saga",
+            "faceoff.solvers.algorithms.saga",
             "primal",
             params=(
                 Param(
@@ -263,7 +272,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "spdc",
             "Stochastic primal-dual coordinate method (SPDC), lazy sparse updates",
             "Zhang & Xiao, SPDC, Algorithms 1-3 and §6",
-            "solvers.algorithms.spdc",
+            "faceoff.solvers.algorithms.spdc",
             "primal",
             params=(
                 Param(
@@ -301,7 +310,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "dgpd",
             "Doubly greedy primal-dual coordinate descent (DGPD)",
             "Lei, Yen, Wu, Dhillon & Ravikumar, ICML 2017, Algorithms 1-2",
-            "solvers.algorithms.dgpd",
+            "faceoff.solvers.algorithms.dgpd",
             "primal",
             params=(
                 Param(

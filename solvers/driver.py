@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from solvers.trace import Recorder
+from faceoff.solvers.trace import Recorder
 
 
 class ChunkedMethod(Protocol):
@@ -105,8 +105,3 @@ def run_chunked(
         # never one per step
         next_epoch = max(epoch, next_epoch) * ratio
     return reason
-
-
-def as_contiguous(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """C-contiguous float64 copies that a kernel may update in place."""
-    return tuple(np.array(a, dtype=np.float64, copy=True, order="C") for a in arrays)

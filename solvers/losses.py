@@ -1,8 +1,9 @@
 """Losses φ(z, b) of P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x), with their conjugates.
 
 A loss is a small Python object (name, integer code, smoothing parameter) plus scalar
-jitted functions that every kernel calls with that code. Adding a loss means adding a
-branch to the scalar functions below; no solver kernel changes.
+jitted functions that every kernel calls with that code. Adding a loss means one entry in
+``solvers.vocabulary`` (name, β, labels) and a code with a branch in the scalar functions
+below; no solver kernel changes.
 
 Dual variables follow the saddle-point form shared by the three papers,
 L(x, y) = g(x) + 1/n yᵀAx − 1/n Σ φ*(yᵢ): at the optimum yᵢ = φ'(aᵢᵀx).
@@ -17,9 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from faceoff.solvers.vocabulary import get_loss
+
+# kernel code of each loss of solvers.vocabulary.LOSSES
 SQUARED = 0
 LOGISTIC = 1
 SMOOTH_HINGE = 2
+_CODES = {"squared": SQUARED, "logistic": LOGISTIC, "smooth_hinge": SMOOTH_HINGE}
 
 
 @dataclass(frozen=True)
@@ -32,25 +37,21 @@ class Loss:
 
     @property
     def smoothness(self) -> float:
-        """β such that φ is β-smooth (φ'' ≤ β): 1 squared, 1/4 logistic, 1/γ smoothed hinge."""
-        return {SQUARED: 1.0, LOGISTIC: 0.25, SMOOTH_HINGE: 1.0 / self.gamma}[self.code]
+        """β such that φ is β-smooth (φ'' ≤ β): 1 squared, 1/4 logistic, 1/γ smoothed hinge
+        (solvers.vocabulary)."""
+        return get_loss(self.name).smoothness(self.gamma)
 
     @property
     def needs_binary_labels(self) -> bool:
-        return self.code != SQUARED
+        return get_loss(self.name).needs_binary_labels
 
 
 def make_loss(name: str, gamma: float = 1.0) -> Loss:
-    """Build a loss by name: ``squared``, ``logistic`` or ``smooth_hinge`` (SPDC §7.2)."""
-    codes = {"squared": SQUARED, "logistic": LOGISTIC, "smooth_hinge": SMOOTH_HINGE}
-    if name not in codes:
-        raise ValueError(f"unknown loss {name!r}; accepted: {', '.join(codes)}")
+    """Build a loss by name, one of solvers.vocabulary.LOSS_NAMES (smoothed hinge: SPDC §7.2)."""
+    get_loss(name)  # ValueError listing the accepted names
     if not (gamma > 0 and math.isfinite(gamma)):
         raise ValueError(f"smoothing gamma must be a positive number, got {gamma!r}")
-    return Loss(name, codes[name], float(gamma))
-
-
-LOSS_NAMES = ("logistic", "smooth_hinge", "squared")
+    return Loss(name, _CODES[name], float(gamma))
 
 
 @njit(cache=True)

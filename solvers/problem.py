@@ -11,14 +11,18 @@ runs: dense input is stored with a full sparsity pattern, so one kernel serves b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.losses import Loss, loss_conjs, loss_derivs, loss_values
-from solvers.penalties import ElasticNet
+from faceoff.data.labels import prepare_labels
+from faceoff.data.transforms import normalize as transform
+from faceoff.solvers.losses import Loss, loss_conjs, loss_derivs, loss_values, make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.vocabulary import get_loss
 
 
 class Compressed(NamedTuple):
@@ -184,3 +188,57 @@ class Problem:
         primal = self.primal_value(x, Ax)
         dual = self.dual_value(y, v)
         return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
+
+
+def build_problem(
+    A,
+    b: np.ndarray,
+    loss: str,
+    gamma: float = 1.0,
+    l1: float = 0.0,
+    l2: float = 1.0,
+    normalize: str = "none",
+    positive: Sequence[float] | None = None,
+) -> Problem:
+    """The problem a request names: transforms, then labels, then the loss and the penalty.
+
+    Every caller that turns a dataset into a :class:`Problem` (the worker, the CLI, the
+    benchmarks, the tests) goes through this function, so the same request gives the same
+    numbers everywhere.
+
+    Parameters
+    ----------
+    A : ndarray, scipy sparse matrix or Data, shape (n_samples, n_features)
+        The data as read. A :class:`Data` is used as it is (its layouts are shared with
+        other problems), so only ``normalize="none"`` applies to it.
+    b : array, shape (n_samples,)
+        Labels as read, mapped by ``data.labels.prepare_labels`` (±1 for a loss that needs
+        binary labels; the classes in ``positive`` become +1 for any loss).
+    loss : str
+        A name of ``solvers.vocabulary.LOSS_NAMES``.
+    gamma : float, default 1
+        Smoothing of a smoothed loss (the smoothed hinge); ignored by the others.
+    l1, l2 : float
+        Weights of g(x) = l1·‖x‖₁ + l2/2·‖x‖².
+    normalize : str, default "none"
+        A name of ``solvers.vocabulary.NORMALIZATION_NAMES`` (``data.transforms.normalize``).
+    positive : sequence of float, optional
+        Label classes that become +1, the others −1.
+
+    Returns
+    -------
+    Problem
+        Raises ``data.labels.LabelError`` (a ValueError) for labels the loss cannot take,
+        ValueError for an unknown loss or normalization or invalid weights.
+    """
+    binary = get_loss(loss).needs_binary_labels  # ValueError for an unknown loss, early
+    if isinstance(A, Data):
+        if normalize != "none":
+            raise ValueError(
+                f"normalize={normalize!r} needs the matrix, not a built Data; pass A itself"
+            )
+        data = A
+    else:
+        data = Data(transform(A, normalize))
+    labels = prepare_labels(b, binary, positive)
+    return Problem(data, labels, make_loss(loss, gamma), ElasticNet(l1, l2))

@@ -11,11 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from solvers.catalogue import get_spec
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.trace import Recorder, StopRules, TracePoint
+from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.problem import Problem, build_problem
+from faceoff.solvers.trace import Recorder, StopRules, TracePoint
 
 
 @dataclass
@@ -58,12 +56,8 @@ _warm: set[str] = set()
 def _tiny_problem(penalty: str) -> Problem:
     rng = np.random.default_rng(0)
     A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
-    return Problem(
-        Data(A),
-        np.where(rng.random(8) < 0.5, -1.0, 1.0),
-        make_loss("logistic"),
-        ElasticNet(0.01 if penalty == "elastic_net" else 0.0, 0.1),
-    )
+    b = np.where(rng.random(8) < 0.5, -1.0, 1.0)
+    return build_problem(A, b, "logistic", l1=0.01 if penalty == "elastic_net" else 0.0, l2=0.1)
 
 
 def warmup(solver: str) -> None:
@@ -106,7 +100,7 @@ def solve(
     ----------
     problem : Problem
     solver : str
-        A name from :data:`solvers.catalogue.CATALOGUE`.
+        A name from :data:`faceoff.solvers.catalogue.CATALOGUE`.
     params : dict, optional
         Solver parameters; defaults from the catalogue, every value checked.
     stop : StopRules, optional

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from solvers.problem import Objective, Problem
+from faceoff.solvers.problem import Objective, Problem
 
 CONVERGED = "converged"
 MAX_EPOCHS = "max_epochs"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from solvers.losses import loss_derivs, loss_values
-from solvers.problem import Problem
+from faceoff.solvers.losses import loss_derivs, loss_values
+from faceoff.solvers.problem import Problem
 
 
 def reference_optimum(problem: Problem) -> tuple[float, np.ndarray]:

@@ -4,23 +4,24 @@ Start it with the service's environment (``FACEOFF_DATABASE_URL``, ``FACEOFF_BRO
 ``FACEOFF_QUEUE``, ``FACEOFF_HOME``)::
 
     celery -A worker.celery_app worker -Q $FACEOFF_QUEUE -c N --loglevel=info
-    python -m worker        # the same, N = $FACEOFF_WORKER_CONCURRENCY (default 1)
+    python -m faceoff.worker        # the same, N = $FACEOFF_WORKER_CONCURRENCY (default 1)
 
 Use the prefork pool (the default): time limits need it. At start the worker compiles every
-solver's kernels (:mod:`worker.warmup`), so no job pays for JIT compilation.
+solver's kernels (:mod:`faceoff.worker.warmup`), so no job pays for JIT compilation.
 
-Delivery and failures (:mod:`worker.tasks`, :mod:`worker.store`):
+Delivery and failures (:mod:`faceoff.worker.tasks`, :mod:`faceoff.worker.store`):
 
 - A task is acknowledged when it ends (``acks_late``); every outcome, including a solver
   error, is written on the job and the task returns normally, so it is never retried.
-- Time limits come with the task (:func:`core.queue.enqueue` with the job's max_seconds;
+- Time limits come with the task (:func:`faceoff.core.queue.enqueue` with the job's max_seconds;
   without them only the hard limit of ``MAX_JOB_SECONDS`` applies). The soft limit raises
   in the run, which fails the job with "time limit exceeded"; the hard limit kills the pool
   process, and the main process then fails the job (``JobTask.on_failure``).
 - A job is claimed by one atomic UPDATE of its status from queued to running, so any number
   of deliveries of its message run it once. A running job's worker refreshes its
   ``heartbeat_at`` every few seconds; the reaper in every worker's main process
-  (:mod:`worker.reaper`) requeues and re-sends a job silent for ``HEARTBEAT_TIMEOUT_SECONDS``
+  (:mod:`faceoff.worker.reaper`) requeues and re-sends a job silent for
+  ``HEARTBEAT_TIMEOUT_SECONDS``
   (its pool process or its whole worker was killed), which then runs again from seq 0 (runs
   are deterministic by seed); the lost run writes nothing more. After ``store.MAX_ATTEMPTS``
   lost runs the job fails instead. The reaper also re-sends every queued job when Redis

@@ -1,4 +1,4 @@
-"""``python -m worker [celery worker options]``: the worker on ``$FACEOFF_QUEUE`` with
+"""``python -m faceoff.worker [celery worker options]``: the worker on ``$FACEOFF_QUEUE`` with
 ``$FACEOFF_WORKER_CONCURRENCY`` pool processes (default 1), logging at info."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from worker.celery_app import celery_app
+from faceoff.worker.celery_app import celery_app
 
 
 def main(argv: list[str] | None = None) -> None:

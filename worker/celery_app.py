@@ -5,20 +5,20 @@ Importing this module imports no solver. The kernels are compiled when the worke
 process, so every pool process inherits them — including one that replaces a process
 killed by a hard time limit. A pool process drops the database connections it inherits.
 Once the worker consumes (``worker_ready``), its main process runs a
-:class:`worker.reaper.Reaper` until it shuts down.
+:class:`faceoff.worker.reaper.Reaper` until it shuts down.
 """
 
 from __future__ import annotations
 
 from celery.signals import celeryd_after_setup, worker_process_init, worker_ready, worker_shutdown
 
-from core.db import engine_for
-from core.queue import make_celery, time_limits
-from core.settings import get_settings
+from faceoff.core.db import engine_for
+from faceoff.core.queue import make_celery, time_limits
+from faceoff.core.settings import get_settings
 
 celery_app = make_celery(get_settings())
 celery_app.conf.update(
-    include=["worker.tasks"],
+    include=["faceoff.worker.tasks"],
     # Redis redelivers an unacknowledged task after this long: longer than the longest job
     # (a lost worker's job is requeued sooner by the reaper)
     broker_transport_options={
@@ -29,7 +29,7 @@ celery_app.conf.update(
 
 @celeryd_after_setup.connect
 def _warm_up(sender, instance, **kwargs) -> None:
-    from worker.warmup import warm_up
+    from faceoff.worker.warmup import warm_up
 
     warm_up()
 
@@ -44,7 +44,7 @@ _reapers = []
 
 @worker_ready.connect
 def _start_reaper(**kwargs) -> None:
-    from worker.reaper import Reaper
+    from faceoff.worker.reaper import Reaper
 
     reaper = Reaper(get_settings())
     reaper.start()

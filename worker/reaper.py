@@ -4,7 +4,7 @@ Each run refreshes its job's ``heartbeat_at`` from a :class:`Heartbeat` thread (
 every trace batch). A :class:`Reaper` thread in every worker's main process requeues the
 running jobs whose heartbeat is older than ``HEARTBEAT_TIMEOUT_SECONDS`` — their worker
 was killed as a whole, lost its pool process or its host — and sends them again; the
-atomic claim (:func:`worker.store.claim_job`) lets one delivery run a job. It waits for a
+atomic claim (:func:`faceoff.worker.store.claim_job`) lets one delivery run a job. It waits for a
 full timeout of database access after starting or after an outage first, so a heartbeat
 that could not be written during the outage is not taken for a lost worker.
 
@@ -32,10 +32,10 @@ import time
 
 import redis
 
-from core.db import brief, is_unavailable
-from core.queue import enqueue
-from core.settings import Settings
-from worker import store
+from faceoff.core.db import brief, is_unavailable
+from faceoff.core.queue import enqueue
+from faceoff.core.settings import Settings
+from faceoff.worker import store
 
 log = logging.getLogger(__name__)
 

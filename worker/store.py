@@ -25,8 +25,8 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from core.db import brief, engine_for, is_unavailable, session_scope
-from core.models import CANCELLED, FAILED, QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
+from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
+from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ COPY_MIN_POINTS = 200  # from this batch size on, PostgreSQL gets the points by 
 
 
 def write_points(session: Session, job_id: int, points: list) -> None:
-    """Insert trace points (``solvers.trace.TracePoint``) of a job; existing (job, seq) rows
+    """Insert trace points (``faceoff.solvers.trace.TracePoint``) of a job; existing (job, seq) rows
     are left as they are. Large batches on PostgreSQL go through COPY into a temporary
     staging table and one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` (about 3× the
     rate of a multi-row INSERT; bench/run_service.py measures both)."""

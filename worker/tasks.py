@@ -15,23 +15,23 @@ from typing import TYPE_CHECKING
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
-from core.datasets import load_matrix
-from core.db import brief, is_unavailable, session_scope
-from core.jobs import check_job_memory
-from core.models import CANCELLED, FAILED, SUCCEEDED, Job
-from core.objectives import content_objective_hash, data_digest
-from core.queue import RUN_JOB, time_limits
-from core.settings import Settings, get_settings
-from core.specs import JobSpec
-from solvers.trace import CANCELLED as STOP_CANCELLED
-from solvers.trace import DIVERGED, StopRules, TracePoint
-from worker import store
-from worker.celery_app import celery_app
-from worker.reaper import Heartbeat
-from worker.warmup import check_available
+from faceoff.core.datasets import load_matrix
+from faceoff.core.db import brief, is_unavailable, session_scope
+from faceoff.core.jobs import check_job_memory, record_reference
+from faceoff.core.models import CANCELLED, FAILED, SUCCEEDED, Job
+from faceoff.core.objectives import content_objective_hash, data_digest
+from faceoff.core.queue import RUN_JOB, time_limits
+from faceoff.core.settings import Settings, get_settings
+from faceoff.core.specs import JobSpec
+from faceoff.solvers.trace import CANCELLED as STOP_CANCELLED
+from faceoff.solvers.trace import DIVERGED, StopRules, TracePoint
+from faceoff.worker import store
+from faceoff.worker.celery_app import celery_app
+from faceoff.worker.reaper import Heartbeat
+from faceoff.worker.warmup import check_available
 
 if TYPE_CHECKING:
-    from solvers.problem import Problem
+    from faceoff.solvers.problem import Problem
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +55,17 @@ _MAX_DIGESTS = 256
 
 
 def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Problem, str]:
-    """The job's Problem (the dataset with the spec's transforms, labels, loss and penalty)
-    and the digest of its data (core.objectives.data_digest, cached per source, transforms
-    and label mapping)."""
-    from data.labels import prepare_labels
-    from data.transforms import normalize
-    from solvers.losses import make_loss
-    from solvers.penalties import ElasticNet
-    from solvers.problem import Data, Problem
+    """The job's Problem (solvers.problem.build_problem: the dataset with the spec's
+    transforms, labels, loss and penalty) and the digest of its final matrix and labels
+    (core.objectives.data_digest, cached per source, transforms and label mapping)."""
+    from faceoff.solvers.problem import build_problem as build
 
     source_json = json.dumps(source, sort_keys=True)
     A, b = _matrix(source_json, str(upload_dir))
-    loss = make_loss(spec.loss, spec.gamma)
-    b = prepare_labels(b, loss.needs_binary_labels, spec.positive)
-    problem = Problem(Data(normalize(A, spec.normalize)), b, loss, ElasticNet(spec.l1, spec.l2))
+    problem = build(A, b, spec.loss, spec.gamma, spec.l1, spec.l2, spec.normalize, spec.positive)
     positive = None if spec.positive is None else tuple(spec.positive)
-    key = (source_json, str(upload_dir), spec.normalize, positive, loss.needs_binary_labels)
+    binary = problem.loss.needs_binary_labels
+    key = (source_json, str(upload_dir), spec.normalize, positive, binary)
     if key not in _DIGESTS:
         if len(_DIGESTS) >= _MAX_DIGESTS:
             _DIGESTS.clear()
@@ -254,7 +249,7 @@ def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> No
 def _solve(
     spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
 ) -> str:
-    from solvers.run import solve
+    from faceoff.solvers.run import solve
 
     stop = StopRules(
         max_epochs=spec.stop.max_epochs,
@@ -276,11 +271,6 @@ def _outcome(reason: str) -> tuple[str, str | None]:
 
 def _record_reference(url: str, job_id: int) -> None:
     """Offer the succeeded job's final point as the certified P* of its objective."""
-    try:
-        from core.jobs import record_reference
-    except ImportError:
-        log.info("core.jobs.record_reference is not available; no reference recorded")
-        return
     try:
         with session_scope(url) as session:
             reference = record_reference(session, session.get(Job, job_id))

@@ -17,10 +17,10 @@ UNAVAILABLE: dict[str, str] = {}  # solver name → why its warm-up failed
 
 
 def warm_up(names: Iterable[str] | None = None) -> dict[str, str]:
-    """Run ``solvers.run.warmup`` for ``names`` (default: the whole catalogue); returns the
+    """Run ``faceoff.solvers.run.warmup`` for ``names`` (default: the whole catalogue); returns the
     solvers that failed, with the reason."""
-    from solvers.catalogue import CATALOGUE
-    from solvers.run import warmup
+    from faceoff.solvers.catalogue import CATALOGUE
+    from faceoff.solvers.run import warmup
 
     started = time.perf_counter()
     for name in list(names or CATALOGUE):

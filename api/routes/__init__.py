@@ -3,8 +3,8 @@ needs the caller's team (see api.deps.get_team)."""
 
 from fastapi import APIRouter, Depends
 
-from api.deps import get_team
-from api.routes import datasets, health, jobs, references, solvers, sweeps
+from faceoff.api.deps import get_team
+from faceoff.api.routes import datasets, health, jobs, references, solvers, sweeps
 
 api_router = APIRouter()
 for module in (jobs, sweeps, datasets, solvers, references):

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile
 
-from api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
-from api.schemas import (
+from faceoff.api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
+from faceoff.api.schemas import (
     NAME_PATTERN,
     DatasetCreate,
     DatasetPublic,
@@ -17,10 +17,10 @@ from api.schemas import (
     DatasetStatsPublic,
     Message,
 )
-from core import jobs as service
-from core.datasets import Caps
-from core.specs import Loss, Normalize, SpecError
-from core.uploads import display_name
+from faceoff.core import jobs as service
+from faceoff.core.datasets import Caps
+from faceoff.core.specs import Loss, Normalize, SpecError
+from faceoff.core.uploads import display_name
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
@@ -141,7 +141,7 @@ def read_dataset_stats(
 ) -> DatasetStatsPublic:
     """Size, sparsity, norms and labels (cached), and the Faceoff advisor for ``loss`` and
     ``l2``: predicted work of primal vs dual coordinate descent."""
-    from data.registry import DatasetError
+    from faceoff.data.registry import DatasetError
 
     dataset = service.get_dataset(session, dataset_id, team_id=team)
     try:

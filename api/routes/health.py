@@ -8,11 +8,11 @@ import redis
 from fastapi import APIRouter, Response
 from sqlalchemy import text
 
-from api.deps import SettingsDep
-from api.schemas import HealthPublic
-from core.db import session_factory
-from core.queue import celery_for
-from core.settings import Settings
+from faceoff.api.deps import SettingsDep
+from faceoff.api.schemas import HealthPublic
+from faceoff.core.db import session_factory
+from faceoff.core.queue import celery_for
+from faceoff.core.settings import Settings
 
 log = logging.getLogger("api")
 router = APIRouter(prefix="/health", tags=["health"])

@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import (
+from faceoff.api.deps import (
     AuthenticatedRoute,
     JobId,
     Limit,
@@ -26,13 +26,20 @@ from api.deps import (
     TeamDep,
     bearer,
 )
-from api.schemas import JobCreate, JobPublic, JobsPublic, Message, TracePointPublic, TracePublic
-from core import auth
-from core import jobs as service
-from core.db import brief, is_unavailable, session_factory
-from core.jobs import NotFoundError
-from core.models import TERMINAL, TracePoint
-from core.specs import Loss
+from faceoff.api.schemas import (
+    JobCreate,
+    JobPublic,
+    JobsPublic,
+    Message,
+    TracePointPublic,
+    TracePublic,
+)
+from faceoff.core import auth
+from faceoff.core import jobs as service
+from faceoff.core.db import brief, is_unavailable, session_factory
+from faceoff.core.jobs import NotFoundError
+from faceoff.core.models import TERMINAL, TracePoint
+from faceoff.core.specs import Loss
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=AuthenticatedRoute)
 log = logging.getLogger("api")

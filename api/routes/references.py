@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from api.deps import AuthenticatedRoute, SessionDep, SettingsDep, TeamDep
-from api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
-from core import jobs as service
+from faceoff.api.deps import AuthenticatedRoute, SessionDep, SettingsDep, TeamDep
+from faceoff.api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
+from faceoff.core import jobs as service
 
 router = APIRouter(prefix="/references", tags=["references"], route_class=AuthenticatedRoute)
 

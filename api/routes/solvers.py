@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import AuthenticatedRoute
-from api.schemas import SolverPublic, SolversPublic
-from solvers.catalogue import CATALOGUE
+from faceoff.api.deps import AuthenticatedRoute
+from faceoff.api.schemas import SolverPublic, SolversPublic
+from faceoff.solvers.catalogue import CATALOGUE
 
 router = APIRouter(prefix="/solvers", tags=["solvers"], route_class=AuthenticatedRoute)
 

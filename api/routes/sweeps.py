@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 
-from api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
-from api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
-from core import jobs as service
-from core.models import Sweep
+from faceoff.api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
+from faceoff.api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
+from faceoff.core import jobs as service
+from faceoff.core.models import Sweep
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"], route_class=AuthenticatedRoute)
 

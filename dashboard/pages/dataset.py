@@ -14,8 +14,8 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from dashboard import figures, queries
-from dashboard.components import (
+from faceoff.dashboard import figures, queries
+from faceoff.dashboard.components import (
     choice,
     database_url,
     export_bar,
@@ -27,6 +27,7 @@ from dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.solvers.vocabulary import loss_label
 
 dash.register_page(
     __name__, path_template="/dataset/<dataset_id>", title="Faceoff · dataset", order=3
@@ -98,11 +99,11 @@ def _analysis(
     source: str, uploads: str, normalize: str, loss: str, gamma: float, l2: float
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(dataset_stats, advise) of the transformed data; loads the matrix (cached)."""
-    from core.datasets import load_matrix
-    from core.jobs import smoothness
-    from core.jsonsafe import json_safe
-    from data.stats import advise, dataset_stats
-    from data.transforms import normalize as transform
+    from faceoff.core.datasets import load_matrix
+    from faceoff.core.jobs import smoothness
+    from faceoff.core.jsonsafe import json_safe
+    from faceoff.data.stats import advise, dataset_stats
+    from faceoff.data.transforms import normalize as transform
 
     A, b = load_matrix(json.loads(source), Path(uploads))
     A = transform(A, normalize)
@@ -110,7 +111,7 @@ def _analysis(
 
 
 def _objective_label(o: dict[str, Any]) -> str:
-    loss = o["loss"] + (f"(γ={o['gamma']:g})" if o["loss"] == "smooth_hinge" else "")
+    loss = loss_label(o["loss"], o["gamma"])
     norm = "" if o["normalize"] == "none" else f" · normalize={o['normalize']}"
     return f"{loss} · {figures.weights_label(o['l2'], o['l1'])}{norm}"
 

@@ -9,9 +9,9 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html
 from dash.dash_table.Format import Format, Scheme
 
-from core.models import STATUSES
-from dashboard import figures, queries
-from dashboard.components import (
+from faceoff.core.models import STATUSES
+from faceoff.dashboard import figures, queries
+from faceoff.dashboard.components import (
     InputError,
     database_url,
     export_bar,

@@ -11,8 +11,8 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from dashboard import figures, queries
-from dashboard.components import (
+from faceoff.dashboard import figures, queries
+from faceoff.dashboard.components import (
     choice,
     database_url,
     export_bar,

@@ -32,10 +32,10 @@ import math
 
 import numpy as np
 
-from solvers.driver import run_chunked
-from solvers.losses import loss_derivs, loss_values
-from solvers.problem import Problem
-from solvers.trace import Recorder
+from faceoff.solvers.driver import run_chunked
+from faceoff.solvers.losses import loss_derivs, loss_values
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.trace import Recorder
 
 _FIRST_DECREASE = 0.5  # factor on L_loss before each line search, until a trial first fails
 _DECREASE = 0.9  # the same factor afterwards

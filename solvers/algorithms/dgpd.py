@@ -9,7 +9,7 @@ g(x) = l1‖x‖₁ + l2/2‖x‖² (the paper's λ and μ) and keeps w = Ax and
   Algorithm 2 admits the largest |x̄ₖ| outside the active set, eq. (10).
 * Dual step, eqs. (8) and (13) with the 1/n of the saddle form on φ* (as in the proof of
   Lemma A.2): yᵢ ← argmax_β {wᵢβ/n − φ*(β)/n − (β − yᵢ)²/(2η)}, the 1-D problem that
-  :func:`solvers.losses.loss_dual_step` solves with ``inv_s = n/η``.
+  :func:`faceoff.solvers.losses.loss_dual_step` solves with ``inv_s = n/η``.
 * Dual selection, eqs. (7) and (12): the Gauss–Southwell rule on the partial gradient
   (wᵢ − φᵢ*'(yᵢ))/n, taken as the length |β − yᵢ| of the step (8) it leads to (the GS-r form
   of Nutini et al. 2015). For the squared loss this is |wᵢ − φᵢ*'(yᵢ)|/(1 + n/η): the same
@@ -50,12 +50,12 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.driver import PrimalMethod, run_chunked
-from solvers.losses import LOGISTIC, loss_dual_step
-from solvers.penalties import soft_threshold
-from solvers.problem import Problem
-from solvers.sampling import make_rng_state, next_uniform
-from solvers.trace import Recorder
+from faceoff.solvers.driver import PrimalMethod, run_chunked
+from faceoff.solvers.losses import LOGISTIC, loss_dual_step
+from faceoff.solvers.penalties import soft_threshold
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.sampling import make_rng_state, next_uniform
+from faceoff.solvers.trace import Recorder
 
 BASIC, ACTIVE_SET = 0, 1
 VARIANTS = {"basic": BASIC, "active_set": ACTIVE_SET}

@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.driver import run_chunked
-from solvers.losses import LOGISTIC, loss_deriv, loss_dual_step
-from solvers.penalties import soft_threshold
-from solvers.prefetch import prefetch
-from solvers.problem import Problem
-from solvers.sampling import Sampler, next_coordinate
-from solvers.trace import Recorder
+from faceoff.solvers.driver import run_chunked
+from faceoff.solvers.losses import LOGISTIC, loss_deriv, loss_dual_step
+from faceoff.solvers.penalties import soft_threshold
+from faceoff.solvers.prefetch import prefetch
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.trace import Recorder
 
 
 @njit(cache=True)

@@ -18,9 +18,9 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from solvers.losses import loss_derivs, loss_values
-from solvers.problem import Problem
-from solvers.trace import FINISHED, Recorder
+from faceoff.solvers.losses import loss_derivs, loss_values
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.trace import FINISHED, Recorder
 
 _POINTS_PER_DECADE = 30
 _EVERY_ITERATION_UP_TO = 10

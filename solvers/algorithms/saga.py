@@ -26,13 +26,13 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.driver import PrimalMethod, run_chunked
-from solvers.losses import loss_deriv
-from solvers.penalties import soft_threshold
-from solvers.prefetch import prefetch
-from solvers.problem import Problem
-from solvers.sampling import Sampler, next_coordinate
-from solvers.trace import Recorder
+from faceoff.solvers.driver import PrimalMethod, run_chunked
+from faceoff.solvers.losses import loss_deriv
+from faceoff.solvers.penalties import soft_threshold
+from faceoff.solvers.prefetch import prefetch
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.trace import Recorder
 
 _TABLE_BITS = 8
 _TABLE_LOW = 1 << _TABLE_BITS  # entries of each level of the table

@@ -11,7 +11,8 @@ pₖ (uniform, or Algorithm 3's weights (20)), and with u = Aᵀy/n and x̄ = x 
 
 with δₖ the change of yₖ. For uniform sampling with m | n, pₖ = m/n and this is exactly
 (9)-(10); with blocks of unequal size pₖ = 1/|block| keeps the primal step unbiased. The
-dual step is :func:`solvers.losses.loss_dual_step` with ``inv_s = pₖn/(σm)`` (closed form for
+dual step is :func:`faceoff.solvers.losses.loss_dual_step` with ``inv_s = pₖn/(σm)``
+(closed form for
 squared and smoothed hinge, safeguarded Newton for logistic).
 
 Parameters (SPDC's λ is our l2, its γ = 1/β the strong convexity of φ*): uniform sampling
@@ -24,7 +25,8 @@ Sparse data (§6): off the supports of the sampled rows a coordinate only underg
 xⱼ ← prox_{τg}(xⱼ − τuⱼ) with uⱼ constant, so it is brought up to date just in time, when a
 sampled row next reads it: eq. (36) for l2, the piecewise-affine walk of Cases I-III
 (eqs. (38)-(44)) for l1 + l2 — the same map as SAGA's lazy step, whose closed form
-:func:`solvers.algorithms.saga._catch_up_steps` this module reuses. ``x_prev`` is kept next to x
+:func:`faceoff.solvers.algorithms.saga._catch_up_steps` this module reuses. ``x_prev`` is
+kept next to x
 so that x̄ⱼ = xⱼ + θ(xⱼ − x_prevⱼ) is available after a catch-up; x, x_prev, u and the
 iteration of the last update share one row of a (d, 4) array, one cache line per
 coordinate. An iteration costs O(nnz of the sampled rows); every coordinate is brought up
@@ -39,7 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.algorithms.saga import (
+from faceoff.solvers.algorithms.saga import (
     _TABLE_BITS,
     _TABLE_LOW,
     _TABLE_SIZE,
@@ -47,14 +49,14 @@ from solvers.algorithms.saga import (
     _contraction_table,
     _tabulated,
 )
-from solvers.catalogue import CATALOGUE
-from solvers.driver import PrimalMethod, run_chunked
-from solvers.losses import LOGISTIC, loss_dual_step
-from solvers.penalties import soft_threshold
-from solvers.prefetch import prefetch
-from solvers.problem import Problem
-from solvers.sampling import LOOKAHEAD, _alias_table, make_rng_state, next_uniform
-from solvers.trace import Recorder
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.driver import PrimalMethod, run_chunked
+from faceoff.solvers.losses import LOGISTIC, loss_dual_step
+from faceoff.solvers.penalties import soft_threshold
+from faceoff.solvers.prefetch import prefetch
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.sampling import LOOKAHEAD, _alias_table, make_rng_state, next_uniform
+from faceoff.solvers.trace import Recorder
 
 # ----------------------------------------------------------------------------- parameters
 
@@ -149,7 +151,8 @@ def _fill_ring(state, ring, offsets, members, prob, alias):
 def _next_row(state, ring, draw, ahead_block, offsets, members, prob, alias):
     """(current, LOOKAHEAD ahead, LOOKAHEAD/2 ahead) rows of draw number ``draw``; draw s
     belongs to block s mod m and ``ahead_block`` = (draw + LOOKAHEAD) mod m. As
-    :func:`solvers.sampling.next_coordinate`, the counters live in the kernel's registers."""
+    :func:`faceoff.solvers.sampling.next_coordinate`, the counters live in the kernel's
+    registers."""
     slot = 1 + (draw & (LOOKAHEAD - 1))
     current = ring[slot]
     ahead = _draw(state, ahead_block, offsets, members, prob, alias)

@@ -1,4 +1,4 @@
-"""The pure helpers of the paper benchmarks: labels, time-to-target, tables, figures."""
+"""The pure helpers of the paper benchmarks: labels, time-to-target, table cells, figures."""
 
 import math
 
@@ -11,7 +11,6 @@ from bench.figures import (
     convergence_figure,
     first_reaching,
     fmt_duration,
-    md_table,
     median,
     parse_solver,
     relative_gaps,
@@ -63,12 +62,6 @@ def test_speedup_cell_cases():
     assert speedup_cell(2.0, 10.0, 10.0) == "5×"
     assert speedup_cell(2.0, None, 20.0) == "> 10×"
     assert speedup_cell(None, 1.0, 1.0) == "—"
-
-
-def test_md_table_checks_row_widths():
-    assert md_table(["a", "b"], [["1", "2"]]) == ["| a | b |", "|---|---|", "| 1 | 2 |"]
-    with pytest.raises(ValueError, match="2 cells"):
-        md_table(["a"], [["1", "2"]])
 
 
 def test_fmt_duration():

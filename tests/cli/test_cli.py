@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from cli.output import log_spaced, progress_fraction
-from cli.solve import parse_params
-from core.jsonsafe import json_safe
-from solvers.catalogue import CATALOGUE
-from solvers.trace import StopRules, TracePoint
+from faceoff.cli.output import log_spaced, progress_fraction
+from faceoff.cli.solve import parse_params
+from faceoff.core.jsonsafe import json_safe
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.trace import StopRules, TracePoint
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def faceoff(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", *map(str, args)],
+        [sys.executable, "-m", "faceoff.cli.main", *map(str, args)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -143,7 +143,7 @@ def test_ctrl_c_stops_the_run_and_still_reports():
         [
             sys.executable,
             "-m",
-            "cli.main",
+            "faceoff.cli.main",
             "solve",
             "--synthetic",
             "classification",

@@ -19,7 +19,7 @@ def datasets(mirror, tmp_path):
 
     def run(*args: str, **env_changes: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "cli.main", "datasets", *args],
+            [sys.executable, "-m", "faceoff.cli.main", "datasets", *args],
             cwd=REPO,
             env={**env, **env_changes},
             capture_output=True,
@@ -125,7 +125,7 @@ def test_solve_accepts_a_dataset_name(mirror, tmp_path):
     args = ["--data", "a1a", "--loss", "logistic", "--l2", "1e-2", "--solver", "dual_cd"]
     args += ["--max-epochs", "5", "--format", "jsonl"]
     run = subprocess.run(
-        [sys.executable, "-m", "cli.main", "solve", *args],
+        [sys.executable, "-m", "faceoff.cli.main", "solve", *args],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.up import free_port
+from faceoff.cli.up import free_port
 from tests.service.conftest import (  # noqa: F401
     database_url,
     postgres_url,
@@ -39,7 +39,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 def running_dashboard(
     url: str, timeout: float = 60.0, extra_env: dict[str, str] | None = None
 ) -> Iterator[str]:
-    """``python -m dashboard`` on a free port for the database ``url`` (and ``extra_env``);
+    """``python -m faceoff.dashboard`` on a free port for the database ``url`` (and ``extra_env``);
     yields its base URL."""
     port = free_port()
     env = {
@@ -51,7 +51,7 @@ def running_dashboard(
     }
     log = tempfile.TemporaryFile()  # a pipe nobody reads would block the dashboard when full
     process = subprocess.Popen(
-        [sys.executable, "-m", "dashboard"], cwd=REPO, env=env, stdout=log, stderr=log
+        [sys.executable, "-m", "faceoff.dashboard"], cwd=REPO, env=env, stdout=log, stderr=log
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -130,16 +130,16 @@ def page(browser):
 def dash_app():
     """One Dash app for the session (Dash keeps page callbacks process-wide); tests point
     it at their database with ``use_database``."""
-    from core.settings import Settings
-    from dashboard.app import create_app
+    from faceoff.core.settings import Settings
+    from faceoff.dashboard.app import create_app
 
     return create_app(Settings(DATABASE_URL="sqlite://"))
 
 
 @pytest.fixture
 def client(dash_app, tmp_path):
-    """A Flask test client of the dashboard; ``client.use(url)`` selects the database."""
-    from dashboard.components import DATABASE_URL_KEY, UPLOAD_DIR_KEY
+    """A Flask test client of the dashboard; ``faceoff.client.use(url)`` selects the database."""
+    from faceoff.dashboard.components import DATABASE_URL_KEY, UPLOAD_DIR_KEY
 
     test_client = dash_app.server.test_client()
     dash_app.server.config[UPLOAD_DIR_KEY] = str(tmp_path / "uploads")

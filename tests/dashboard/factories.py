@@ -13,9 +13,18 @@ from typing import Any
 import numpy as np
 from sqlalchemy import insert
 
-from core.db import session_scope
-from core.models import RUNNING, SUCCEEDED, Dataset, Job, Reference, Sweep, TracePoint, utcnow
-from core.specs import JobSpec, canonical_job, objective_hash, spec_hash
+from faceoff.core.db import session_scope
+from faceoff.core.models import (
+    RUNNING,
+    SUCCEEDED,
+    Dataset,
+    Job,
+    Reference,
+    Sweep,
+    TracePoint,
+    utcnow,
+)
+from faceoff.core.specs import JobSpec, canonical_job, objective_hash, spec_hash
 
 P_STAR = 0.3132616875  # the reference optimum of every synthetic objective
 SOURCE = {

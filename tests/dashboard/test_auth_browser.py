@@ -3,8 +3,8 @@ another team's sweep is "No such sweep", and revoking the token logs the browser
 
 from __future__ import annotations
 
-from core import auth
-from core.db import session_scope
+from faceoff.core import auth
+from faceoff.core.db import session_scope
 from tests.reliability.test_dashboard_auth import secured_dashboard  # noqa: F401
 
 

@@ -1,4 +1,4 @@
-"""What a person sees: headless Debian Chromium against ``python -m dashboard``."""
+"""What a person sees: headless Debian Chromium against ``python -m faceoff.dashboard``."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from dashboard import figures
+from faceoff.dashboard import figures
 
 P_STAR = 2.0
 REFS = {"obj-a": {"primal": P_STAR, "gap": 1e-12}}

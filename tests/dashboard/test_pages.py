@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from core.db import session_scope
-from core.models import Job
+from faceoff.core.db import session_scope
+from faceoff.core.models import Job
 from tests.dashboard import factories
 
 PAGES = ("/", "/compare?sweep=1&x=epoch", "/sweep/1?eps=1e-4", "/dataset/1", "/nowhere")

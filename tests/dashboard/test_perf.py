@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from dashboard import queries
+from faceoff.dashboard import queries
 from tests.dashboard import factories
 from tests.dashboard.test_pages import compare, values
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.db import session_scope
-from core.models import Dataset, Job, TracePoint
-from dashboard import queries
+from faceoff.core.db import session_scope
+from faceoff.core.models import Dataset, Job, TracePoint
+from faceoff.dashboard import queries
 from tests.dashboard import factories
 
 

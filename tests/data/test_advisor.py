@@ -13,14 +13,14 @@ import math
 import numpy as np
 import pytest
 
-from data.faceoff_matrices import worst_case_binary
-from data.stats import advise
-from data.transforms import scale_by_mean_row_norm
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.run import Result, solve
-from solvers.trace import StopRules
+from faceoff.data.faceoff_matrices import worst_case_binary
+from faceoff.data.stats import advise
+from faceoff.data.transforms import scale_by_mean_row_norm
+from faceoff.solvers.losses import make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.run import Result, solve
+from faceoff.solvers.trace import StopRules
 
 D, N, NNZ = 300, 300, 3000  # predicted T_P/T_D: 14.0 / 0.045 (squared), 6.2 / 0.068 (logistic)
 REL_SUBOPT = 1e-6

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data import cache as data_cache
-from data.cache import load_dataset
-from data.fetch import dataset_path, locate
-from data.registry import DatasetError, DatasetSpec, Source
+from faceoff.data import cache as data_cache
+from faceoff.data.cache import load_dataset
+from faceoff.data.fetch import dataset_path, locate
+from faceoff.data.registry import DatasetError, DatasetSpec, Source
 
 N_SAMPLES, N_FEATURES = 60, 12
 

@@ -1,4 +1,4 @@
-"""data.random_features: random Fourier and random binning features (DGPD §5)."""
+"""faceoff.data.random_features: random Fourier and random binning features (DGPD §5)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data.random_features import (
+from faceoff.data.random_features import (
     RandomBinningFeatures,
     RandomFourierFeatures,
     random_binning_features,

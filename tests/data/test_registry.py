@@ -8,9 +8,9 @@ import csv
 import numpy as np
 import pytest
 
-from data import cache as data_cache
-from data.cache import load_dataset
-from data.registry import (
+from faceoff.data import cache as data_cache
+from faceoff.data.cache import load_dataset
+from faceoff.data.registry import (
     LIBSVM,
     REGISTRY,
     DatasetError,

@@ -1,4 +1,4 @@
-"""data.stats (dataset statistics, the Faceoff advisor) and data.faceoff_matrices (the
+"""faceoff.data.stats (dataset statistics, the Faceoff advisor) and data.faceoff_matrices (the
 extremal matrices of Theorems 3 and 9), checked against hand computations, the paper's
 closed forms and brute force over all tiny binary matrices."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data.faceoff_matrices import (
+from faceoff.data.faceoff_matrices import (
     SIDES,
     binary_max_c,
     binary_min_c,
@@ -20,7 +20,7 @@ from data.faceoff_matrices import (
     theorem9_ratio_bounds,
     worst_case_binary,
 )
-from data.stats import advise, dataset_stats, total_complexity
+from faceoff.data.stats import advise, dataset_stats, total_complexity
 
 # rows = examples: nnz (2, 1, 1), norms (5, 2, 1); columns: nnz (2, 1, 1), ‖·‖² (10, 16, 4)
 TINY = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 2.0], [1.0, 0.0, 0.0]])

@@ -1,4 +1,5 @@
-"""data.svmlight: real LIBSVM files, and one clear error (file, line, problem) per bad file."""
+"""faceoff.data.svmlight: real LIBSVM files, and one clear error (file, line, problem) per
+bad file."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import bz2
 import numpy as np
 import pytest
 
-from data.svmlight import SvmlightError, line_problem, read_svmlight
+from faceoff.data.svmlight import SvmlightError, line_problem, read_svmlight
 
 
 def test_reads_a1a(mirror):

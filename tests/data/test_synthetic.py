@@ -1,4 +1,4 @@
-"""data.synthetic: the papers' seeded problems (SPDC §7.1 ridge, text-like, norm spread)."""
+"""faceoff.data.synthetic: the papers' seeded problems (SPDC §7.1 ridge, text-like, norm spread)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data.synthetic import gaussian_spread, spdc_ridge, text_like
-from data.transforms import row_norms
+from faceoff.data.synthetic import gaussian_spread, spdc_ridge, text_like
+from faceoff.data.transforms import row_norms
 
 
 def _same(first, second) -> None:

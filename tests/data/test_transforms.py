@@ -1,4 +1,5 @@
-"""data.transforms (row normalization, mean-norm scaling) and data.labels (the label rule)."""
+"""faceoff.data.transforms (row normalization, mean-norm scaling) and faceoff.data.labels
+(the label rule)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data.labels import LabelError, prepare_labels
-from data.transforms import (
+from faceoff.data.labels import LabelError, prepare_labels
+from faceoff.data.transforms import (
     normalize,
     normalize_rows,
     row_norms,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from cli import up
+from faceoff.cli import up
 
 
 class RedisServer:

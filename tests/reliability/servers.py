@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 
-from cli.up import api_command, free_port
-from core.settings import Settings
+from faceoff.cli.up import api_command, free_port
+from faceoff.core.settings import Settings
 from tests.service.workers import REPO, stop_process, worker_env
 
 # a synthetic dataset whose jobs take milliseconds (dual_cd, a few epochs)

@@ -22,8 +22,8 @@ import httpx
 import psutil
 import pytest
 
-from core import auth
-from core.db import session_scope
+from faceoff.core import auth
+from faceoff.core.db import session_scope
 from tests.reliability.servers import TINY, api_env, running_api
 from tests.service.workers import running_worker
 
@@ -282,7 +282,7 @@ def service(postgres_url, redis_url, settings_for):
             tokens[team] = auth.create_token(session, f"team-{team}")[1]
     with (
         running_worker(settings) as worker,
-        running_api(api_env(settings), settings.HOME / "api.log") as api,
+        running_api(api_env(settings), settings.HOME / "faceoff.api.log") as api,
     ):
         with httpx.Client(base_url=api.url, timeout=30.0) as client:
             headers = {"Authorization": f"Bearer {tokens['a']}"}

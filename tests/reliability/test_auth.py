@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from api.main import create_app
-from core import auth
-from core.db import session_scope
-from core.models import ApiToken, Job, Reference, Team
+from faceoff.api.main import create_app
+from faceoff.core import auth
+from faceoff.core.db import session_scope
+from faceoff.core.models import ApiToken, Job, Reference, Team
 from tests.service.test_api import GOOD_FILE, JOB, LOCAL
 
 SWEEP = {
@@ -226,8 +226,8 @@ def test_without_auth_only_loopback_clients_are_served(sqlite_url, settings_for,
 
 
 def test_tokens_command(sqlite_url, settings_for, monkeypatch, capsys):
-    from cli.main import main
-    from core.settings import get_settings
+    from faceoff.cli.main import main
+    from faceoff.core.settings import get_settings
 
     monkeypatch.setenv("FACEOFF_DATABASE_URL", sqlite_url)
     get_settings.cache_clear()

@@ -20,13 +20,13 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from core.datasets import Caps, DatasetTooLarge
-from core.db import session_scope
-from core.migrate import upgrade
-from core.models import FAILED, TERMINAL, Dataset, Job
-from core.settings import Settings
-from core.uploads import parse
+from faceoff.api.main import create_app
+from faceoff.core.datasets import Caps, DatasetTooLarge
+from faceoff.core.db import session_scope
+from faceoff.core.migrate import upgrade
+from faceoff.core.models import FAILED, TERMINAL, Dataset, Job
+from faceoff.core.settings import Settings
+from faceoff.core.uploads import parse
 from tests.reliability.servers import ApiProcess, running_api
 from tests.service.conftest import (
     PG_HOST,
@@ -66,7 +66,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
-    """``uvicorn api.main:app`` on a fresh PostgreSQL database, the caps left at their
+    """``uvicorn faceoff.api.main:app`` on a fresh PostgreSQL database, the caps left at their
     defaults (running_api drops any FACEOFF_MAX_* of the environment)."""
     require("PostgreSQL", PG_HOST, PG_PORT)
     database_url = create_pg_database()
@@ -74,7 +74,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
     env = {"FACEOFF_DATABASE_URL": database_url, "FACEOFF_HOME": str(home)}
     try:
         upgrade(database_url)
-        with running_api(env, home / "api.log", timeout=START_SECONDS) as api:
+        with running_api(env, home / "faceoff.api.log", timeout=START_SECONDS) as api:
             yield Server(api, database_url)
     finally:
         drop_pg_database(database_url)

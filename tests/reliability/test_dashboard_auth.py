@@ -16,11 +16,11 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from cli.up import free_port
-from core import auth
-from core.db import session_scope
-from core.models import Dataset, Job, Sweep
-from core.settings import Settings
+from faceoff.cli.up import free_port
+from faceoff.core import auth
+from faceoff.core.db import session_scope
+from faceoff.core.models import Dataset, Job, Sweep
+from faceoff.core.settings import Settings
 from tests.dashboard.conftest import running_dashboard
 from tests.dashboard.factories import SETTINGS, add_sweep
 
@@ -39,7 +39,7 @@ def _give(url: str, team_id: int, sweep_id: int, dataset: str) -> None:
 def secured_dashboard(tmp_path_factory):
     """(base URL, database URL, {team: (token id, secret, sweep id, job ids)}) of a running
     dashboard with authentication on; alpha and beta each own a sweep."""
-    from core.migrate import upgrade
+    from faceoff.core.migrate import upgrade
 
     url = f"sqlite:///{tmp_path_factory.mktemp('dashboard-auth') / 'faceoff.db'}"
     upgrade(url)
@@ -68,7 +68,7 @@ def secured_dashboard(tmp_path_factory):
     ],
 )
 def test_auth_needs_a_strong_secret_key(key, problem):
-    from dashboard.app import create_app
+    from faceoff.dashboard.app import create_app
 
     with pytest.raises(RuntimeError, match=problem) as refused:
         create_app(Settings(DATABASE_URL="sqlite://", AUTH_ENABLED=True, SECRET_KEY=key))
@@ -90,7 +90,11 @@ def test_the_dashboard_refuses_to_start_with_the_placeholder_key(tmp_path):
     }
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "dashboard"], env=env, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "faceoff.dashboard"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     except subprocess.TimeoutExpired:
         pytest.fail("the dashboard started with a published secret key")

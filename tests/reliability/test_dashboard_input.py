@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from core.migrate import upgrade
+from faceoff.core.migrate import upgrade
 from tests.dashboard.conftest import running_dashboard
 from tests.dashboard.factories import add_sweep
 from tests.service.conftest import (

@@ -24,18 +24,18 @@ import pytest
 import redis
 from sqlalchemy import func, select
 
-from core.db import session_scope
-from core.jobs import submit_job
-from core.models import QUEUED, RUNNING, Dataset, Job, utcnow
-from core.settings import Settings
-from core.specs import JobSpec
+from faceoff.core.db import session_scope
+from faceoff.core.jobs import submit_job
+from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, utcnow
+from faceoff.core.settings import Settings
+from faceoff.core.specs import JobSpec
+from faceoff.worker import store
+from faceoff.worker.reaper import EPOCH_KEY
 from tests.reliability.proxy import tcp_proxy
 from tests.reliability.servers import TINY, api_env, running_api
 from tests.reliability.test_faults import check_ran_once, wait_done
 from tests.service.conftest import REDIS_HOST, REDIS_PORT
 from tests.service.workers import WorkerProcess, running_worker, wait_for
-from worker import store
-from worker.reaper import EPOCH_KEY
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +120,7 @@ def test_jobs_committed_by_an_api_killed_before_sending_them_run_once(
             "stop": tiny_job(dataset, 0)["stop"],
         }
         with ready_worker(settings) as worker:
-            with api_process(proxied, tmp_path / "api.log") as (api, base):
+            with api_process(proxied, tmp_path / "faceoff.api.log") as (api, base):
                 proxy.blackhole()  # the API's sends hang from now on
                 poster = threading.Thread(target=post_unanswered, args=(f"{base}/sweeps", sweep))
                 poster.start()
@@ -134,7 +134,7 @@ def test_jobs_committed_by_an_api_killed_before_sending_them_run_once(
             assert set(statuses.values()) == {QUEUED}
             proxy.up()
 
-            with api_process(proxied, tmp_path / "api.log") as (_, base):
+            with api_process(proxied, tmp_path / "faceoff.api.log") as (_, base):
                 again = httpx.post(f"{base}/jobs", json=tiny_job(dataset, 7), timeout=30)
                 assert again.status_code == 200, again.text  # the identical job, not a new one
                 started = time.monotonic()
@@ -169,7 +169,7 @@ def test_a_silent_broker_costs_a_submission_seconds_not_a_hang(
     committed, the answer comes within seconds, and the job stays queued for the reaper."""
     from fastapi.testclient import TestClient
 
-    from api.main import create_app
+    from faceoff.api.main import create_app
 
     with tcp_proxy(REDIS_HOST, REDIS_PORT) as proxy:
         db = redis_url.rsplit("/", 1)[1]

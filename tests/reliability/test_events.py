@@ -13,10 +13,10 @@ import httpx
 from sqlalchemy import update
 from sqlalchemy.engine import make_url
 
-from client.faceoff_client import parse_events
-from core import auth
-from core.db import session_scope
-from core.models import Job
+from faceoff.client.faceoff_client import parse_events
+from faceoff.core import auth
+from faceoff.core.db import session_scope
+from faceoff.core.models import Job
 from tests.dashboard.factories import add_running_job
 from tests.reliability.proxy import tcp_proxy
 from tests.reliability.servers import running_api
@@ -43,7 +43,7 @@ def test_a_revoked_token_ends_the_stream(postgres_url, tmp_path):
     }
     headers = {"Authorization": f"Bearer {secret}"}
     with (
-        running_api(env, tmp_path / "api.log") as api,
+        running_api(env, tmp_path / "faceoff.api.log") as api,
         httpx.Client(base_url=api.base, timeout=READ_TIMEOUT) as client,
         client.stream("GET", f"/api/v1/jobs/{job_id}/events", headers=headers) as response,
     ):
@@ -71,7 +71,7 @@ def test_a_database_outage_ends_the_stream_with_an_error_event(postgres_url, tmp
         proxied = make_url(postgres_url).set(host="127.0.0.1", port=proxy.port)
         env = {"FACEOFF_DATABASE_URL": proxied.render_as_string(hide_password=False)}
         with (
-            running_api(env, tmp_path / "api.log") as api,
+            running_api(env, tmp_path / "faceoff.api.log") as api,
             httpx.Client(base_url=api.base, timeout=READ_TIMEOUT) as client,
             client.stream("GET", f"/api/v1/jobs/{job_id}/events") as response,
         ):

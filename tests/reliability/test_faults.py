@@ -20,11 +20,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
-from api.main import create_app
-from core.db import session_scope
-from core.models import RUNNING, SUCCEEDED, TERMINAL, Dataset, Job, TracePoint
-from core.queue import enqueue
-from core.settings import Settings
+from faceoff.api.main import create_app
+from faceoff.core.db import session_scope
+from faceoff.core.models import RUNNING, SUCCEEDED, TERMINAL, Dataset, Job, TracePoint
+from faceoff.core.queue import enqueue
+from faceoff.core.settings import Settings
 from tests.reliability.brokers import redis_server
 from tests.reliability.proxy import tcp_proxy
 from tests.service.conftest import PG_HOST, PG_PORT

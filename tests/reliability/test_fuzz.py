@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 
-from api.main import create_app
-from core.settings import Settings
-from solvers.catalogue import CATALOGUE
+from faceoff.api.main import create_app
+from faceoff.core.settings import Settings
+from faceoff.solvers.catalogue import CATALOGUE
 
 MAX_EXAMPLES = 30
 

@@ -20,10 +20,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from core import auth
-from core.db import session_scope
-from core.settings import Settings
+from faceoff.api.main import create_app
+from faceoff.core import auth
+from faceoff.core.db import session_scope
+from faceoff.core.settings import Settings
 from tests.reliability.servers import peak_rss, running_api
 
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
@@ -299,7 +299,7 @@ def peak_rss_mb(pid: int) -> float:
 
 @pytest.fixture
 def served(postgres_url, redis_url, tmp_path) -> Iterator[tuple[int, int, dict[str, str]]]:
-    """(port, pid, Authorization header of a valid token) of ``uvicorn api.main:app`` with
+    """(port, pid, Authorization header of a valid token) of ``uvicorn faceoff.api.main:app`` with
     authentication on, configured from the environment as in production."""
     with session_scope(postgres_url) as session:
         _, secret = auth.create_token(session, "alpha")
@@ -310,7 +310,7 @@ def served(postgres_url, redis_url, tmp_path) -> Iterator[tuple[int, int, dict[s
         "FACEOFF_QUEUE": f"faceoff-test-input-{uuid.uuid4().hex[:8]}",
         "FACEOFF_AUTH_ENABLED": "true",
     }
-    with running_api(env, tmp_path / "api.log") as api:
+    with running_api(env, tmp_path / "faceoff.api.log") as api:
         yield api.port, api.process.pid, {"Authorization": f"Bearer {secret}"}
 
 

@@ -14,10 +14,10 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
-from api.main import create_app
-from core.db import session_scope
-from core.migrate import upgrade
-from core.models import TERMINAL, Dataset, Job, Reference
+from faceoff.api.main import create_app
+from faceoff.core.db import session_scope
+from faceoff.core.migrate import upgrade
+from faceoff.core.models import TERMINAL, Dataset, Job, Reference
 from tests.reliability.test_auth import bearer, make_token
 from tests.service.conftest import create_pg_database, drop_pg_database, require
 from tests.service.workers import running_worker

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
-from core.settings import Settings
+from faceoff.core.settings import Settings
 from tests.reliability.proxy import tcp_proxy
 from tests.reliability.test_dispatch import api_process
 from tests.reliability.test_faults import (
@@ -44,7 +44,7 @@ def test_a_silent_partition_answers_503_within_seconds_and_loses_nothing(
         slow, _ = add_datasets(postgres_url)
         with (
             running_worker(settings) as worker,
-            api_process(settings, tmp_path / "api.log") as (_, base),
+            api_process(settings, tmp_path / "faceoff.api.log") as (_, base),
             httpx.Client(base_url=base, timeout=60) as client,
         ):
             response = client.post("/jobs", json=slow_job(slow, 4))

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from cli.main import build_parser
-from cli.solve import load_matrix as cli_load_matrix
-from core.datasets import load_matrix
-from core.db import session_scope
-from core.models import Dataset
-from data.cache import load_dataset
-from data.fetch import dataset_path, locate, status
-from data.registry import DatasetError, DatasetSpec, Source, UnknownDatasetError, get_spec
+from faceoff.api.main import create_app
+from faceoff.cli.main import build_parser
+from faceoff.cli.solve import load_matrix as cli_load_matrix
+from faceoff.core.datasets import load_matrix
+from faceoff.core.db import session_scope
+from faceoff.core.models import Dataset
+from faceoff.data.cache import load_dataset
+from faceoff.data.fetch import dataset_path, locate, status
+from faceoff.data.registry import DatasetError, DatasetSpec, Source, UnknownDatasetError, get_spec
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = ("127.0.0.1", 50000)  # a client on this machine: authentication is off
@@ -153,7 +153,7 @@ def test_registry_lookups_by_path_are_unknown_names(name, tmp_path):
 
 def test_cli_datasets_info_of_a_path_is_an_unknown_dataset(tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "cli.main", "datasets", "info", "../../etc/passwd"],
+        [sys.executable, "-m", "faceoff.cli.main", "datasets", "info", "../../etc/passwd"],
         cwd=REPO,
         capture_output=True,
         text=True,

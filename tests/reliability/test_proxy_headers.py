@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cli.up import api_command
-from core.settings import Settings
+from faceoff.cli.up import api_command
+from faceoff.core.settings import Settings
 from tests.dashboard.conftest import running_dashboard
 from tests.reliability.servers import REPO, running_api
 
@@ -72,7 +72,7 @@ def assert_refused(found: dict[str, int]) -> None:
 @pytest.fixture
 def url(tmp_path) -> str:
     """A migrated SQLite database."""
-    from core.migrate import upgrade
+    from faceoff.core.migrate import upgrade
 
     url = f"sqlite:///{tmp_path / 'faceoff.db'}"
     upgrade(url)
@@ -83,7 +83,7 @@ def test_by_default_a_proxy_on_this_machine_is_believed(url, tmp_path):
     """A reverse proxy on this machine that forwards another machine's request makes it
     remote: refused everywhere, health, metrics, docs and dashboard included."""
     with serving(
-        url, Settings.model_fields["TRUSTED_PROXIES"].default, tmp_path / "api.log"
+        url, Settings.model_fields["TRUSTED_PROXIES"].default, tmp_path / "faceoff.api.log"
     ) as ports:
         assert_served(statuses("127.0.0.1", ports, None))
         assert_served(statuses("127.0.0.1", ports, "127.0.0.1"))
@@ -96,13 +96,13 @@ def test_by_default_a_proxy_on_this_machine_is_believed(url, tmp_path):
 
 def test_without_trusted_proxies_the_header_is_ignored(url, tmp_path):
     """Nor does uvicorn read it on its own (started with --no-proxy-headers)."""
-    with serving(url, "", tmp_path / "api.log") as ports:
+    with serving(url, "", tmp_path / "faceoff.api.log") as ports:
         assert_served(statuses("127.0.0.1", ports, "8.8.8.8"))
 
 
 def test_a_configured_proxy_is_believed(url, tmp_path):
     """127.0.0.2 is the proxy: what it forwards is believed, nobody else's header is."""
-    with serving(url, "127.0.0.2/32", tmp_path / "api.log") as ports:
+    with serving(url, "127.0.0.2/32", tmp_path / "faceoff.api.log") as ports:
         assert_served(statuses("127.0.0.2", ports, "127.0.0.1"))
         assert_refused(statuses("127.0.0.2", ports, "10.1.2.3"))
         assert_refused(statuses("127.0.0.2", ports, "127.0.0.1, 10.1.2.3"))
@@ -114,8 +114,8 @@ def test_a_client_on_another_machine_is_refused_everywhere(url, trusted):
     """Its own X-Forwarded-For claiming this machine changes nothing: it is no proxy."""
     from fastapi.testclient import TestClient
 
-    from api.main import create_app
-    from dashboard.app import create_app as create_dashboard
+    from faceoff.api.main import create_app
+    from faceoff.dashboard.app import create_app as create_dashboard
 
     settings = Settings(DATABASE_URL=url, AUTH_ENABLED=False, TRUSTED_PROXIES=trusted)
     remote = "203.0.113.5"
@@ -132,8 +132,8 @@ def test_a_client_on_another_machine_is_refused_everywhere(url, trusted):
 
 
 def test_a_bad_trusted_proxies_setting_stops_the_start():
-    from api.main import create_app
-    from dashboard.app import create_app as create_dashboard
+    from faceoff.api.main import create_app
+    from faceoff.dashboard.app import create_app as create_dashboard
 
     settings = Settings(DATABASE_URL="sqlite://", TRUSTED_PROXIES="10.0.0.1, nope")
     for create in (create_app, create_dashboard):
@@ -145,4 +145,4 @@ def test_every_way_of_starting_the_api_leaves_proxy_headers_to_the_api():
     assert "--no-proxy-headers" in api_command("127.0.0.1", 8000)
     for name in ("docker-compose.yml", "Dockerfile"):
         text = (REPO / name).read_text()
-        assert '"api.main:app", "--no-proxy-headers"' in text, name
+        assert '"faceoff.api.main:app", "--no-proxy-headers"' in text, name

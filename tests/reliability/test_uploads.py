@@ -17,8 +17,8 @@ import tracemalloc
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from core.uploads import UploadTooLarge, compression, receive
+from faceoff.api.main import create_app
+from faceoff.core.uploads import UploadTooLarge, compression, receive
 
 MAX_BYTES = 64 * 1024
 MAX_DECOMPRESSED = 256 * 1024
@@ -148,11 +148,11 @@ def test_index_beyond_n_features_is_refused(api):
 )
 def test_corrupt_compressed_upload_is_a_422(api, body, kind):
     client, settings = api
-    response = upload(client, body, "data.bz2")
+    response = upload(client, body, "faceoff.data.bz2")
     assert response.status_code == 422, response.text
     (error,) = response.json()["detail"]
     assert error["loc"] == ["body", "file"]
-    assert error["msg"].startswith(f"data.bz2: not valid {kind} data")
+    assert error["msg"].startswith(f"faceoff.data.bz2: not valid {kind} data")
     assert_nothing_registered(client, settings)
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core.migrate import upgrade
-from core.settings import Settings
+from faceoff.core.migrate import upgrade
+from faceoff.core.settings import Settings
 
 PG_HOST = os.environ.get("FACEOFF_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("FACEOFF_TEST_PG_PORT", "5432"))
@@ -58,7 +58,7 @@ def create_pg_database() -> str:
 def drop_pg_database(url: str) -> None:
     import psycopg
 
-    from core.db import engine_for
+    from faceoff.core.db import engine_for
 
     engine_for(url).dispose()
     name = url.rsplit("/", 1)[1]

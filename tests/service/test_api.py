@@ -12,10 +12,10 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from core.db import session_scope
-from core.models import RUNNING, SUCCEEDED, Job, TracePoint, utcnow
-from core.objectives import content_objective_hash
+from faceoff.api.main import create_app
+from faceoff.core.db import session_scope
+from faceoff.core.models import RUNNING, SUCCEEDED, Job, TracePoint, utcnow
+from faceoff.core.objectives import content_objective_hash
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
@@ -365,7 +365,7 @@ def test_references(api):
     digest = content_objective_hash("d" * 64, "squared", 1.0, 0.0, 1e-3)
     values = {"data_hash": "d" * 64, "objective_hash": digest}
     set_job(settings, job["id"], status=SUCCEEDED, primal=0.5, gap=1e-14, **values)
-    from core.jobs import record_reference
+    from faceoff.core.jobs import record_reference
 
     with session_scope(settings.database_url) as session:
         assert record_reference(session, session.get(Job, job["id"])) is not None
@@ -405,6 +405,6 @@ def test_openapi_operation_ids(sqlite_url, settings_for):
     assert all(path.startswith("/api/v1/") for path in schema["paths"])
 
 
-def test_api_never_imports_numba():
-    code = "import sys, api.main, core.jobs; assert 'numba' not in sys.modules, 'numba imported'"
-    subprocess.run([sys.executable, "-c", code], check=True)
+def test_api_never_imports_numba(tmp_path):
+    code = "import sys, faceoff.api.main, faceoff.core.jobs; assert 'numba' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one

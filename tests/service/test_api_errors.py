@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from core.db import session_scope
-from core.jobs import record_reference
-from core.models import SUCCEEDED, Job
+from faceoff.api.main import create_app
+from faceoff.core.db import session_scope
+from faceoff.core.jobs import record_reference
+from faceoff.core.models import SUCCEEDED, Job
 from tests.service.test_api import LOCAL
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
@@ -194,7 +194,7 @@ def test_registry_dataset_that_cannot_be_loaded_is_a_422(
 ):
     monkeypatch.setenv("FACEOFF_DATA_MIRROR", str(tmp_path / "empty"))
     monkeypatch.setenv("FACEOFF_DATA_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("data.fetch.download", _offline)
+    monkeypatch.setattr("faceoff.data.fetch.download", _offline)
     with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
         made = client.post(
             "/api/v1/datasets", json={"name": "w", "source": {"kind": "registry", "name": "w8a"}}
@@ -205,15 +205,15 @@ def test_registry_dataset_that_cannot_be_loaded_is_a_422(
 
 
 def _offline(*_args, **_kwargs):
-    from data.registry import DatasetError
+    from faceoff.data.registry import DatasetError
 
     raise DatasetError("offline: downloads are disabled in this test")
 
 
 def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64) -> Job:
-    from core.datasets import Caps
-    from core.jobs import resolve_dataset
-    from core.settings import Settings
+    from faceoff.core.datasets import Caps
+    from faceoff.core.jobs import resolve_dataset
+    from faceoff.core.settings import Settings
     from tests.service.test_api import JOB as SPEC
 
     job = Job(

@@ -9,12 +9,12 @@ import time
 import pytest
 import uvicorn
 
-from api.main import create_app
-from cli.main import main
-from cli.up import free_port
-from client import Client, ClientError, ServerUnreachable
-from core.db import session_scope
-from core.models import SUCCEEDED, Job, TracePoint, utcnow
+from faceoff.api.main import create_app
+from faceoff.cli.main import main
+from faceoff.cli.up import free_port
+from faceoff.client import Client, ClientError, ServerUnreachable
+from faceoff.core.db import session_scope
+from faceoff.core.models import SUCCEEDED, Job, TracePoint, utcnow
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import yaml
 
-from cli.up import free_port
+from faceoff.cli.up import free_port
 from tests.conftest import REPO
 from tests.service.conftest import create_pg_database, drop_pg_database, require
 
@@ -87,6 +87,7 @@ def test_every_command_exists_in_the_project(service):
 def test_dockerfile_copies_every_package_the_commands_need():
     dockerfile = (REPO / "Dockerfile").read_text()
     packages = (
+        "faceoff",
         "solvers",
         "data",
         "core",
@@ -99,7 +100,7 @@ def test_dockerfile_copies_every_package_the_commands_need():
     )
     for package in packages:
         assert re.search(rf"^COPY {package} {package}$", dockerfile, re.M), package
-    assert "alembic.ini" in dockerfile
+    assert re.search(r"^WORKDIR /app$", dockerfile, re.M)  # run away from the sources
 
 
 def _native(service: str) -> list[str]:
@@ -140,7 +141,7 @@ def test_compose_commands_run_natively(tmp_path):
     api_argv = [*_native("api")]
     api_argv[api_argv.index("--port") + 1] = str(port)
     api_argv[api_argv.index("--host") + 1] = "127.0.0.1"
-    logs = [tmp_path / "worker.log", tmp_path / "api.log"]
+    logs = [tmp_path / "faceoff.worker.log", tmp_path / "faceoff.api.log"]
     processes = []
     try:
         subprocess.run(_native("migrate"), env=env, check=True, timeout=120, capture_output=True)

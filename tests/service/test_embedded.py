@@ -13,7 +13,7 @@ import httpx
 import psutil
 import pytest
 
-from cli import up
+from faceoff.cli import up
 from tests.conftest import REPO
 
 
@@ -48,7 +48,7 @@ def test_up_runs_the_demo_sweep_and_stops_everything(tmp_path):
             [
                 sys.executable,
                 "-m",
-                "cli.up",
+                "faceoff.cli.up",
                 "--port",
                 str(port),
                 "--dashboard-port",

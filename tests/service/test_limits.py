@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from faceoff.api.main import create_app
 
 LIMIT = 64 * 1024
 

@@ -6,8 +6,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
-from core.db import make_engine
-from core.models import Base
+from faceoff.core.db import make_engine
+from faceoff.core.models import Base
 
 
 def test_migrations_match_models(database_url):
@@ -20,7 +20,25 @@ def test_migrations_match_models(database_url):
     assert set(Base.metadata.tables) <= tables
 
 
-def test_upgrade_is_idempotent(sqlite_url):
-    from core.migrate import upgrade
+def test_upgrade_reaches_head_and_is_idempotent(sqlite_url):
+    """The fixture's database is at the newest revision; upgrading again changes nothing."""
+    from alembic.script import ScriptDirectory
 
-    upgrade(sqlite_url)  # already at head: nothing to do, no error
+    from faceoff.core.migrate import alembic_config, upgrade
+
+    head = ScriptDirectory.from_config(alembic_config(sqlite_url)).get_current_head()
+    engine = make_engine(sqlite_url)
+
+    def state() -> tuple[str | None, dict[str, list[str]]]:
+        with engine.connect() as conn:
+            revision = MigrationContext.configure(conn).get_current_revision()
+            schema = inspect(conn)
+            columns = {
+                t: [c["name"] for c in schema.get_columns(t)] for t in schema.get_table_names()
+            }
+        return revision, columns
+
+    before = state()
+    upgrade(sqlite_url)
+    assert before[0] == head and state() == before
+    engine.dispose()

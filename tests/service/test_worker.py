@@ -18,12 +18,21 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select, update
 
-from core.db import session_scope
-from core.migrate import upgrade
-from core.models import CANCELLED, FAILED, SUCCEEDED, TERMINAL, Dataset, Job, Reference, TracePoint
-from core.queue import RUN_JOB, celery_for, enqueue
-from core.settings import Settings
-from core.specs import JobSpec, canonical_job, objective_hash, spec_hash
+from faceoff.core.db import session_scope
+from faceoff.core.migrate import upgrade
+from faceoff.core.models import (
+    CANCELLED,
+    FAILED,
+    SUCCEEDED,
+    TERMINAL,
+    Dataset,
+    Job,
+    Reference,
+    TracePoint,
+)
+from faceoff.core.queue import RUN_JOB, celery_for, enqueue
+from faceoff.core.settings import Settings
+from faceoff.core.specs import JobSpec, canonical_job, objective_hash, spec_hash
 from tests.service.conftest import (
     PG_HOST,
     PG_PORT,

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import event, func, select, update
 from sqlalchemy.orm import Session
 
-from core.db import engine_for, session_scope
-from core.models import (
+from faceoff.core.db import engine_for, session_scope
+from faceoff.core.models import (
     CANCELLED,
     FAILED,
     QUEUED,
@@ -22,11 +22,11 @@ from core.models import (
     TracePoint,
     utcnow,
 )
-from core.queue import SETUP_SECONDS, celery_for, enqueue, time_limits
-from core.specs import JobSpec, canonical_job, objective_hash, spec_hash
-from solvers.catalogue import CATALOGUE, SolverSpec
-from solvers.trace import TracePoint as Point
-from worker import store, warmup
+from faceoff.core.queue import SETUP_SECONDS, celery_for, enqueue, time_limits
+from faceoff.core.specs import JobSpec, canonical_job, objective_hash, spec_hash
+from faceoff.solvers.catalogue import CATALOGUE, SolverSpec
+from faceoff.solvers.trace import TracePoint as Point
+from faceoff.worker import store, warmup
 
 
 def make_job(url: str, **values) -> int:
@@ -224,7 +224,9 @@ def test_cancel_check_reads_the_database_at_most_every_interval(database_url):
 
 
 def test_a_solver_that_fails_to_warm_up_is_reported_and_refused(monkeypatch, caplog):
-    ghost = SolverSpec("ghost", "Ghost", "none", "solvers.algorithms.ghost_not_written", "primal")
+    ghost = SolverSpec(
+        "ghost", "Ghost", "none", "faceoff.solvers.algorithms.ghost_not_written", "primal"
+    )
     monkeypatch.setitem(CATALOGUE, "ghost", ghost)
     monkeypatch.setattr(warmup, "UNAVAILABLE", {})
     failed = warmup.warm_up(["ghost", "agd"])

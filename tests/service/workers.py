@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from core.settings import Settings
+from faceoff.core.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).with_name("celery")
@@ -73,7 +73,7 @@ def running_worker(
     command = [
         str(CELERY),
         "-A",
-        "worker.celery_app",
+        "faceoff.worker.celery_app",
         "worker",
         "-Q",
         settings.QUEUE,

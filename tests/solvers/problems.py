@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from data.svmlight import read_svmlight
-from data.synthetic import classification, regression
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
+from faceoff.data.svmlight import read_svmlight
+from faceoff.data.synthetic import classification, regression
+from faceoff.solvers.problem import Data, Problem, build_problem
 from tests.conftest import mirror_dir
 from tests.reference import reference_optimum
 
@@ -46,9 +44,7 @@ def make_problem(name: str, loss: str, penalty: str) -> Problem:
     labels as targets on real data."""
     l2, l1 = WEIGHTS[name]
     data, b = _data(name, loss == "squared" and name in ("dense", "sparse"))
-    return Problem(
-        data, b, make_loss(loss), ElasticNet(l1 if penalty == "elastic_net" else 0.0, l2)
-    )
+    return build_problem(data, b, loss, l1=l1 if penalty == "elastic_net" else 0.0, l2=l2)
 
 
 @cache

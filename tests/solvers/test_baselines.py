@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solvers.algorithms import lbfgs
-from solvers.algorithms.saga import SAGA, _catch_up, _contraction_table
-from solvers.catalogue import get_spec
-from solvers.losses import LOSS_NAMES, loss_deriv, make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.run import solve
-from solvers.sampling import Sampler, next_coordinate
-from solvers.trace import CANCELLED, CONVERGED, FINISHED, MAX_EPOCHS, StopRules
+from faceoff.solvers.algorithms import lbfgs
+from faceoff.solvers.algorithms.saga import SAGA, _catch_up, _contraction_table
+from faceoff.solvers.catalogue import LOSSES, get_spec
+from faceoff.solvers.losses import loss_deriv, make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.run import solve
+from faceoff.solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.trace import CANCELLED, CONVERGED, FINISHED, MAX_EPOCHS, StopRules
 from tests.reference import reference_optimum
 from tests.solvers.problems import make_problem
 
@@ -31,7 +31,7 @@ CASES = [
     (solver, dataset, loss, penalty)
     for solver in ("agd", "lbfgs", "saga")
     for dataset in ("dense", "sparse")
-    for loss in LOSS_NAMES
+    for loss in LOSSES
     for penalty in get_spec(solver).penalties
 ]
 

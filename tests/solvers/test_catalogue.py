@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
-from core.specs import SpecError, check_solver
-from solvers.catalogue import CATALOGUE, OnlyWith, Param, ParamError, SolverSpec, get_spec
+from faceoff.core.specs import SpecError, check_solver
+from faceoff.solvers.catalogue import (
+    CATALOGUE,
+    LOSSES,
+    PENALTIES,
+    OnlyWith,
+    Param,
+    ParamError,
+    SolverSpec,
+    get_spec,
+)
 
 
-def test_catalogue_imports_no_numba():
-    code = "import sys, solvers.catalogue; assert 'numba' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True)
+def test_catalogue_imports_no_numba(tmp_path):
+    code = "import sys, faceoff.solvers.catalogue; assert 'numba' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one
 
 
 def test_unsupported_loss_or_penalty_is_named():
@@ -73,7 +83,7 @@ def test_rules_between_parameters_are_checked_with_the_values():
 
 
 def test_submission_checks_the_solver_s_rules():
-    """core.specs (the API) refuses SPDC's α without weighted sampling, naming the field."""
+    """faceoff.core.specs (the API) refuses SPDC's α without weighted sampling, naming the field."""
     with pytest.raises(SpecError, match="alpha applies to sampling=weighted only") as refused:
         check_solver("spdc", "logistic", "l2", {"alpha": 0.5})
     assert refused.value.loc == ("params", "alpha")
@@ -81,9 +91,21 @@ def test_submission_checks_the_solver_s_rules():
     assert params["alpha"] == 0.5
 
 
-def test_every_spec_serializes():
-    for spec in CATALOGUE.values():
-        assert spec.to_dict()["name"] == spec.name
+def test_every_spec_serializes_to_what_the_api_and_cli_show():
+    """The JSON of GET /solvers and `faceoff solvers`: every field, defaults that parse, and
+    choices and bounds that agree with the defaults."""
+    for key, spec in CATALOGUE.items():
+        shown = json.loads(json.dumps(spec.to_dict()))
+        assert shown["name"] == key and shown["title"] and shown["reference"]
+        assert set(shown["losses"]) <= set(LOSSES) and set(shown["penalties"]) <= set(PENALTIES)
+        assert [p["name"] for p in shown["params"]] == [p.name for p in spec.params]
+        for param in shown["params"]:
+            if param["kind"] == "choice":
+                assert param["default"] in param["choices"], (key, param)
+            elif param["default"] is not None:
+                assert param["low"] <= param["default"] <= param["high"], (key, param)
+        defaults = {p["name"]: p["default"] for p in shown["params"]}
+        assert spec.parse_params(defaults) == spec.parse_params(None)
 
 
 def test_every_catalogued_solver_has_a_module_with_solve():
@@ -94,7 +116,7 @@ def test_every_catalogued_solver_has_a_module_with_solve():
 
 
 def test_working_memory_counts_the_data_twice_and_lbfgs_its_history():
-    from solvers.catalogue import CATALOGUE
+    from faceoff.solvers.catalogue import CATALOGUE
 
     n, d, nnz = 1000, 500, 20_000
     base = CATALOGUE["dual_cd"].working_bytes(n, d, nnz, {}, "l2")

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from data.synthetic import classification, regression
-from solvers.algorithms.dgpd import _greedy_dual, _greedy_primal
-from solvers.catalogue import CATALOGUE, LOSSES
-from solvers.losses import loss_conj, make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.run import solve
-from solvers.trace import CONVERGED, StopRules
+from faceoff.data.synthetic import classification, regression
+from faceoff.solvers.algorithms.dgpd import _greedy_dual, _greedy_primal
+from faceoff.solvers.catalogue import CATALOGUE, LOSSES
+from faceoff.solvers.losses import loss_conj, make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import CONVERGED, StopRules
 from tests.reference import reference_optimum
 from tests.solvers.problems import DATASETS, make_problem
 from tests.solvers.test_reference import reference as shared_reference

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solvers.catalogue import CATALOGUE, LOSSES, PENALTIES
-from solvers.run import solve
-from solvers.trace import CONVERGED, StopRules
+from faceoff.solvers.catalogue import CATALOGUE, LOSSES, PENALTIES
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import CONVERGED, StopRules
 from tests.solvers.problems import DATASETS, make_problem, reference
 
 CONFIGS = [

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.sampling import Sampler, next_coordinate
 
 
 @njit

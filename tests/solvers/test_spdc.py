@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data.synthetic import gaussian_spread
-from solvers.algorithms.spdc import SPDC, PartitionSampler, step_sizes
-from solvers.catalogue import LOSSES, PENALTIES, get_spec
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.run import solve
-from solvers.trace import CONVERGED, StopRules
+from faceoff.data.synthetic import gaussian_spread
+from faceoff.solvers.algorithms.spdc import SPDC, PartitionSampler, step_sizes
+from faceoff.solvers.catalogue import LOSSES, PENALTIES, get_spec
+from faceoff.solvers.losses import make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import CONVERGED, StopRules
 from tests.reference import reference_optimum
 from tests.solvers.problems import DATASETS, make_problem, reference
 

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data.synthetic import classification
-from solvers.algorithms.dual_cd import DualCD
-from solvers.algorithms.primal_cd import PrimalCD
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.run import solve
-from solvers.trace import (
+from faceoff.data.synthetic import classification
+from faceoff.solvers.algorithms.dual_cd import DualCD
+from faceoff.solvers.algorithms.primal_cd import PrimalCD
+from faceoff.solvers.losses import make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import (
     CANCELLED,
     CONVERGED,
     DIVERGED,
@@ -62,12 +62,12 @@ def test_compilation_is_not_timed(tmp_path):
     is in the trace, so the first run's solver time matches the second's."""
     script = """
 import json, sys, time
-from data.synthetic import classification
-from solvers.losses import make_loss
-from solvers.penalties import ElasticNet
-from solvers.problem import Data, Problem
-from solvers.run import solve
-from solvers.trace import StopRules
+from faceoff.data.synthetic import classification
+from faceoff.solvers.losses import make_loss
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import StopRules
 A, b = classification(n_samples=2000, n_features=300, density=0.02, seed=1)
 problem = Problem(Data(A), b, make_loss("logistic"), ElasticNet(0.0, 1e-3))
 out = []

@@ -1,0 +1,62 @@
+"""Installing Faceoff adds one import name, ``faceoff``: a built wheel holds the repository's
+folders as its subpackages (with the dashboard's assets and the migrations) and nothing else."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+
+from tests.conftest import REPO
+
+
+def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
+    source = tmp_path / "source"
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout.split()
+    for name in files:  # a clean copy: the build leaves nothing in the work tree
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*command, "-w", str(tmp_path), str(source)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("faceoff-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names if ".dist-info/" not in name}
+    assert top == {"faceoff"}
+    for shipped in (
+        "faceoff/__init__.py",
+        "faceoff/api/routes/jobs.py",
+        "faceoff/solvers/algorithms/dual_cd.py",
+        "faceoff/dashboard/assets/style.css",
+        "faceoff/dashboard/pages/compare.py",
+        "faceoff/migrations/env.py",
+        "faceoff/migrations/script.py.mako",
+        "faceoff/migrations/versions/0001_initial_schema.py",
+    ):
+        assert shipped in names, shipped
+    assert not any(name.startswith(("faceoff/tests", "faceoff/bench")) for name in names)
+
+
+def test_the_version_is_read_from_the_distribution():
+    from importlib.metadata import version
+
+    import faceoff
+    from faceoff.api.main import create_app
+    from faceoff.core.settings import Settings
+
+    assert faceoff.__version__ == version("faceoff")
+    assert create_app(Settings(DATABASE_URL="sqlite://")).version == faceoff.__version__
+
+
+def test_the_install_adds_no_generic_top_level_name(tmp_path):
+    """Outside the repository, only ``faceoff`` is importable of this project's names."""
+    names = ["api", "core", "data", "cli", "client", "dashboard", "solvers", "worker"]
+    code = (
+        "import importlib.util as u, sys; "
+        f"found = [n for n in {names!r} if u.find_spec(n) is not None]; "
+        "assert not found, found; assert u.find_spec('faceoff.solvers.catalogue')"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
