@@ -1,0 +1,173 @@
+"""Every loss, through the jitted scalar functions the kernels call: φ' is the derivative of
+φ and β-Lipschitz, φ* is the conjugate (Fenchel–Young equality at y = φ'(z), inequality
+elsewhere, +inf exactly outside its domain), and the exact dual step maximizes its 1-D
+objective whatever the warm start."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from faceoff.solvers.catalogue import LOSSES
+from faceoff.solvers.losses import (
+    loss_conj,
+    loss_conjs,
+    loss_deriv,
+    loss_derivs,
+    loss_dual_step,
+    loss_value,
+    loss_values,
+    make_loss,
+)
+
+GAMMAS = (1.0, 0.3)  # the smoothed hinge's γ; the other losses ignore it
+
+
+def _labels(loss, rng, size: int) -> np.ndarray:
+    """Targets b: ±1 labels for the classification losses, reals for the squared loss."""
+    if loss.needs_binary_labels:
+        return np.where(rng.random(size) < 0.5, -1.0, 1.0)
+    return rng.normal(scale=3.0, size=size)
+
+
+def _margins(rng, size: int) -> np.ndarray:
+    """z over five decades of scale, of both signs."""
+    return rng.normal(size=size) * 10.0 ** rng.uniform(-2, 1.5, size)
+
+
+def _dual_points(loss, rng, b: np.ndarray) -> np.ndarray:
+    """y in dom φ*: t = −b·y ∈ [0, 1] with the edges t = 0 and t = 1 for classification."""
+    if not loss.needs_binary_labels:
+        return rng.normal(scale=3.0, size=b.size)
+    t = rng.uniform(0.0, 1.0, b.size)
+    t[::7], t[1::7] = 0.0, 1.0
+    return -b * t
+
+
+def _sup(loss, y: float, b: float) -> float:
+    """sup_z {y·z − φ(z, b)} by Brent's method (y in the interior of dom φ*)."""
+    found = minimize_scalar(lambda z: -(y * z - loss_value(loss.code, loss.gamma, z, b)), tol=1e-12)
+    return -found.fun
+
+
+@pytest.mark.parametrize("gamma", GAMMAS)
+@pytest.mark.parametrize("name", LOSSES)
+def test_derivative_and_smoothness(name, gamma):
+    """φ' matches central differences of φ, and |φ'(z) − φ'(z')| ≤ β|z − z'| with β the
+    loss's smoothness, attained up to 1% (so β is not just an upper bound)."""
+    loss, rng = make_loss(name, gamma), np.random.default_rng(0)
+    b, z = _labels(loss, rng, 400), _margins(rng, 400)
+    h = 1e-6
+    for zi, bi in zip(z, b, strict=True):
+        numeric = (
+            loss_value(loss.code, gamma, zi + h, bi) - loss_value(loss.code, gamma, zi - h, bi)
+        ) / (2 * h)
+        assert loss_deriv(loss.code, gamma, zi, bi) == pytest.approx(numeric, abs=1e-6), (zi, bi)
+    grid = np.linspace(-4.0, 4.0, 8001)  # covers every piece of every loss for b = ±1
+    for bi in (1.0, -1.0):
+        slopes = np.array([loss_deriv(loss.code, gamma, zi, bi) for zi in grid])
+        ratios = np.abs(np.diff(slopes)) / np.diff(grid)
+        assert ratios.max() <= loss.smoothness * (1 + 1e-9)
+        assert ratios.max() >= 0.99 * loss.smoothness
+
+
+@pytest.mark.parametrize("gamma", GAMMAS)
+@pytest.mark.parametrize("name", LOSSES)
+def test_fenchel_young_equality_at_the_derivative(name, gamma):
+    """φ(z) + φ*(y) = z·y at y = φ'(z) (and y is in dom φ*)."""
+    loss, rng = make_loss(name, gamma), np.random.default_rng(1)
+    b, z = _labels(loss, rng, 2000), _margins(rng, 2000)
+    if name == "smooth_hinge":  # the ends of the quadratic piece, b·z = 1 and b·z = 1 − γ
+        z[:2], b[:2] = [1.0, 1.0 - gamma], 1.0
+    for zi, bi in zip(z, b, strict=True):
+        y = loss_deriv(loss.code, gamma, zi, bi)
+        phi, conj = loss_value(loss.code, gamma, zi, bi), loss_conj(loss.code, gamma, y, bi)
+        scale = max(1.0, abs(zi * y), phi)
+        assert abs(phi + conj - zi * y) <= 1e-12 * scale, (zi, bi, y)
+
+
+@pytest.mark.parametrize("gamma", GAMMAS)
+@pytest.mark.parametrize("name", LOSSES)
+def test_conjugate_is_the_supremum(name, gamma):
+    """φ*(y) = sup_z {y·z − φ(z)} (brute force, interior of the domain), the Fenchel–Young
+    inequality φ(z) + φ*(y) ≥ z·y at unrelated points, and φ* = +inf exactly where the
+    supremum is unbounded."""
+    loss, rng = make_loss(name, gamma), np.random.default_rng(2)
+    b = _labels(loss, rng, 300)
+    y = _dual_points(loss, rng, b)
+    z = _margins(rng, 300)
+    for yi, bi, zi in zip(y, b, z, strict=True):
+        conj = loss_conj(loss.code, gamma, yi, bi)
+        assert np.isfinite(conj)
+        assert loss_value(loss.code, gamma, zi, bi) + conj >= zi * yi - 1e-12 * max(1, abs(zi))
+        if not loss.needs_binary_labels or 1e-3 < -bi * yi < 1 - 1e-3:
+            assert conj == pytest.approx(_sup(loss, yi, bi), abs=1e-9), (yi, bi)
+    if loss.needs_binary_labels:
+        big = 1e6
+        for bi in (1.0, -1.0):
+            for t, z_far in ((1.01, -bi * big), (-0.01, bi * big)):  # just outside [0, 1]
+                assert loss_conj(loss.code, gamma, -bi * t, bi) == np.inf
+                assert -bi * t * z_far - loss_value(loss.code, gamma, z_far, bi) > 1e3
+
+
+@pytest.mark.parametrize("gamma", GAMMAS)
+@pytest.mark.parametrize("name", LOSSES)
+def test_dual_step_maximizes_its_objective(name, gamma):
+    """β = loss_dual_step(y, z, inv_s) maximizes h(β) = β·z − φ*(β) − inv_s·(β − y)²/2 over
+    dom φ* (SDCA's coordinate step, Faceoff Algorithm 2), compared with a bounded brute
+    force, and does not depend on the warm start it is given."""
+    loss, rng = make_loss(name, gamma), np.random.default_rng(3)
+    b = _labels(loss, rng, 300)
+    y = _dual_points(loss, rng, b)
+    z = _margins(rng, 300)
+    inv_s = 10.0 ** rng.uniform(-4, 4, 300)
+    for yi, zi, bi, si in zip(y, z, b, inv_s, strict=True):
+
+        def h(beta, yi=yi, zi=zi, bi=bi, si=si):
+            return beta * zi - loss_conj(loss.code, gamma, beta, bi) - si * (beta - yi) ** 2 / 2
+
+        beta, warm = loss_dual_step(loss.code, gamma, yi, zi, bi, si, np.nan)
+        if loss.needs_binary_labels:
+            lo, hi = sorted((0.0, -bi))
+            found = minimize_scalar(
+                lambda v: -h(v), bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}
+            )
+            best = max(-found.fun, h(lo), h(hi))
+        else:
+            found = minimize_scalar(lambda v: -h(v), tol=1e-12)
+            best = -found.fun
+        assert np.isfinite(h(beta)), (yi, zi, bi, si, beta)
+        assert h(beta) >= best - 1e-12 * max(1.0, abs(best)), (yi, zi, bi, si)
+        assert beta == pytest.approx(found.x, abs=1e-6 * max(1.0, abs(beta)))
+        # logistic's Newton solve stops within ~1e-9 of the root when inv_s < 1 (the last
+        # step's first-order σ is off by ≤ σ''·step²/2), so the paths may differ by that much
+        for start in (warm, rng.normal(scale=5.0), -30.0, 30.0):
+            again = loss_dual_step(loss.code, gamma, yi, zi, bi, si, start)[0]
+            assert again == pytest.approx(beta, abs=1e-8 * max(1.0, abs(beta)))
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_vector_forms_match_the_scalar_ones(name):
+    loss, rng = make_loss(name, 0.5), np.random.default_rng(4)
+    b, z = _labels(loss, rng, 50), _margins(rng, 50)
+    y = _dual_points(loss, rng, b)
+    code, gamma = loss.code, loss.gamma
+    assert loss_values(code, gamma, z, b) == pytest.approx(
+        sum(loss_value(code, gamma, zi, bi) for zi, bi in zip(z, b, strict=True)), rel=1e-14
+    )
+    assert loss_conjs(code, gamma, y, b) == pytest.approx(
+        sum(loss_conj(code, gamma, yi, bi) for yi, bi in zip(y, b, strict=True)),
+        rel=1e-14,
+        abs=1e-14,
+    )
+    derivs = loss_derivs(code, gamma, z, b, np.empty(50))
+    assert derivs.tolist() == [loss_deriv(code, gamma, zi, bi) for zi, bi in zip(z, b, strict=True)]
+
+
+def test_unknown_loss_and_bad_gamma_are_refused():
+    with pytest.raises(ValueError, match="unknown loss 'hinge'; accepted: "):
+        make_loss("hinge")
+    with pytest.raises(ValueError, match="smoothing gamma must be a positive number, got 0"):
+        make_loss("smooth_hinge", 0)
+    assert {make_loss(name).name for name in LOSSES} == set(LOSSES)
