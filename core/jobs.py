@@ -58,6 +58,7 @@ from faceoff.core.specs import (
     StopSpec,
     SweepSpec,
     canonical_job,
+    check_text,
     expand_sweep,
     objective_hash,
     spec_hash,
@@ -83,8 +84,11 @@ class ConflictError(Exception):
 
 
 def _check_text(value: str, loc: tuple[str | int, ...]) -> None:
-    if any(ord(c) < 32 for c in value):
-        raise SpecError(loc, f"{value!r} contains control characters; use printable text")
+    """SpecError at ``loc`` unless ``value`` is printable text (:func:`check_text`)."""
+    try:
+        check_text(value)
+    except ValueError as err:
+        raise SpecError(loc, f"{loc[-1] if loc else 'value'} {err}") from None
 
 
 # ---------------------------------------------------------------- datasets
