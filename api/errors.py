@@ -94,11 +94,13 @@ def validation_error(loc: tuple, message: str, kind: str = "value_error") -> JSO
     return error_response(422, {"detail": [{"loc": _loc(loc), "msg": message, "type": kind}]})
 
 
-def _spec_error(_request: Request, exc: SpecError) -> JSONResponse:
+def _spec_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, SpecError)  # Starlette types every handler's exception as Exception
     return validation_error(exc.loc, exc.message)
 
 
-def _request_validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+def _request_validation(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
     errors = []
     for error in exc.errors():
         item = {"loc": _loc(error["loc"]), "msg": error["msg"], "type": error["type"]}

@@ -64,7 +64,12 @@ def _list(fmt: str) -> None:
     for r in rows:
         nnz = "?" if r["nnz"] is None else f"{r['nnz']:,}"
         table.add_row(
-            r["name"], r["task"], f"{r['n_samples']:,}", f"{r['n_features']:,}", nnz, r["status"]
+            str(r["name"]),
+            str(r["task"]),
+            f"{r['n_samples']:,}",
+            f"{r['n_features']:,}",
+            nnz,
+            str(r["status"]),
         )
     Console().print(table)
 

@@ -101,7 +101,7 @@ class TableReporter:
             console=Console(stderr=True),
             transient=True,
         )
-        self.task = None
+        self.task = self.progress.add_task("warm-up", total=1.0, status="compiling kernels")
         self.first_gap = math.nan
 
     def __enter__(self) -> TableReporter:
@@ -114,7 +114,6 @@ class TableReporter:
             highlight=False,
         )
         self.progress.start()
-        self.task = self.progress.add_task("warm-up", total=1.0, status="compiling kernels")
         return self
 
     def __exit__(self, *exc) -> None:

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
+from psycopg.abc import PQGen
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
@@ -50,7 +51,10 @@ class NoAnswer(psycopg.OperationalError):
     """The database did not answer within the connection's bound; the connection is closed."""
 
 
-def _bounded(gen: Generator, seconds: float) -> Generator:
+RV = TypeVar("RV")
+
+
+def _bounded(gen: PQGen[RV], seconds: float) -> PQGen[RV]:
     """``gen`` (a psycopg wait generator), raising :class:`NoAnswer` once it has run for
     ``seconds``. psycopg's wait loop resumes it at least every 0.1 s, data or not."""
     deadline = time.monotonic() + seconds
@@ -72,7 +76,7 @@ class BoundedConnection(psycopg.Connection):
 
     answer_timeout: float | None = None
 
-    def wait(self, gen: Generator, *args: Any, **kwargs: Any) -> Any:
+    def wait(self, gen: PQGen[RV], *args: Any, **kwargs: Any) -> RV:
         if self.answer_timeout is None:
             return super().wait(gen, *args, **kwargs)
         try:

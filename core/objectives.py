@@ -29,7 +29,7 @@ def _update(h: Any, values: np.ndarray, dtype: type) -> None:
     h.update(np.int64(values.size).tobytes())
     target = np.dtype(dtype).newbyteorder("<")
     if values.dtype == target and values.flags.c_contiguous:
-        h.update(memoryview(values).cast("B"))
+        h.update(memoryview(values.data).cast("B"))
         return
     for start in range(0, values.size, _CHUNK):
         h.update(np.ascontiguousarray(values[start : start + _CHUNK], dtype=target).tobytes())

@@ -23,6 +23,8 @@ import hashlib
 import os
 import tempfile
 import zlib
+from collections.abc import Callable
+from io import BufferedIOBase
 from pathlib import Path, PurePath
 from typing import BinaryIO
 
@@ -34,7 +36,7 @@ from faceoff.core.specs import SpecError
 CHUNK = 1 << 20
 # magic bytes: gzip (RFC 1952), bzip2 ("BZh" and the block size 1-9)
 MAGIC = {b"\x1f\x8b": "gzip", **{b"BZh%d" % level: "bzip2" for level in range(1, 10)}}
-OPENERS = {"gzip": gzip.open, "bzip2": bz2.open}
+OPENERS: dict[str, Callable[[Path], BufferedIOBase]] = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File}
 
 
 class UploadTooLarge(Exception):
@@ -80,7 +82,7 @@ def receive(
         made.append(text)
         too_large = UploadTooLarge(max_decompressed, decompressed=True)
         try:
-            with OPENERS[kind](raw, "rb") as source, open(text, "wb") as out:
+            with OPENERS[kind](raw) as source, open(text, "wb") as out:
                 digest = _copy(source, out, max_decompressed, too_large)
         except (OSError, EOFError, zlib.error) as err:
             message = f"{display_name(filename)}: not valid {kind} data ({err})"
@@ -146,7 +148,9 @@ def _temporary(folder: Path) -> Path:
     return Path(name)
 
 
-def _copy(source: BinaryIO, out: BinaryIO, limit: int, too_large: UploadTooLarge) -> str:
+def _copy(
+    source: BinaryIO | BufferedIOBase, out: BinaryIO, limit: int, too_large: UploadTooLarge
+) -> str:
     """Copy ``source`` to ``out`` one chunk at a time; its sha256, or ``too_large`` raised as
     soon as more than ``limit`` bytes have been read."""
     digest = hashlib.sha256()

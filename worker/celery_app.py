@@ -1,4 +1,4 @@
-"""The worker's Celery app (``celery -A worker.celery_app worker``).
+"""The worker's Celery app (``celery -A faceoff.worker.celery_app worker``).
 
 Importing this module imports no solver. The kernels are compiled when the worker starts
 (``celeryd_after_setup``: logging is configured, the pool is not forked yet), in the main
@@ -10,11 +10,16 @@ Once the worker consumes (``worker_ready``), its main process runs a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from celery.signals import celeryd_after_setup, worker_process_init, worker_ready, worker_shutdown
 
 from faceoff.core.db import engine_for
 from faceoff.core.queue import make_celery, time_limits
 from faceoff.core.settings import get_settings
+
+if TYPE_CHECKING:
+    from faceoff.worker.reaper import Reaper
 
 celery_app = make_celery(get_settings())
 celery_app.conf.update(
@@ -39,7 +44,7 @@ def _forget_parent_connections(**kwargs) -> None:
     engine_for(get_settings().database_url).dispose(close=False)
 
 
-_reapers = []
+_reapers: list[Reaper] = []
 
 
 @worker_ready.connect

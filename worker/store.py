@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import CursorResult, Executable, Table, delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3  # a job whose worker was lost this many times is failed, not run again
 MAX_BACKOFF_SECONDS = 5.0
-_INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+_INSERTS: dict[str, Callable[[Table], postgresql.Insert | sqlite.Insert]] = {
+    "postgresql": postgresql.insert,
+    "sqlite": sqlite.insert,
+}
 T = TypeVar("T")
 
 
@@ -153,7 +156,7 @@ def write_points(session: Session, job_id: int, points: list) -> None:
     if dialect == "postgresql" and len(rows) >= COPY_MIN_POINTS:
         _copy_rows(session, rows)
         return
-    statement = _INSERTS[dialect](TracePoint.__table__).on_conflict_do_nothing(
+    statement = _INSERTS[dialect](cast(Table, TracePoint.__table__)).on_conflict_do_nothing(
         index_elements=["job_id", "seq"]
     )
     names = (*_COLUMNS, "extras")
@@ -165,6 +168,7 @@ def _copy_rows(session: Session, rows: list[tuple]) -> None:
     into trace_points, skipping (job_id, seq) pairs that are already there."""
     columns = ", ".join((*_COLUMNS, "extras"))
     connection = session.connection().connection.driver_connection  # a psycopg connection
+    assert connection is not None, "COPY needs an open psycopg connection"
     with connection.cursor() as cursor:
         cursor.execute(
             "CREATE TEMP TABLE IF NOT EXISTS trace_stage (LIKE trace_points) ON COMMIT DELETE ROWS"
@@ -191,7 +195,12 @@ def set_identity(url: str, claim: Claim, identity: Identity) -> bool:
     superseded."""
     with session_scope(url) as session:
         statement = update(Job).where(*_current(claim)).values(**identity._asdict())
-        return bool(session.execute(statement).rowcount)
+        return bool(_changed(session, statement))
+
+
+def _changed(session: Session, statement: Executable) -> int:
+    """Execute an UPDATE or DELETE; the number of rows it changed."""
+    return cast(CursorResult, session.execute(statement)).rowcount
 
 
 def _current(claim: Claim) -> tuple:
@@ -202,7 +211,7 @@ def beat(url: str, claim: Claim) -> bool:
     """Record that this run is alive; False if it has been superseded."""
     with session_scope(url) as session:
         statement = update(Job).where(*_current(claim)).values(heartbeat_at=utcnow())
-        return bool(session.execute(statement).rowcount)
+        return bool(_changed(session, statement))
 
 
 def _summary(points: list) -> dict[str, Any]:
@@ -222,7 +231,7 @@ def save_batch(url: str, claim: Claim, points: list) -> bool:
     transaction; False (nothing written) if this run has been superseded."""
     with session_scope(url) as session:
         values = {**_summary(points), "heartbeat_at": utcnow()}
-        if not session.execute(update(Job).where(*_current(claim)).values(**values)).rowcount:
+        if not _changed(session, update(Job).where(*_current(claim)).values(**values)):
             return False
         write_points(session, claim.job_id, points)
     return True
@@ -247,7 +256,7 @@ def finish_job(
         if points:
             values.update(_summary(points))
         statement = update(Job).where(*_current(claim)).values(**values, finished_at=utcnow())
-        if not session.execute(statement).rowcount:
+        if not _changed(session, statement):
             return False
         if points:
             write_points(session, claim.job_id, points)
@@ -262,7 +271,7 @@ def fail_running_job(url: str, job_id: int, error: str) -> bool:
             .where(Job.id == job_id, Job.status == RUNNING)
             .values(status=FAILED, error=error, finished_at=utcnow())
         )
-        return bool(session.execute(statement).rowcount)
+        return bool(_changed(session, statement))
 
 
 def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
@@ -286,11 +295,11 @@ def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
                     "killed, e.g. out of memory, or stopped answering); not run again"
                 )
                 values = {"status": FAILED, "error": error, "finished_at": utcnow()}
-                if session.execute(update(Job).where(*taken).values(**values)).rowcount:
+                if _changed(session, update(Job).where(*taken).values(**values)):
                     log.error("job %d: %s", job_id, error)
-            elif session.execute(
-                update(Job).where(*taken).values(status=QUEUED, dispatched_at=utcnow())
-            ).rowcount:
+            elif _changed(
+                session, update(Job).where(*taken).values(status=QUEUED, dispatched_at=utcnow())
+            ):
                 log.warning(
                     "job %d: its worker was lost during attempt %d; requeued", job_id, attempts
                 )

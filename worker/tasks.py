@@ -273,7 +273,8 @@ def _record_reference(url: str, job_id: int) -> None:
     """Offer the succeeded job's final point as the certified P* of its objective."""
     try:
         with session_scope(url) as session:
-            reference = record_reference(session, session.get(Job, job_id))
+            job = session.get(Job, job_id)
+            reference = None if job is None else record_reference(session, job)
     except Exception:
         log.exception("job %d: recording its reference optimum failed", job_id)
         return
