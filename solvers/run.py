@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.problem import Problem, build_problem
 from faceoff.solvers.trace import Recorder, StopRules, TracePoint
+from faceoff.solvers.vocabulary import get_loss
 
 
 @dataclass
@@ -53,11 +54,11 @@ class Result:
 _warm: set[str] = set()
 
 
-def _tiny_problem(penalty: str) -> Problem:
+def _tiny_problem(loss: str, penalty: str) -> Problem:
     rng = np.random.default_rng(0)
     A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
-    b = np.where(rng.random(8) < 0.5, -1.0, 1.0)
-    return build_problem(A, b, "logistic", l1=0.01 if penalty == "elastic_net" else 0.0, l2=0.1)
+    b = np.where(rng.random(8) < 0.5, -1.0, 1.0)  # binary labels suit every loss
+    return build_problem(A, b, loss, l1=0.01 if penalty == "elastic_net" else 0.0, l2=0.1)
 
 
 def warmup(solver: str) -> None:
@@ -69,9 +70,11 @@ def warmup(solver: str) -> None:
     spec = get_spec(solver)
     module = importlib.import_module(spec.module)
     for values in _param_variants(spec):
-        for penalty in spec.penalties:
-            recorder = Recorder(_tiny_problem(penalty), StopRules(max_epochs=1.0, max_seconds=60))
-            module.solve(recorder.problem, values, recorder, 0)
+        for loss in spec.losses:
+            for penalty in (p for p in spec.penalties if p in get_loss(loss).penalties):
+                problem = _tiny_problem(loss, penalty)
+                recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))
+                module.solve(problem, values, recorder, 0)
     _warm.add(solver)
 
 

@@ -63,11 +63,15 @@ def worker_env(settings: Settings) -> dict[str, str]:
 
 @contextmanager
 def running_worker(
-    settings: Settings, pool: str = "prefork", concurrency: int = 1, start_timeout: float = 180
+    settings: Settings,
+    pool: str = "prefork",
+    concurrency: int = 1,
+    start_timeout: float = 180,
+    cwd: Path = REPO,
 ) -> Iterator[WorkerProcess]:
-    """Start ``celery worker`` on ``settings.QUEUE``, wait until it is ready, stop it with
-    SIGTERM afterwards (SIGKILL if it has not stopped within 30 s). The log is printed if
-    the worker does not become ready."""
+    """Start ``celery worker`` on ``settings.QUEUE`` in ``cwd`` (which celery puts first on
+    sys.path), wait until it is ready, stop it with SIGTERM afterwards (SIGKILL if it has not
+    stopped within 30 s). The log is printed if the worker does not become ready."""
     settings.HOME.mkdir(parents=True, exist_ok=True)
     log_path = settings.HOME / f"worker-{settings.QUEUE}.log"
     command = [
@@ -89,7 +93,7 @@ def running_worker(
     ]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            command, cwd=REPO, env=worker_env(settings), stdout=log, stderr=subprocess.STDOUT
+            command, cwd=cwd, env=worker_env(settings), stdout=log, stderr=subprocess.STDOUT
         )
     worker = WorkerProcess(process, log_path)
     try:

@@ -1,0 +1,210 @@
+"""CONTRIBUTING.md's "add a solver" recipe, followed literally: its two code blocks (the
+module, the catalogue entry) are applied to a copy of the package and nothing else is edited.
+The new solver is then validated by a real API process, run by a real worker process, listed
+by the CLI and by the dashboard (in Chromium), and covered by the generated reference tests.
+
+The copy shadows the installed package through PYTHONPATH in every process started here.
+Those processes run in the repository, whose ``faceoff/`` folder would win if their working
+directory came first on sys.path: PYTHONSAFEPATH keeps Python from putting it there,
+UVICORN_APP_DIR (uvicorn's ``--app-dir``, default ".") points uvicorn at the copy instead,
+and the worker runs in the copy (celery puts its working directory first).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import httpx
+import pytest
+from setuptools.config.pyprojecttoml import read_configuration
+
+from tests.dashboard.conftest import running_dashboard
+from tests.reliability.servers import api_env, running_api
+from tests.service.workers import running_worker, wait_for
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+NAME = "ridge_cg"
+FILE_BLOCK = re.compile(r"<!-- contributing:file (\S+) -->\n```python\n(.*?)```", re.S)
+ENTRY_BLOCK = re.compile(r"<!-- contributing:catalogue -->\n```python\n(.*?)```", re.S)
+CATALOGUE_END = "\n    )\n}\n"  # the end of the tuple of SolverSpec that builds CATALOGUE
+DATASET = {
+    "kind": "synthetic",
+    "generator": "regression",
+    "n_samples": 300,
+    "n_features": 40,
+    "density": 0.2,
+    "seed": 1,
+}
+
+
+def recipe() -> tuple[str, str, str]:
+    """(module path, module source, catalogue entry) from CONTRIBUTING.md."""
+    text = (REPO / "CONTRIBUTING.md").read_text()
+    files, entries = FILE_BLOCK.findall(text), ENTRY_BLOCK.findall(text)
+    assert len(files) == 1 and len(entries) == 1, "the recipe has one module and one entry"
+    (path, source), entry = files[0], entries[0]
+    return path, source, entry
+
+
+def add_entry(catalogue: str, entry: str) -> str:
+    """``catalogue`` (the text of solvers/catalogue.py) with ``entry`` (a SolverSpec call)
+    added last to the tuple of SolverSpec that builds CATALOGUE."""
+    start = catalogue.index("CATALOGUE: dict[str, SolverSpec] = {")
+    end = catalogue.index(CATALOGUE_END, start)
+    item = textwrap.indent(entry.rstrip("\n"), " " * 8) + ","
+    return catalogue[:end] + "\n" + item + catalogue[end:]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    """A folder holding the package ``faceoff`` with the recipe applied: the folder the
+    recipe edits (solvers/) copied, every other subpackage linked to the repository's."""
+    root = tmp_path_factory.mktemp("contrib")
+    path, source, entry = recipe()
+    folder, _, rest = path.partition("/")
+    mapping = read_configuration(REPO / "pyproject.toml")["tool"]["setuptools"]["package-dir"]
+    package = root / "faceoff"
+    package.mkdir()
+    shutil.copy(REPO / mapping["faceoff"] / "__init__.py", package / "__init__.py")
+    for name, where in mapping.items():
+        parts = name.split(".")
+        if len(parts) != 2:
+            continue
+        if where == folder:
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(REPO / where, package / parts[1], ignore=ignore)
+        else:
+            (package / parts[1]).symlink_to(REPO / where)
+    edited = package / folder
+    assert not (edited / rest).exists(), f"{path} exists already: the recipe needs a new name"
+    (edited / rest).write_text(source)
+    catalogue = edited / "catalogue.py"
+    catalogue.write_text(add_entry(catalogue.read_text(), entry))
+    return root
+
+
+@pytest.fixture
+def shadowed(tree, monkeypatch) -> dict[str, str]:
+    """Every process started from here on imports ``faceoff`` from ``tree``."""
+    shadow = {"PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1", "UVICORN_APP_DIR": str(tree)}
+    for name, value in shadow.items():
+        monkeypatch.setenv(name, value)
+    return shadow
+
+
+def python(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_the_recipe_applies_to_this_catalogue():
+    """The entry lands inside CATALOGUE (a check of the test's own editing)."""
+    _, _, entry = recipe()
+    text = (REPO / "solvers" / "catalogue.py").read_text()
+    namespace: dict = {}
+    exec(compile(add_entry(text, entry), "catalogue.py", "exec"), namespace)
+    assert list(namespace["CATALOGUE"])[-1] == NAME
+    assert NAME not in __import__("faceoff.solvers.catalogue").solvers.catalogue.CATALOGUE
+
+
+def test_the_cli_lists_and_runs_the_new_solver(shadowed):
+    where = python("-c", "import faceoff.solvers.catalogue as c; print(c.__file__)")
+    assert where.stdout.strip().startswith(shadowed["PYTHONPATH"]), where
+    listed = python("-m", "faceoff.cli.main", "solvers")
+    assert listed.returncode == 0 and NAME in listed.stdout, listed.stderr
+    solved = python(
+        "-m",
+        "faceoff.cli.main",
+        "solve",
+        "--synthetic",
+        "regression",
+        "--loss",
+        "squared",
+        "--l2",
+        "1e-3",
+        "--solver",
+        NAME,
+        "--tol",
+        "1e-10",
+        "--format",
+        "jsonl",
+    )
+    assert solved.returncode == 0, solved.stderr
+    summary = json.loads(solved.stdout.strip().splitlines()[-1])["summary"]
+    assert summary["solver"] == NAME and summary["stop_reason"] == "converged", summary
+    assert summary["gap"] <= 1e-10 * max(1.0, abs(summary["primal"])), summary
+
+
+def test_the_service_validates_runs_and_lists_the_new_solver(
+    tree, shadowed, settings_for, sqlite_url, redis_url, page, tmp_path
+):
+    settings = settings_for(sqlite_url, redis_url)
+    with (
+        running_api(api_env(settings, **shadowed), tmp_path / "api.log") as api,
+        running_worker(settings, cwd=tree) as worker,
+    ):
+        solvers = httpx.get(f"{api.url}/solvers", timeout=30).json()
+        assert NAME in {s["name"] for s in solvers["data"]}, solvers
+        created = httpx.post(
+            f"{api.url}/datasets", json={"name": "regression", "source": DATASET}, timeout=60
+        )
+        assert created.status_code == 201, created.text
+        job = {"dataset": "regression", "solver": NAME, "loss": "squared", "l2": 1e-3}
+        refused = httpx.post(f"{api.url}/jobs", json={**job, "loss": "logistic"}, timeout=30)
+        assert refused.status_code == 422 and NAME in refused.text, refused.text
+        unknown = httpx.post(f"{api.url}/jobs", json={**job, "params": {"tau": 1}}, timeout=30)
+        assert unknown.status_code == 422 and "tau" in unknown.text, unknown.text
+        stop = {"max_epochs": 2000, "max_seconds": 60, "tol": 1e-10}
+        accepted = httpx.post(f"{api.url}/jobs", json={**job, "stop": stop}, timeout=30)
+        assert accepted.status_code == 201, accepted.text
+        job_id = accepted.json()["id"]
+
+        def finished():
+            body = httpx.get(f"{api.url}/jobs/{job_id}", timeout=30).json()
+            return body if body["status"] in ("succeeded", "failed", "cancelled") else None
+
+        done = wait_for(finished, 300, f"job {job_id} to finish", worker)
+        assert done["status"] == "succeeded", (done["error"], worker.log()[-3000:])
+        trace = httpx.get(f"{api.url}/jobs/{job_id}/trace", timeout=30).json()
+        last = trace["data"][-1]
+        assert last["gap"] <= 1e-10 * max(1.0, abs(last["primal"])), last
+
+    with running_dashboard(sqlite_url, extra_env=shadowed) as base:
+        page.goto(f"{base}/")
+        page.wait_for_selector(f"#runs-table :text('{NAME}')", timeout=60_000)
+
+
+def test_the_generated_tests_cover_the_new_solver(shadowed, tmp_path):
+    report = tmp_path / "report.xml"
+    ran = python(
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--import-mode=append",  # the repository last on sys.path: ``tests`` from it, not faceoff
+        "tests/solvers/test_reference.py",
+        "-k",
+        NAME,
+        f"--junitxml={report}",
+        timeout=900,
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    cases = {case.get("name") for case in ET.parse(report).iter("testcase")}
+    from tests.solvers.problems import DATASETS
+
+    expected = {
+        f"test_matches_reference_and_certifies[{NAME}-default-squared-l2-{d}]" for d in DATASETS
+    }
+    expected.add(f"test_ridge_matches_closed_form[{NAME}-default]")
+    assert cases == expected, cases
