@@ -391,15 +391,17 @@ def register_dataset(
 def dataset_statistics(
     session: Session,
     dataset: Dataset,
-    settings: Settings,
     loss: str,
     l2: float,
     gamma: float = 1.0,
     normalize: str = "none",
     *,
+    upload_dir: Path,
+    caps: Caps,
     store: bool = True,
 ) -> dict[str, Any]:
-    """``{"stats": data.stats.dataset_stats, "advice": data.stats.advise}`` of a dataset.
+    """``{"stats": data.stats.dataset_stats, "advice": data.stats.advise}`` of a dataset,
+    loaded within ``caps`` (uploads from ``upload_dir``).
 
     The statistics of the untransformed data are cached in ``Dataset.stats`` (and fill in
     its shape; with ``store``, committed: a read-only caller passes ``store=False``); the
@@ -410,7 +412,7 @@ def dataset_statistics(
     from faceoff.data.stats import advise, dataset_stats
     from faceoff.data.transforms import normalize as transform
 
-    A, b = load_matrix(dataset.source, settings.upload_dir, Caps.of(settings))
+    A, b = load_matrix(dataset.source, upload_dir, caps)
     A = transform(A, normalize)
     if normalize == "none" and dataset.stats is not None:
         stats = dataset.stats

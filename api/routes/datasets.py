@@ -130,7 +130,16 @@ def read_dataset_stats(
 
     dataset = service.get_dataset(session, dataset_id, team_id=team)
     try:
-        result = service.dataset_statistics(session, dataset, settings, loss, l2, gamma, normalize)
+        result = service.dataset_statistics(
+            session,
+            dataset,
+            loss,
+            l2,
+            gamma,
+            normalize,
+            upload_dir=settings.upload_dir,
+            caps=Caps.of(settings),
+        )
     except (DatasetError, OSError, ValueError) as err:
         raise SpecError(
             ("path", "dataset_id"),
