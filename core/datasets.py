@@ -41,8 +41,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by, visible_datasets
-from faceoff.core.db import page
-from faceoff.core.errors import ConflictError, NotFoundError
+from faceoff.core.db import one_or_not_found, page
+from faceoff.core.errors import ConflictError
 from faceoff.core.jsonsafe import json_safe
 from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
@@ -215,10 +215,7 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
 def get_dataset(session: Session, dataset_id: int, *, team_id: int | None) -> Dataset:
     """A dataset the team may use (NotFoundError for another team's upload)."""
     query = select(Dataset).where(Dataset.id == dataset_id, visible_datasets(team_id))
-    dataset = session.scalars(query).one_or_none()
-    if dataset is None:
-        raise NotFoundError(f"dataset {dataset_id} not found")
-    return dataset
+    return one_or_not_found(session, query, f"dataset {dataset_id} not found")
 
 
 def list_datasets(
@@ -258,9 +255,9 @@ def find_dataset(session: Session, name: str) -> Dataset | None:
     return session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
 
 
-def add_dataset(session: Session, dataset: Dataset) -> Dataset:
-    """Insert ``dataset``; if another request inserted the same name first, return that
-    one when its source is the same, ConflictError otherwise."""
+def add_dataset(session: Session, dataset: Dataset) -> tuple[Dataset, bool]:
+    """Insert ``dataset``: (it, True); if another request inserted the same name first,
+    (that one, False) when its source is the same, ConflictError otherwise."""
     try:
         with session.begin_nested():
             session.add(dataset)
@@ -268,8 +265,8 @@ def add_dataset(session: Session, dataset: Dataset) -> Dataset:
         existing = session.scalars(select(Dataset).where(Dataset.name == dataset.name)).one()
         if existing.source != dataset.source or existing.team_id != dataset.team_id:
             raise name_taken(existing, dataset.team_id) from None
-        return existing
-    return dataset
+        return existing, False
+    return dataset, True
 
 
 @lru_cache(maxsize=1)
@@ -352,7 +349,7 @@ def resolve_dataset(
             ) from None
     dataset = _public_dataset(public, name)
     check_dataset(dataset, caps, loc)
-    return add_dataset(session, dataset)
+    return add_dataset(session, dataset)[0]
 
 
 def register_dataset(
@@ -384,8 +381,7 @@ def register_dataset(
         except UnknownDatasetError as err:
             raise SpecError(("source", "name"), str(err)) from None
     check_source(source, caps)
-    added = add_dataset(session, dataset)
-    return added, added is dataset
+    return add_dataset(session, dataset)
 
 
 def dataset_statistics(

@@ -36,6 +36,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from faceoff.core.errors import NotFoundError
 from faceoff.core.settings import Settings, get_settings
 
 
@@ -202,6 +203,14 @@ def read_session(url: str) -> Iterator[Session]:
 
 
 Row = TypeVar("Row")
+
+
+def one_or_not_found(session: Session, query: Select[tuple[Row]], missing: str) -> Row:
+    """The one row of ``query``; NotFoundError(``missing``) when there is none."""
+    row = session.scalars(query).one_or_none()
+    if row is None:
+        raise NotFoundError(missing)
+    return row
 
 
 def page(

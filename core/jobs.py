@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
 from faceoff.core.datasets import Caps, resolve_dataset
-from faceoff.core.db import page
-from faceoff.core.errors import ConflictError, NotFoundError
+from faceoff.core.db import one_or_not_found, page
+from faceoff.core.errors import ConflictError
 from faceoff.core.models import (
     CANCELLED,
     QUEUED,
@@ -180,10 +180,7 @@ def enqueue_new(jobs: Sequence[Job], settings: Settings) -> None:
 def get_job(session: Session, job_id: int, *, team_id: int | None) -> Job:
     """A job of the team (NotFoundError for another team's: its existence is not told)."""
     query = select(Job).where(Job.id == job_id, owned_by(Job.team_id, team_id))
-    job = session.scalars(query).one_or_none()
-    if job is None:
-        raise NotFoundError(f"job {job_id} not found")
-    return job
+    return one_or_not_found(session, query, f"job {job_id} not found")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from faceoff.core.errors import NotFoundError
+from faceoff.core.db import one_or_not_found
 from faceoff.core.models import SUCCEEDED, Job, Reference, utcnow
 from faceoff.core.specs import JobSpec, ObjectiveSpec
 from faceoff.solvers.vocabulary import get_loss
@@ -113,16 +113,13 @@ def reference_job_spec(
 def get_reference(session: Session, digest: str) -> Reference:
     """The reference of a content-keyed objective hash (a job's ``objective_hash`` once a
     worker has run it)."""
-    reference = session.scalars(
-        select(Reference).where(Reference.objective_hash == digest)
-    ).one_or_none()
-    if reference is None:
-        raise NotFoundError(
-            f"no reference optimum for objective {digest}; a job's objective_hash keys its "
-            "reference once a worker has run the job (it then hashes the job's data), and "
-            "POST /api/v1/references computes one"
-        )
-    return reference
+    return one_or_not_found(
+        session,
+        select(Reference).where(Reference.objective_hash == digest),
+        f"no reference optimum for objective {digest}; a job's objective_hash keys its "
+        "reference once a worker has run the job (it then hashes the job's data), and "
+        "POST /api/v1/references computes one",
+    )
 
 
 def get_references(session: Session, digests: Iterable[str]) -> dict[str, Reference]:

@@ -21,8 +21,7 @@ from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
 from faceoff.core.datasets import Caps, resolve_dataset
-from faceoff.core.db import page
-from faceoff.core.errors import NotFoundError
+from faceoff.core.db import one_or_not_found, page
 from faceoff.core.jobs import (
     REUSABLE,
     check_job_memory,
@@ -112,10 +111,7 @@ def submit_sweep(
 def get_sweep(session: Session, sweep_id: int, *, team_id: int | None) -> Sweep:
     """A sweep of the team (NotFoundError for another team's)."""
     query = select(Sweep).where(Sweep.id == sweep_id, owned_by(Sweep.team_id, team_id))
-    sweep = session.scalars(query).one_or_none()
-    if sweep is None:
-        raise NotFoundError(f"sweep {sweep_id} not found")
-    return sweep
+    return one_or_not_found(session, query, f"sweep {sweep_id} not found")
 
 
 def list_sweeps(

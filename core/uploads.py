@@ -244,17 +244,10 @@ def register_upload(
     if existing is not None:
         return existing, False
     n, d = A.shape
-    dataset = Dataset(
-        name=name,
-        source=source,
-        n_samples=n,
-        n_features=d,
-        nnz=int(A.nnz),
-        sha256=sha256,
-        team_id=team_id,
+    shape = {"n_samples": n, "n_features": d, "nnz": int(A.nnz)}
+    return add_dataset(
+        session, Dataset(name=name, source=source, sha256=sha256, team_id=team_id, **shape)
     )
-    added = add_dataset(session, dataset)
-    return added, added is dataset
 
 
 def upload_dataset(

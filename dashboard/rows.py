@@ -144,30 +144,20 @@ def dataset_summary(url: str, dataset_id: int, *, team_id: int | None) -> dict[s
 def dataset_statistics(
     url: str,
     dataset_id: int,
-    objective: tuple[str, float, float, str],
+    objective: tuple[str, float, float, str],  # loss, l2, gamma, normalize
     upload_dir: Path,
     caps: Caps,
     *,
     team_id: int | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(statistics, advice) of a dataset the team may see for the objective (loss, gamma,
-    l2, normalize): :func:`faceoff.core.datasets.dataset_statistics`, which loads the data
-    (DatasetError, ValueError or OSError when it cannot), without storing anything. The last
-    few are kept."""
-    loss, gamma, l2, normalize = objective
+    """(statistics, advice) of a dataset the team may see for the objective:
+    :func:`faceoff.core.datasets.dataset_statistics`, which loads the data (DatasetError,
+    ValueError or OSError when it cannot), without storing anything. The last few are
+    kept."""
     with read_session(url) as session:
         dataset = datasets.get_dataset(session, dataset_id, team_id=team_id)
-        result = datasets.dataset_statistics(
-            session,
-            dataset,
-            loss,
-            l2,
-            gamma,
-            normalize,
-            upload_dir=upload_dir,
-            caps=caps,
-            store=False,
-        )
+        where = {"upload_dir": upload_dir, "caps": caps}
+        result = datasets.dataset_statistics(session, dataset, *objective, **where, store=False)
     return result["stats"], result["advice"]
 
 

@@ -95,7 +95,7 @@ url_sync("dataset")
 
 def _analysis(dataset_id: int, objective: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(statistics, advice) of the dataset for ``objective`` (core's, kept for a while)."""
-    key = (objective["loss"], objective["gamma"], objective["l2"], objective["normalize"])
+    key = (objective["loss"], objective["l2"], objective["gamma"], objective["normalize"])
     return rows.dataset_statistics(
         database_url(), dataset_id, key, upload_dir(), caps(), team_id=viewer_team()
     )
