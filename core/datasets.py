@@ -329,7 +329,7 @@ def resolve_dataset(
     SpecError at ``loc`` for any other name, DatasetTooLarge for a shape over ``caps``
     (also one registered under larger caps).
     """
-    from faceoff.data.registry import UnknownDatasetError, get_spec
+    from faceoff.data.registry import unknown_dataset
 
     check_text_at(name, loc)
     query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
@@ -338,15 +338,12 @@ def resolve_dataset(
         check_dataset(dataset, caps, loc)
         return dataset
     public = public_source(name)
-    if public is None or public["name"] != name:
-        try:  # not a public name: the error names the public ones it is close to
-            get_spec(name, dict.fromkeys(_public_names().values()))
-        except UnknownDatasetError as err:
-            raise SpecError(
-                loc,
-                f"{err}; use a registered dataset (GET /api/v1/datasets) or a public name "
-                "(faceoff datasets list)",
-            ) from None
+    if public is None or public["name"] != name:  # the error names the public names close to it
+        raise SpecError(
+            loc,
+            f"{unknown_dataset(name, _public_names().values())}; use a registered dataset "
+            "(GET /api/v1/datasets) or a public name (faceoff datasets list)",
+        )
     dataset = _public_dataset(public, name)
     check_dataset(dataset, caps, loc)
     return add_dataset(session, dataset)[0]

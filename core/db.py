@@ -205,7 +205,7 @@ def read_session(url: str) -> Iterator[Session]:
 Row = TypeVar("Row")
 
 
-def one_or_not_found(session: Session, query: Select[tuple[Row]], missing: str) -> Row:
+def one_or_not_found(session: Session, query: Select[Row], missing: str) -> Row:
     """The one row of ``query``; NotFoundError(``missing``) when there is none."""
     row = session.scalars(query).one_or_none()
     if row is None:
@@ -214,7 +214,7 @@ def one_or_not_found(session: Session, query: Select[tuple[Row]], missing: str) 
 
 
 def page(
-    session: Session, query: Select[tuple[Row]], limit: int | None, offset: int = 0
+    session: Session, query: Select[Row], limit: int | None, offset: int = 0
 ) -> tuple[list[Row], int]:
     """The rows of an ordered ``query`` from ``offset``, at most ``limit`` of them (None:
     all), and the number of rows of the whole query (counted only when the page is full)."""

@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, Update, func, select, update
 from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
@@ -242,25 +242,25 @@ def job_counts(session: Session) -> dict[str, int]:
     return out
 
 
+def _changed(session: Session, statement: Update) -> int:
+    """Execute an UPDATE; the number of rows it changed."""
+    return cast(CursorResult[Any], session.execute(statement)).rowcount
+
+
 def cancel_job(session: Session, job_id: int, *, team_id: int | None) -> Job:
     """Request cancellation of a job of the team: a queued job is cancelled at once, a
     running one is flagged (the worker stops it between chunks); ConflictError for a
     finished job. Commits."""
     job = get_job(session, job_id, team_id=team_id)
-    cancelled = (
-        session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.status == QUEUED)
-            .values(
-                status=CANCELLED,
-                cancel_requested=True,
-                stop_reason="cancelled",
-                finished_at=utcnow(),
-            )
-        ).rowcount
-        or session.execute(
-            update(Job).where(Job.id == job_id, Job.status == RUNNING).values(cancel_requested=True)
-        ).rowcount
+    mine = Job.id == job_id
+    queued = update(Job).where(mine, Job.status == QUEUED)
+    cancelled = _changed(
+        session,
+        queued.values(
+            status=CANCELLED, cancel_requested=True, stop_reason="cancelled", finished_at=utcnow()
+        ),
+    ) or _changed(
+        session, update(Job).where(mine, Job.status == RUNNING).values(cancel_requested=True)
     )
     session.commit()
     session.refresh(job)

@@ -143,6 +143,8 @@ def reference_objective(job: Job) -> tuple[str, dict[str, Any]]:
     The description names the dataset only if it is shared with every team: a reference is
     read by everyone, and must not tell another team's private dataset names.
     """
+    if job.data_hash is None:
+        raise ValueError(f"job {job.id} has no data hash yet: no worker has built its problem")
     spec = job.spec
     identity = content_objective(job.data_hash, spec["loss"], spec["gamma"], spec["l1"], spec["l2"])
     key = objective_key(identity)

@@ -72,8 +72,8 @@ def submit_sweep(
     specs = expand_sweep(spec)
     key = _sweep_key(spec)
     if not force:
-        query = select(Sweep).where(Sweep.n_jobs == size, owned_by(Sweep.team_id, team_id))
-        for existing in session.scalars(query):
+        same_size = select(Sweep).where(Sweep.n_jobs == size, owned_by(Sweep.team_id, team_id))
+        for existing in session.scalars(same_size):
             if json.dumps(existing.spec, sort_keys=True) == key:
                 return existing, [], False
     datasets = {
@@ -96,7 +96,7 @@ def submit_sweep(
             standalone[job.spec_hash] = job
     sweep = Sweep(name=spec.name, spec=spec.model_dump(mode="json"), n_jobs=size, team_id=team_id)
     session.add(sweep)
-    created = []
+    created: list[Job] = []
     for job_spec, digest in zip(specs, digests, strict=True):
         if (existing_job := standalone.pop(digest, None)) is not None:
             existing_job.sweep = sweep
@@ -132,5 +132,6 @@ def sweep_progress(session: Session, sweep_ids: Iterable[int]) -> dict[int, dict
         .group_by(Job.sweep_id, Job.status)
     )
     for sweep_id, status, count in rows:
-        out[sweep_id][status] = int(count)
+        if sweep_id is not None:  # the query asks for sweeps' jobs only
+            out[sweep_id][status] = int(count)
     return out

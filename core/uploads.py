@@ -230,7 +230,8 @@ def register_upload(
     """
     try:
         check_text_at(name, ("name",))
-        source = {"kind": "upload", "file": f"{sha256}.svm", "n_features": n_features}
+        stored = f"{sha256}.svm"
+        source = {"kind": "upload", "file": stored, "n_features": n_features}
         check_public_name(name, source)
         A = parse(path, filename, n_features, caps)
         existing = find_dataset(session, name)
@@ -238,7 +239,7 @@ def register_upload(
             existing.source != source or existing.team_id not in (None, team_id)
         ):
             raise name_taken(existing, team_id)
-        path.replace(path.parent / source["file"])
+        path.replace(path.parent / stored)
     finally:
         path.unlink(missing_ok=True)
     if existing is not None:
