@@ -29,12 +29,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from faceoff.core.db import brief, is_unavailable
-from faceoff.core.jobs import (
-    ConflictError,
-    NotFoundError,
-    UploadTooLarge,
-)
+from faceoff.core.errors import ConflictError, NotFoundError
 from faceoff.core.specs import SpecError
+from faceoff.core.uploads import UploadTooLarge
 
 log = logging.getLogger("api")
 REQUEST_PARTS = ("body", "query", "path", "header")

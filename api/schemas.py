@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from faceoff.core.datasets import NAME_PATTERN
 from faceoff.core.specs import (
     JobSpec,
     Loss,
@@ -18,7 +19,6 @@ from faceoff.core.specs import (
     Text,
 )
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 MAX_SYNTHETIC_NNZ = 20_000_000
 Int32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
 

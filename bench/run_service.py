@@ -289,8 +289,8 @@ def database_steps(url: str, home: Path, count: int) -> list[dict[str, float]]:
     TRACE_BATCH_SECONDS writes its 64 points with its end, in one transaction (the cancel
     check's first read comes one interval after the claim, so a tiny job makes none)."""
     from faceoff.core.db import session_scope
-    from faceoff.core.jobs import record_reference
     from faceoff.core.models import SUCCEEDED, Job
+    from faceoff.core.references import record_reference
     from faceoff.worker import store
 
     points = make_points(64)
@@ -589,7 +589,7 @@ def report(command: str, env: dict, stack_text: str, results: dict) -> str:
         "",
         f"Where a run's time goes (medians): the same jobs solved in this process without a "
         f"database ({len(local)} runs), and the worker's database calls for such a job "
-        f"(worker.store, core.jobs.record_reference) timed one by one in this process on "
+        f"(worker.store, core.references.record_reference) timed one by one in this process on "
         f"{len(results['steps'])} queued jobs of the same database:",
         "",
     ]

@@ -121,6 +121,13 @@ def verify_token(session: Session, secret: str) -> ApiToken | None:
     ).one_or_none()
 
 
+def token_team(session: Session, token_id: int) -> int | None:
+    """The team of the unrevoked token ``token_id`` (a dashboard login), None once it is
+    revoked or gone."""
+    token = session.get(ApiToken, token_id)
+    return token.team_id if token is not None and token.revoked_at is None else None
+
+
 def record_use(session: Session, token: ApiToken) -> None:
     """Update ``last_used_at`` (and commit) if it is older than LAST_USED_RESOLUTION."""
     now, last = utcnow(), token.last_used_at

@@ -1,11 +1,12 @@
-"""Where a registered dataset's matrix comes from, and loading it (NumPy/SciPy only).
+"""Datasets: where a registered dataset's matrix comes from and loading it, the names teams
+register them under, and their statistics.
 
 A dataset's ``source`` is one of
 
 - ``{"kind": "registry", "name": "a9a"}`` — a public dataset of :mod:`faceoff.data.registry`
   (mirror, cache, then download);
 - ``{"kind": "upload", "file": "<sha256>.svm", "n_features": 123 | None}`` — an uploaded
-  svmlight file kept in the service's upload folder;
+  svmlight file kept in the service's upload folder (:mod:`faceoff.core.uploads`);
 - ``{"kind": "synthetic", "generator": "classification", "n_samples": ..., "n_features":
   ..., "density": ..., "seed": ...}`` — :mod:`faceoff.data.synthetic`, regenerated identically;
 - ``{"kind": "sklearn", "name": "breast_cancer"}`` — shipped with scikit-learn.
@@ -16,24 +17,42 @@ is registered (:func:`check_source`, the registry entry's shape, the synthetic p
 upload's declared ``n_features`` and, once parsed, the file's shape), when a job is submitted
 (:func:`check_dataset`) and again by :func:`load_matrix` before and after loading, so a
 dataset registered under larger caps is refused by the worker too.
+
+Names. Shared datasets (registry, synthetic, scikit-learn) are seen by every team, an upload
+only by its team (:func:`faceoff.core.auth.visible_datasets`). Public names — the registry's
+and scikit-learn's, compared case-insensitively — are reserved for their public data on
+every registration path (:func:`check_public_name`), and a public name is registered on its
+first use in a job or sweep (:func:`resolve_dataset`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
+from faceoff.core.auth import owned_by, visible_datasets
+from faceoff.core.db import one_or_not_found, page
+from faceoff.core.errors import ConflictError
+from faceoff.core.jsonsafe import json_safe
+from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
-from faceoff.core.specs import SpecError
+from faceoff.core.specs import SpecError, check_text_at
+from faceoff.solvers.vocabulary import smoothness
 
 GENERATORS = ("classification", "regression")
 SKLEARN = ("breast_cancer",)
 SKLEARN_SHAPE = {"n_samples": 569, "n_features": 30, "nnz": 569 * 30}  # dense, standardized
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # a dataset name (safe in paths and URLs)
 # each capped field: its setting and what it counts
 LIMITS = {
     "n_samples": ("MAX_SAMPLES", "samples"),
@@ -93,18 +112,18 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
         shape = {"n_samples": entry.n_samples, "n_features": entry.n_features, "nnz": entry.nnz}
         caps.check(f"dataset {entry.name!r}", _every((*loc, "name")), **shape)
     elif kind == "synthetic":
-        n, d = int(source["n_samples"]), int(source["n_features"])
-        nnz = n * d * float(source["density"])
+        n, d, nnz = synthetic_shape(source)
         locs = {field: (*loc, field) for field in ("n_samples", "n_features")}
         caps.check("synthetic source", locs, n_samples=n, n_features=d)
-        if round(nnz) < 1:
+        if nnz < 1:
+            expected = n * d * float(source["density"])
             raise SpecError(
                 (*loc, "density"),
-                f"n_samples·n_features·density = {nnz:.3g} rounds to no non-zero; "
+                f"n_samples·n_features·density = {expected:.3g} rounds to no non-zero; "
                 "raise density (at least one non-zero is needed)",
             )
         product = "n_samples·n_features·density"
-        caps.check(product, {"nnz": (*loc, "density")}, nnz=round(nnz))
+        caps.check(product, {"nnz": (*loc, "density")}, nnz=nnz)
     elif kind == "upload":
         caps.check(
             "n_features", {"n_features": ("n_features",)}, n_features=source.get("n_features")
@@ -113,9 +132,15 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
         caps.check(f"dataset {source['name']!r}", _every((*loc, "name")), **SKLEARN_SHAPE)
 
 
-def check_dataset(dataset: Any, caps: Caps, loc: Loc) -> None:
-    """Refuse a registered dataset (``faceoff.core.models.Dataset``) whose recorded shape exceeds
-    ``caps``, e.g. one registered before the caps were lowered (DatasetTooLarge at ``loc``)."""
+def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
+    """(n_samples, n_features, expected nnz) of a synthetic source."""
+    n, d = int(source["n_samples"]), int(source["n_features"])
+    return n, d, round(n * d * float(source["density"]))
+
+
+def check_dataset(dataset: Dataset, caps: Caps, loc: Loc) -> None:
+    """Refuse a registered dataset whose recorded shape exceeds ``caps``, e.g. one
+    registered before the caps were lowered (DatasetTooLarge at ``loc``)."""
     shape = {field: getattr(dataset, field) for field in ("n_samples", "n_features", "nnz")}
     caps.check(f"dataset {dataset.name!r}", _every(loc), **shape)
 
@@ -182,3 +207,214 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
         X, y = load_breast_cancer(return_X_y=True)
         return sp.csr_matrix(standardize(X)), np.where(y == 1, 1.0, -1.0)
     raise ValueError(f"unknown dataset source kind {kind!r}")
+
+
+# ---------------------------------------------------------------- the datasets resource
+
+
+def get_dataset(session: Session, dataset_id: int, *, team_id: int | None) -> Dataset:
+    """A dataset the team may use (NotFoundError for another team's upload)."""
+    query = select(Dataset).where(Dataset.id == dataset_id, visible_datasets(team_id))
+    return one_or_not_found(session, query, f"dataset {dataset_id} not found")
+
+
+def list_datasets(
+    session: Session, limit: int | None, offset: int = 0, *, team_id: int | None
+) -> tuple[list[Dataset], int]:
+    """The datasets the team may use, by id (``limit`` None: all), and how many in all."""
+    query = select(Dataset).where(visible_datasets(team_id)).order_by(Dataset.id)
+    return page(session, query, limit, offset)
+
+
+def dataset_objectives(
+    session: Session, dataset: Dataset, *, team_id: int | None
+) -> list[dict[str, Any]]:
+    """The objectives (loss, gamma, l2, l1, normalize) the team's jobs on ``dataset``
+    minimize, sorted by loss, gamma, l2, l1 and normalization."""
+    keys = ("loss", "gamma", "l2", "l1", "normalize")
+    defaults = {"gamma": 1.0, "l1": 0.0, "normalize": "none"}
+    specs = session.scalars(
+        select(Job.spec).where(Job.dataset_id == dataset.id, owned_by(Job.team_id, team_id))
+    )
+    found = {tuple(spec.get(k, defaults.get(k)) for k in keys) for spec in specs}
+    return [dict(zip(keys, objective, strict=True)) for objective in sorted(found)]
+
+
+def name_taken(existing: Dataset, team_id: int | None) -> ConflictError:
+    """The error for a dataset name in use; another team's dataset is not described."""
+    if existing.team_id not in (None, team_id):
+        return ConflictError(f"dataset name {existing.name!r} is taken; choose another name")
+    return ConflictError(
+        f"dataset name {existing.name!r} is taken (id {existing.id}, source "
+        f"{existing.source}); choose another name"
+    )
+
+
+def find_dataset(session: Session, name: str) -> Dataset | None:
+    """The dataset registered as ``name`` by any team (names are unique)."""
+    return session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
+
+
+def add_dataset(session: Session, dataset: Dataset) -> tuple[Dataset, bool]:
+    """Insert ``dataset``: (it, True); if another request inserted the same name first,
+    (that one, False) when its source is the same, ConflictError otherwise."""
+    try:
+        with session.begin_nested():
+            session.add(dataset)
+    except IntegrityError:
+        existing = session.scalars(select(Dataset).where(Dataset.name == dataset.name)).one()
+        if existing.source != dataset.source or existing.team_id != dataset.team_id:
+            raise name_taken(existing, dataset.team_id) from None
+        return existing, False
+    return dataset, True
+
+
+@lru_cache(maxsize=1)
+def _public_names() -> dict[str, str]:
+    """{casefolded name: public name} of every public dataset: the registry's and the
+    datasets shipped with scikit-learn."""
+    from faceoff.data.registry import REGISTRY
+
+    return {name.casefold(): name for name in (*REGISTRY, *SKLEARN)}
+
+
+def public_source(name: str) -> dict[str, Any] | None:
+    """The source a dataset called ``name`` must have: that of the public dataset whose
+    name it is (compared case-insensitively, so no look-alike can pass for it); None for a
+    name free to use."""
+    public = _public_names().get(name.casefold())
+    if public is None:
+        return None
+    return {"kind": "sklearn" if public in SKLEARN else "registry", "name": public}
+
+
+def check_public_name(name: str, source: dict[str, Any]) -> None:
+    """ConflictError unless ``name`` is free or ``source`` is its public dataset's.
+
+    Public names are reserved on every registration path (a registration of any source
+    kind, an upload, the first use of a name in a job or sweep), so a name every team
+    relies on always means the public data.
+    """
+    public = public_source(name)
+    if public is not None and source != public:
+        raise ConflictError(
+            f"name {name!r} is reserved for the public dataset {public['name']!r} (source "
+            f"{json.dumps(public)}); choose another name"
+        )
+
+
+def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
+    """The Dataset of a public ``source`` (UnknownDatasetError for an unknown registry
+    name), registered as ``name``."""
+    from faceoff.data.registry import get_spec
+
+    if source["kind"] == "sklearn":  # breast_cancer, standardized (dense)
+        return Dataset(name=name, source=source, **SKLEARN_SHAPE)
+    entry = get_spec(source["name"])
+    return Dataset(
+        name=name,
+        source={"kind": "registry", "name": entry.name},
+        n_samples=entry.n_samples,
+        n_features=entry.n_features,
+        nnz=entry.nnz,
+    )
+
+
+def resolve_dataset(
+    session: Session, name: str, loc: Loc, *, team_id: int | None, caps: Caps
+) -> Dataset:
+    """The dataset ``name`` the team may use; a public name is registered, with its public
+    source, on first use.
+
+    SpecError at ``loc`` for any other name, DatasetTooLarge for a shape over ``caps``
+    (also one registered under larger caps).
+    """
+    from faceoff.data.registry import unknown_dataset
+
+    check_text_at(name, loc)
+    query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
+    dataset = session.scalars(query).one_or_none()
+    if dataset is not None:
+        check_dataset(dataset, caps, loc)
+        return dataset
+    public = public_source(name)
+    if public is None or public["name"] != name:  # the error names the public names close to it
+        raise SpecError(
+            loc,
+            f"{unknown_dataset(name, _public_names().values())}; use a registered dataset "
+            "(GET /api/v1/datasets) or a public name (faceoff datasets list)",
+        )
+    dataset = _public_dataset(public, name)
+    check_dataset(dataset, caps, loc)
+    return add_dataset(session, dataset)[0]
+
+
+def register_dataset(
+    session: Session, name: str, source: dict[str, Any], *, team_id: int | None, caps: Caps
+) -> tuple[Dataset, bool]:
+    """Register ``name`` for a validated registry, synthetic or scikit-learn ``source``
+    (shared by every team; ``team_id`` is the caller's).
+
+    Returns (dataset, created); registering the same name and source again returns the
+    existing dataset, a taken name with another source raises ConflictError. Nothing is
+    loaded: a registry name is checked against the registry, shapes come from it, and
+    the shape against ``caps`` (DatasetTooLarge).
+    """
+    from faceoff.data.registry import UnknownDatasetError
+
+    check_text_at(name, ("name",))
+    check_public_name(name, source)
+    existing = find_dataset(session, name)
+    if existing is not None:
+        if existing.source != source or existing.team_id is not None:
+            raise name_taken(existing, team_id)
+        return existing, False
+    if source["kind"] == "synthetic":
+        n, d, nnz = synthetic_shape(source)
+        dataset = Dataset(name=name, source=source, n_samples=n, n_features=d, nnz=nnz)
+    else:
+        try:
+            dataset = _public_dataset(source, name)
+        except UnknownDatasetError as err:
+            raise SpecError(("source", "name"), str(err)) from None
+    check_source(source, caps)
+    return add_dataset(session, dataset)
+
+
+def dataset_statistics(
+    session: Session,
+    dataset: Dataset,
+    loss: str,
+    l2: float,
+    gamma: float = 1.0,
+    normalize: str = "none",
+    *,
+    upload_dir: Path,
+    caps: Caps,
+    store: bool = True,
+) -> dict[str, Any]:
+    """``{"stats": data.stats.dataset_stats, "advice": data.stats.advise}`` of a dataset,
+    loaded within ``caps`` (uploads from ``upload_dir``).
+
+    The statistics of the untransformed data are cached in ``Dataset.stats`` (and fill in
+    its shape; with ``store``, committed: a read-only caller passes ``store=False``); the
+    advice depends on the loss and l2 and is computed each time. Raises DatasetError or
+    ValueError when the data cannot be loaded or exceeds the caps. Memory is
+    O(nnz + n_samples) beyond the matrix, whatever its declared number of features.
+    """
+    from faceoff.data.stats import advise, dataset_stats
+    from faceoff.data.transforms import normalize as transform
+
+    A, b = load_matrix(dataset.source, upload_dir, caps)
+    A = transform(A, normalize)
+    if normalize == "none" and dataset.stats is not None:
+        stats = dataset.stats
+    else:
+        stats = json_safe(dataset_stats(A, b))
+        if normalize == "none" and store:
+            dataset.stats = stats
+            dataset.n_samples, dataset.n_features = stats["n"], stats["d"]
+            dataset.nnz = stats["nnz"]
+            session.commit()
+    advice = json_safe(advise(A, smoothness(loss, gamma), l2))
+    return {"stats": stats, "advice": {"loss": loss, "gamma": gamma, **advice}}

@@ -31,11 +31,12 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.abc import PQGen
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, Select, create_engine, event, func, select
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from faceoff.core.errors import NotFoundError
 from faceoff.core.settings import Settings, get_settings
 
 
@@ -182,6 +183,46 @@ def session_scope(url: str) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def _refuse_flush(*_args: Any) -> None:
+    raise RuntimeError("this session is read-only: it never writes to the database")
+
+
+@contextmanager
+def read_session(url: str) -> Iterator[Session]:
+    """A session that refuses to flush and is rolled back at the end: a reader (the
+    dashboard) can call the service functions but never write through them."""
+    session = session_factory(url)()
+    event.listen(session, "before_flush", _refuse_flush)
+    try:
+        yield session
+    finally:
+        session.rollback()
+        session.close()
+
+
+Row = TypeVar("Row")
+
+
+def one_or_not_found(session: Session, query: Select[Row], missing: str) -> Row:
+    """The one row of ``query``; NotFoundError(``missing``) when there is none."""
+    row = session.scalars(query).one_or_none()
+    if row is None:
+        raise NotFoundError(missing)
+    return row
+
+
+def page(
+    session: Session, query: Select[Row], limit: int | None, offset: int = 0
+) -> tuple[list[Row], int]:
+    """The rows of an ordered ``query`` from ``offset``, at most ``limit`` of them (None:
+    all), and the number of rows of the whole query (counted only when the page is full)."""
+    rows = list(session.scalars(query.limit(limit).offset(offset)))
+    if limit is None or (len(rows) < limit and (rows or offset == 0)):
+        return rows, offset + len(rows)
+    count = session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))
+    return rows, int(count or 0)
 
 
 def brief(err: BaseException) -> str:

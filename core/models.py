@@ -101,10 +101,10 @@ class Job(Base):
     """One solver run. ``spec`` is the canonical job specification (see core.specs).
     ``team_id``: the owning team (NULL when submitted with authentication off).
 
-    ``data_hash`` is the digest of the data the run solves on (core.objectives), set by the
+    ``data_hash`` is the digest of the data the run solves on (core.references), set by the
     worker when it builds the problem. ``objective_hash`` is, until then, the hash of the
     objective as the spec names it (core.specs.objective_hash); from then on, the hash of
-    its content (core.objectives.content_objective_hash), the key of its reference P*."""
+    its content (core.references.content_objective_hash), the key of its reference P*."""
 
     __tablename__ = "jobs"
     __table_args__ = (
@@ -166,7 +166,7 @@ class TracePoint(Base):
 
 class Reference(Base):
     """The certified optimum P* of one objective, keyed by its content: ``objective_hash``
-    is core.objectives.content_objective_hash of the data's digest (after transforms and
+    is core.references.content_objective_hash of the data's digest (after transforms and
     label mapping), the loss and the weights. ``objective`` describes it; it names the
     dataset only when that dataset is shared with every team."""
 

@@ -59,6 +59,14 @@ def check_text(value: str) -> str:
     )
 
 
+def check_text_at(value: str, loc: tuple[str | int, ...]) -> None:
+    """SpecError at ``loc`` unless ``value`` is printable text (:func:`check_text`)."""
+    try:
+        check_text(value)
+    except ValueError as err:
+        raise SpecError(loc, f"{loc[-1] if loc else 'value'} {err}") from None
+
+
 def _text_input(value: Any) -> Any:
     return check_text(value) if isinstance(value, str) else value
 

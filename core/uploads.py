@@ -1,4 +1,8 @@
-"""Receiving an uploaded svmlight file: size limits, decompression and validation.
+"""Uploaded svmlight datasets: size limits, decompression, validation and registration.
+
+:func:`upload_dataset` is the whole of an upload: its name (given, or made from the file
+name; never a public dataset's, refused before the file is kept), :func:`receive`,
+:func:`parse` and the registration, private to the uploading team.
 
 :func:`receive` copies the upload into a temporary file of the upload folder, refusing it past
 ``max_bytes``. A bzip2 or gzip upload, recognized by its magic bytes whatever its name, is then
@@ -21,6 +25,7 @@ import bz2
 import gzip
 import hashlib
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Callable
@@ -29,14 +34,27 @@ from pathlib import Path, PurePath
 from typing import BinaryIO
 
 import scipy.sparse as sp
+from sqlalchemy.orm import Session
 
-from faceoff.core.datasets import Caps, check_matrix, check_source
-from faceoff.core.specs import SpecError
+from faceoff.core.datasets import (
+    NAME_PATTERN,
+    Caps,
+    add_dataset,
+    check_matrix,
+    check_public_name,
+    check_source,
+    find_dataset,
+    name_taken,
+)
+from faceoff.core.models import Dataset
+from faceoff.core.settings import Settings
+from faceoff.core.specs import SpecError, check_text_at
 
 CHUNK = 1 << 20
 # magic bytes: gzip (RFC 1952), bzip2 ("BZh" and the block size 1-9)
 MAGIC = {b"\x1f\x8b": "gzip", **{b"BZh%d" % level: "bzip2" for level in range(1, 10)}}
 OPENERS: dict[str, Callable[[Path], BufferedIOBase]] = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File}
+SUFFIXES = (".bz2", ".gz", ".svm", ".txt", ".libsvm", ".svmlight")  # dropped from a file name
 
 
 class UploadTooLarge(Exception):
@@ -162,3 +180,93 @@ def _copy(
         digest.update(chunk)
         out.write(chunk)
     return digest.hexdigest()
+
+
+def upload_name(name: str | None, filename: str) -> str:
+    """The name an upload is registered as: ``name``, or else one made from the file name
+    (its suffixes dropped, other characters replaced by ``_``); SpecError at ``("name",)``
+    when none can be made."""
+    if name:
+        return name
+    stem = display_name(filename)
+    for suffix in SUFFIXES:
+        stem = stem.removesuffix(suffix)
+    made = re.sub(r"[^A-Za-z0-9._+-]", "_", stem).lstrip("._+-")[:200]
+    if not re.fullmatch(NAME_PATTERN, made):
+        raise SpecError(("name",), f"no dataset name can be made from {filename!r}; give name")
+    return made
+
+
+def store_upload(stream: BinaryIO, filename: str, settings: Settings) -> tuple[Path, str]:
+    """Receive an upload into the upload folder: (temporary path, sha256), see
+    :func:`receive` (UploadTooLarge past the settings' limits)."""
+    return receive(
+        stream,
+        settings.upload_dir,
+        filename,
+        settings.MAX_UPLOAD_BYTES,
+        settings.MAX_UPLOAD_DECOMPRESSED_BYTES,
+    )
+
+
+def register_upload(
+    session: Session,
+    name: str,
+    filename: str,
+    path: Path,
+    sha256: str,
+    n_features: int | None,
+    *,
+    team_id: int | None,
+    caps: Caps,
+) -> tuple[Dataset, bool]:
+    """Parse the uploaded svmlight file at ``path`` and register it as ``name``, private to
+    the team ``team_id``.
+
+    The file is validated first (SpecError ``FILENAME: line N: problem`` at ``("file",)``,
+    DatasetTooLarge over ``caps``; the temporary file is removed); a valid file is kept as
+    ``<sha256>.svm`` next to ``path``. Returns (dataset, created) as
+    :func:`faceoff.core.datasets.register_dataset`.
+    """
+    try:
+        check_text_at(name, ("name",))
+        stored = f"{sha256}.svm"
+        source = {"kind": "upload", "file": stored, "n_features": n_features}
+        check_public_name(name, source)
+        A = parse(path, filename, n_features, caps)
+        existing = find_dataset(session, name)
+        if existing is not None and (
+            existing.source != source or existing.team_id not in (None, team_id)
+        ):
+            raise name_taken(existing, team_id)
+        path.replace(path.parent / stored)
+    finally:
+        path.unlink(missing_ok=True)
+    if existing is not None:
+        return existing, False
+    n, d = A.shape
+    shape = {"n_samples": n, "n_features": d, "nnz": int(A.nnz)}
+    return add_dataset(
+        session, Dataset(name=name, source=source, sha256=sha256, team_id=team_id, **shape)
+    )
+
+
+def upload_dataset(
+    session: Session,
+    stream: BinaryIO,
+    filename: str,
+    name: str | None,
+    n_features: int | None,
+    settings: Settings,
+    *,
+    team_id: int | None,
+) -> tuple[Dataset, bool]:
+    """Receive, validate and register an upload as ``name`` (default: made from
+    ``filename``), private to the team. A public dataset's name is refused (ConflictError)
+    before anything is stored; then as :func:`store_upload` and :func:`register_upload`."""
+    name = upload_name(name, filename)
+    check_public_name(name, {"kind": "upload"})
+    path, sha256 = store_upload(stream, filename, settings)
+    return register_upload(
+        session, name, filename, path, sha256, n_features, team_id=team_id, caps=Caps.of(settings)
+    )

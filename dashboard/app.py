@@ -13,9 +13,11 @@ from dash.exceptions import DependencyException
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from faceoff.core.datasets import Caps
 from faceoff.core.settings import Settings, get_settings
 from faceoff.dashboard import auth
 from faceoff.dashboard.components import (
+    CAPS_KEY,
     DATABASE_URL_KEY,
     ERROR_BANNER,
     UPLOAD_DIR_KEY,
@@ -40,6 +42,7 @@ def create_app(settings: Settings | None = None) -> Dash:
     server = flask.Flask(__name__)
     server.config[DATABASE_URL_KEY] = settings.database_url
     server.config[UPLOAD_DIR_KEY] = str(settings.upload_dir)
+    server.config[CAPS_KEY] = Caps.of(settings)
     auth.install(server, settings)
     app = Dash(
         __name__,

@@ -17,11 +17,10 @@ import flask
 from flask.typing import ResponseReturnValue
 from markupsafe import escape
 
-from faceoff.core.auth import client_address, is_loopback, parse_networks, verify_token
-from faceoff.core.models import ApiToken
+from faceoff.core.auth import client_address, is_loopback, parse_networks, token_team, verify_token
+from faceoff.core.db import read_session
 from faceoff.core.settings import Settings
 from faceoff.dashboard.components import database_url
-from faceoff.dashboard.queries import read_session
 
 AUTH_ENABLED_KEY = "FACEOFF_AUTH_ENABLED"
 TRUSTED_PROXIES_KEY = "FACEOFF_TRUSTED_PROXIES"
@@ -99,8 +98,7 @@ def _session_team() -> int | None:
     if token_id is None:
         return None
     with read_session(database_url()) as session:
-        token = session.get(ApiToken, token_id)
-        team_id = token.team_id if token is not None and token.revoked_at is None else None
+        team_id = token_team(session, token_id)
     if team_id is None:
         flask.session.clear()
     return team_id

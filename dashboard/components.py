@@ -26,10 +26,12 @@ from dash import (
 from dash.exceptions import UnsupportedRelativePath
 from sqlalchemy.exc import SQLAlchemyError
 
+from faceoff.core.datasets import Caps
 from faceoff.core.db import brief, is_unavailable
 
 DATABASE_URL_KEY = "FACEOFF_DATABASE_URL"
 UPLOAD_DIR_KEY = "FACEOFF_UPLOAD_DIR"
+CAPS_KEY = "FACEOFF_CAPS"
 ERROR_BANNER = "page-error"  # id of the app layout's banner for callback errors
 MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
 MAX_NAME = 200
@@ -60,6 +62,11 @@ def viewer_team() -> int | None:
 def upload_dir() -> Path:
     """The upload folder of the app serving the current request."""
     return Path(flask.current_app.config[UPLOAD_DIR_KEY])
+
+
+def caps() -> Caps:
+    """The dataset size caps of the app serving the current request."""
+    return flask.current_app.config[CAPS_KEY]
 
 
 def to_id(value: Any, name: str) -> int:

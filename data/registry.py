@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
@@ -841,11 +841,16 @@ REGISTRY: dict[str, DatasetSpec] = {
 }
 
 
+def unknown_dataset(name: str, names: Iterable[str]) -> UnknownDatasetError:
+    """The error for a dataset ``name`` not among ``names``, naming the close ones."""
+    close = difflib.get_close_matches(name, list(names), n=5, cutoff=0.6)
+    hint = f"did you mean {', '.join(close)}?" if close else "see faceoff datasets list"
+    return UnknownDatasetError(f"unknown dataset {name!r}; {hint}")
+
+
 def get_spec(name: str, registry: Mapping[str, DatasetSpec] | None = None) -> DatasetSpec:
     """The entry called ``name``; :class:`UnknownDatasetError` naming close matches."""
     registry = REGISTRY if registry is None else registry
     if name in registry:
         return registry[name]
-    close = difflib.get_close_matches(name, list(registry), n=5, cutoff=0.6)
-    hint = f"did you mean {', '.join(close)}?" if close else "see faceoff datasets list"
-    raise UnknownDatasetError(f"unknown dataset {name!r}; {hint}")
+    raise unknown_dataset(name, registry)

@@ -184,7 +184,7 @@ def _copy_rows(session: Session, rows: list[tuple]) -> None:
 
 class Identity(NamedTuple):
     """What the worker learns of a job's objective by building its problem: the digest of
-    its data and the content-keyed objective hash (core.objectives)."""
+    its data and the content-keyed objective hash (core.references)."""
 
     data_hash: str
     objective_hash: str

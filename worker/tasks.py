@@ -17,10 +17,10 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
 from faceoff.core.datasets import load_matrix
 from faceoff.core.db import brief, is_unavailable, session_scope
-from faceoff.core.jobs import check_job_memory, record_reference
+from faceoff.core.jobs import check_job_memory
 from faceoff.core.models import CANCELLED, FAILED, SUCCEEDED, Job
-from faceoff.core.objectives import content_objective_hash, data_digest
 from faceoff.core.queue import RUN_JOB, time_limits
+from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import JobSpec
 from faceoff.solvers.trace import CANCELLED as STOP_CANCELLED
@@ -57,7 +57,7 @@ _MAX_DIGESTS = 256
 def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Problem, str]:
     """The job's Problem (solvers.problem.build_problem: the dataset with the spec's
     transforms, labels, loss and penalty) and the digest of its final matrix and labels
-    (core.objectives.data_digest, cached per source, transforms and label mapping)."""
+    (core.references.data_digest, cached per source, transforms and label mapping)."""
     from faceoff.solvers.problem import build_problem as build
 
     source_json = json.dumps(source, sort_keys=True)

@@ -3,24 +3,22 @@ read, statistics and the primal-vs-dual advisor."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Path, Query, Request, Response, UploadFile
 
 from faceoff.api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
 from faceoff.api.schemas import (
-    NAME_PATTERN,
     DatasetCreate,
     DatasetPublic,
     DatasetsPublic,
     DatasetStatsPublic,
     Message,
 )
-from faceoff.core import jobs as service
-from faceoff.core.datasets import Caps
+from faceoff.core import datasets as service
+from faceoff.core import uploads
+from faceoff.core.datasets import NAME_PATTERN, Caps
 from faceoff.core.specs import Loss, Normalize, SpecError
-from faceoff.core.uploads import display_name
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
@@ -61,13 +59,6 @@ def create_dataset(
     return DatasetPublic.model_validate(dataset)
 
 
-def _default_name(filename: str) -> str:
-    stem = display_name(filename)
-    for suffix in (".bz2", ".gz", ".svm", ".txt", ".libsvm", ".svmlight"):
-        stem = stem.removesuffix(suffix)
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", stem).lstrip("._+-")[:200]
-
-
 @router.post(
     "/upload",
     response_model=DatasetPublic,
@@ -103,15 +94,9 @@ def upload_dataset(
     registered; kept decompressed as ``<sha256>.svm``, whatever the client's file name)."""
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD:
-        raise service.UploadTooLarge(settings.MAX_UPLOAD_BYTES)
-    filename = file.filename or "upload.svm"
-    name = name or _default_name(filename)
-    if not re.fullmatch(NAME_PATTERN, name):
-        raise SpecError(("name",), f"no dataset name can be made from {filename!r}; give name")
-    service.check_public_name(name, {"kind": "upload"})  # refused before the file is kept
-    path, sha256 = service.store_upload(file.file, filename, settings)
-    dataset, created = service.register_upload(
-        session, name, filename, path, sha256, n_features, team_id=team, caps=Caps.of(settings)
+        raise uploads.UploadTooLarge(settings.MAX_UPLOAD_BYTES)
+    dataset, created = uploads.upload_dataset(
+        session, file.file, file.filename or "upload.svm", name, n_features, settings, team_id=team
     )
     session.commit()
     if not created:
@@ -145,7 +130,16 @@ def read_dataset_stats(
 
     dataset = service.get_dataset(session, dataset_id, team_id=team)
     try:
-        result = service.dataset_statistics(session, dataset, settings, loss, l2, gamma, normalize)
+        result = service.dataset_statistics(
+            session,
+            dataset,
+            loss,
+            l2,
+            gamma,
+            normalize,
+            upload_dir=settings.upload_dir,
+            caps=Caps.of(settings),
+        )
     except (DatasetError, OSError, ValueError) as err:
         raise SpecError(
             ("path", "dataset_id"),

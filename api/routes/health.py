@@ -2,67 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-
-import redis
 from fastapi import APIRouter, Response
-from sqlalchemy import text
 
 from faceoff.api.deps import SettingsDep
 from faceoff.api.schemas import HealthPublic
-from faceoff.core.db import session_factory
-from faceoff.core.queue import celery_for
-from faceoff.core.settings import Settings
+from faceoff.core.health import check_broker, check_database, count_workers
 
-log = logging.getLogger("api")
 router = APIRouter(prefix="/health", tags=["health"])
-
-TIMEOUT_SECONDS = 1.0
-INSPECT_SECONDS = 0.5
-
-
-def _problem(err: Exception) -> str:
-    first = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {first[0] if first else 'no message'}"
-
-
-def check_database(settings: Settings) -> str:
-    try:
-        with session_factory(settings.database_url)() as session:
-            session.execute(text("SELECT 1"))
-    except Exception as err:
-        return _problem(err)
-    return "ok"
-
-
-def check_broker(settings: Settings) -> str:
-    try:
-        client = redis.Redis.from_url(
-            settings.BROKER_URL,
-            socket_connect_timeout=TIMEOUT_SECONDS,
-            socket_timeout=TIMEOUT_SECONDS,
-        )
-        with client:
-            client.ping()
-    except Exception as err:
-        return _problem(err)
-    return "ok"
-
-
-def count_workers(settings: Settings) -> int:
-    """Workers answering within INSPECT_SECONDS that consume this server's queue (0 if the
-    broker fails meanwhile)."""
-    inspect = celery_for(settings.BROKER_URL, settings.QUEUE).control.inspect(
-        timeout=INSPECT_SECONDS
-    )
-    try:
-        replies = inspect.active_queues() or {}
-    except Exception as err:
-        log.warning("counting workers failed: %s", _problem(err))
-        return 0
-    return sum(
-        any(queue.get("name") == settings.QUEUE for queue in queues) for queues in replies.values()
-    )
 
 
 @router.get(

@@ -11,7 +11,6 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
-from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.concurrency import run_in_threadpool
@@ -37,8 +36,8 @@ from faceoff.api.schemas import (
 from faceoff.core import auth
 from faceoff.core import jobs as service
 from faceoff.core.db import brief, is_unavailable, session_factory
-from faceoff.core.jobs import NotFoundError
-from faceoff.core.models import TERMINAL, TracePoint
+from faceoff.core.errors import NotFoundError
+from faceoff.core.models import TERMINAL
 from faceoff.core.specs import Loss
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=AuthenticatedRoute)
@@ -85,7 +84,9 @@ def read_jobs(
     offset: Offset = 0,
 ) -> JobsPublic:
     """Your team's jobs, newest first, filtered; ``count`` is the number of matches in all."""
-    where = service.JobFilter(status, sweep_id, solver, dataset, loss)
+    where = service.JobFilter(
+        status=status, sweep_id=sweep_id, solver=solver, dataset=dataset, loss=loss
+    )
     rows, count = service.list_jobs(session, where, limit, offset, team_id=team)
     return JobsPublic(data=[JobPublic.model_validate(j) for j in rows], count=count)
 
@@ -150,14 +151,9 @@ def _poll(
     with session_factory(url)() as session:
         if secret is not None and auth.verify_token(session, secret) is None:
             raise StreamEnd("the API token is no longer valid (revoked); the stream ends")
-        job = JobPublic.model_validate(service.get_job(session, job_id, team_id=team))
-        points = session.scalars(
-            select(TracePoint)
-            .where(TracePoint.job_id == job_id, TracePoint.seq > after_seq)
-            .order_by(TracePoint.seq)
-            .limit(EVENT_BATCH)
-        )
-        return job, [TracePointPublic.model_validate(p) for p in points]
+        job = service.get_job(session, job_id, team_id=team)
+        points = service.trace_points(session, job, after_seq, limit=EVENT_BATCH)
+        return JobPublic.model_validate(job), [TracePointPublic.model_validate(p) for p in points]
 
 
 async def _events(

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Response
 
 from faceoff.api.deps import AuthenticatedRoute, SessionDep, SettingsDep, TeamDep
 from faceoff.api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
-from faceoff.core import jobs as service
+from faceoff.core import jobs, references
 
 router = APIRouter(prefix="/references", tags=["references"], route_class=AuthenticatedRoute)
 
@@ -35,13 +35,13 @@ def create_reference(
     and labels after transforms), not by the dataset's name, and shared by every team: P*
     is a property of the objective.
     """
-    spec = service.reference_job_spec(
+    spec = references.reference_job_spec(
         body.objective(), body.solver, body.max_seconds, body.max_epochs
     )
-    job, created = service.submit_job(session, spec, settings, body.force, team_id=team)
+    job, created = jobs.submit_job(session, spec, settings, body.force, team_id=team)
     session.commit()
     if created:
-        service.enqueue_new([job], settings)
+        jobs.enqueue_new([job], settings)
     else:
         response.status_code = 200
     return JobPublic.model_validate(job)
@@ -54,4 +54,4 @@ def read_reference(
     """The best certified optimum of an objective, by a job's ``objective_hash`` once a
     worker has run the job (it is then the hash of the job's data digest, loss and weights).
     The description names the dataset only if it is shared with every team."""
-    return ReferencePublic.model_validate(service.get_reference(session, objective_hash))
+    return ReferencePublic.model_validate(references.get_reference(session, objective_hash))

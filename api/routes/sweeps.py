@@ -8,7 +8,8 @@ from fastapi import APIRouter, Path, Response
 
 from faceoff.api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
 from faceoff.api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
-from faceoff.core import jobs as service
+from faceoff.core import jobs
+from faceoff.core import sweeps as service
 from faceoff.core.models import Sweep
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"], route_class=AuthenticatedRoute)
@@ -49,7 +50,7 @@ def create_sweep(
         session, body.spec(), settings, body.force, team_id=team
     )
     session.commit()
-    service.enqueue_new(new_jobs, settings)
+    jobs.enqueue_new(new_jobs, settings)
     if not created:
         response.status_code = 200
     return _public(sweep, service.sweep_progress(session, [sweep.id])[sweep.id])

@@ -12,7 +12,8 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from faceoff.dashboard import figures, queries
+from faceoff.core.jobs import JobFilter
+from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -141,14 +142,14 @@ def layout(
     )
 
 
-def _selection(jobs: Any, sweep: Any) -> tuple[queries.JobQuery | None, dict[str, Any]]:
+def _selection(jobs: Any, sweep: Any) -> tuple[JobFilter | None, dict[str, Any]]:
     """(the jobs to show, None for none; the URL parameters choosing them). InputError
     for a value that is not an id."""
     ids, sweep_id = parse_ids(jobs), optional_id(sweep, "sweep")
     params = {"jobs": ",".join(map(str, ids)) if ids else None, "sweep": sweep_id}
     if ids is not None:
-        return queries.JobQuery(job_ids=tuple(ids)), params
-    return (queries.JobQuery(sweep_id=sweep_id) if sweep_id is not None else None), params
+        return JobFilter(job_ids=tuple(ids)), params
+    return (JobFilter(sweep_id=sweep_id) if sweep_id is not None else None), params
 
 
 def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
@@ -188,14 +189,14 @@ def update(jobs, sweep, x, y, logx, logy, _n):
     if where is None:
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
         return figures.compare_figure([], x, y, False, False, {}), True, message, link
-    rows, refs = queries.job_traces(database_url(), where, team_id=viewer_team())
-    figure = figures.compare_figure(rows, x, y, logx == "log", logy == "log", refs)
-    live = queries.active(rows)
-    counts = {}
-    for row in rows:
+    found, refs = rows.job_traces(database_url(), where, team_id=viewer_team())
+    figure = figures.compare_figure(found, x, y, logx == "log", logy == "log", refs)
+    live = rows.active(found)
+    counts: dict[str, int] = {}
+    for row in found:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
-    status = f"{len(rows)} jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    if not rows:
+    status = f"{len(found)} jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    if not found:
         status = "no such jobs"
     if live:
         status += f" · live, updated {time.strftime('%H:%M:%S')}"
@@ -220,8 +221,8 @@ def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
         where, _ = _selection(jobs, sweep)
     except InputError:  # the status says why
         return dash.no_update
-    rows, refs = (
-        queries.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})
+    found, refs = (
+        rows.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})
     )
-    series, _ = figures.compare_series(rows, x, y, logx == "log", logy == "log", refs)
+    series, _ = figures.compare_series(found, x, y, logx == "log", logy == "log", refs)
     return dcc.send_string(figures.series_csv(series, x, y), "faceoff-compare.csv")

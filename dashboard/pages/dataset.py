@@ -6,16 +6,15 @@ l1, normalization) that jobs on this dataset minimize.
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from faceoff.dashboard import figures, queries
+from faceoff.core.jobs import JobFilter
+from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
+    caps,
     choice,
     database_url,
     export_bar,
@@ -94,20 +93,12 @@ def layout(
 url_sync("dataset")
 
 
-@lru_cache(maxsize=8)
-def _analysis(
-    source: str, uploads: str, normalize: str, loss: str, gamma: float, l2: float
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(dataset_stats, advise) of the transformed data; loads the matrix (cached)."""
-    from faceoff.core.datasets import load_matrix
-    from faceoff.core.jobs import smoothness
-    from faceoff.core.jsonsafe import json_safe
-    from faceoff.data.stats import advise, dataset_stats
-    from faceoff.data.transforms import normalize as transform
-
-    A, b = load_matrix(json.loads(source), Path(uploads))
-    A = transform(A, normalize)
-    return json_safe(dataset_stats(A, b)), json_safe(advise(A, smoothness(loss, gamma), l2))
+def _analysis(dataset_id: int, objective: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(statistics, advice) of the dataset for ``objective`` (core's, kept for a while)."""
+    key = (objective["loss"], objective["l2"], objective["gamma"], objective["normalize"])
+    return rows.dataset_statistics(
+        database_url(), dataset_id, key, upload_dir(), caps(), team_id=viewer_team()
+    )
 
 
 def _objective_label(o: dict[str, Any]) -> str:
@@ -165,18 +156,18 @@ def _advice_items(advice: dict[str, Any]) -> list[tuple[str, Any]]:
 def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[str, Any]:
     """Time and epochs to ε of the finished jobs of ``objective``: the fastest setting
     overall and of each coordinate-descent side."""
-    rows, refs = queries.job_traces(
+    found, refs = rows.job_traces(
         database_url(),
-        queries.JobQuery(dataset_id=dataset_id, loss=objective["loss"], status="succeeded"),
+        JobFilter(dataset_id=dataset_id, loss=objective["loss"], status="succeeded"),
         max_points=None,
         team_id=viewer_team(),
     )
     keys = ("gamma", "l2", "l1", "normalize")
-    rows = [r for r in rows if all(r[k] == objective[k] for k in keys)]
-    criterion = "subopt_rel" if rows and rows[0]["objective_hash"] in refs else "gap_rel"
-    seconds = figures.time_to_eps(rows, eps, criterion, refs, "time")
+    found = [r for r in found if all(r[k] == objective[k] for k in keys)]
+    criterion = "subopt_rel" if found and found[0]["objective_hash"] in refs else "gap_rel"
+    seconds = figures.time_to_eps(found, eps, criterion, refs, "time")
     epochs = {
-        r["setting"]: r["value"] for r in figures.time_to_eps(rows, eps, criterion, refs, "epoch")
+        r["setting"]: r["value"] for r in figures.time_to_eps(found, eps, criterion, refs, "epoch")
     }
     timed = sorted((r for r in seconds if r["value"] is not None), key=lambda r: r["value"])
     best = {}
@@ -185,7 +176,7 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
         best[solver] = mine[0] if mine else None
     return {
         "criterion": criterion,
-        "jobs": len(rows),
+        "jobs": len(found),
         "winner": timed[0] if timed else None,
         "best": best,
         "epochs": epochs,
@@ -251,7 +242,7 @@ def fill_objectives(dataset_id, chosen):
     """The objectives to choose from, with the one the URL names selected."""
     dataset_id = optional_id(dataset_id, "dataset")
     info = (
-        queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
+        rows.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
         if dataset_id is not None
         else None
     )
@@ -280,7 +271,7 @@ def update(dataset_id, index, eps):
     eps = choice(eps, EPSILONS, "1e-6")
     link = href(f"/dataset/{dataset_id}", {"objective": parse_int(index), "eps": eps})
     info = (
-        queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
+        rows.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
         if dataset_id is not None
         else None
     )
@@ -290,14 +281,7 @@ def update(dataset_id, index, eps):
     objectives = _objectives(info)
     objective = objectives[_index(index, objectives)]
     try:
-        stats, advice = _analysis(
-            json.dumps(info["source"], sort_keys=True),
-            str(upload_dir()),
-            objective["normalize"],
-            objective["loss"],
-            objective["gamma"],
-            objective["l2"],
-        )
+        stats, advice = _analysis(dataset_id, objective)
         advice_view: Any = _facts(_advice_items(advice))
     except (ValueError, OSError, LookupError) as err:
         stats, advice = info["stats"], None
@@ -331,21 +315,14 @@ def download_csv(_clicks, dataset_id, index):
     """The statistics and the advice as CSV (name, value)."""
     dataset_id = optional_id(dataset_id, "dataset")
     info = (
-        queries.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
+        rows.dataset_summary(database_url(), dataset_id, team_id=viewer_team())
         if dataset_id is not None
         else None
     )
     if info is None or not info["objectives"]:
         return dash.no_update
     objective = info["objectives"][_index(index, info["objectives"])]
-    stats, advice = _analysis(
-        json.dumps(info["source"], sort_keys=True),
-        str(upload_dir()),
-        objective["normalize"],
-        objective["loss"],
-        objective["gamma"],
-        objective["l2"],
-    )
+    stats, advice = _analysis(dataset_id, objective)
     records = [{"name": k, "value": v} for k, v in _stat_items(stats) + _advice_items(advice)]
     name = f"faceoff-dataset-{info['name']}.csv"
     return dcc.send_string(figures.records_csv(records, ("name", "value")), name)

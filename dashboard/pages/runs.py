@@ -9,8 +9,9 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html
 from dash.dash_table.Format import Format, Scheme
 
+from faceoff.core.jobs import JobFilter
 from faceoff.core.models import STATUSES
-from faceoff.dashboard import figures, queries
+from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     InputError,
     database_url,
@@ -121,9 +122,9 @@ def layout(**query: str) -> html.Div:
 url_sync("runs")
 
 
-def _where(sweep, dataset, solver, loss, status) -> queries.JobQuery:
+def _where(sweep, dataset, solver, loss, status) -> JobFilter:
     """The filters, checked (InputError for a value no dropdown offers)."""
-    return queries.JobQuery(
+    return JobFilter(
         sweep_id=optional_id(sweep, "sweep"),
         dataset_id=optional_id(dataset, "dataset"),
         solver=name_filter(solver, "solver"),
@@ -132,7 +133,7 @@ def _where(sweep, dataset, solver, loss, status) -> queries.JobQuery:
     )
 
 
-def _chosen(where: queries.JobQuery) -> tuple:
+def _chosen(where: JobFilter) -> tuple:
     """The filter values of ``where``, in the order of FILTERS."""
     return where.sweep_id, where.dataset_id, where.solver, where.loss, where.status
 
@@ -175,7 +176,7 @@ def fill_filters(chosen):
     if not isinstance(chosen, dict):
         raise InputError(f"the filters {chosen!r:.40} are not a mapping of filter to value")
     selected = _chosen(_where(*(chosen.get(name) for name in FILTERS)))
-    available = queries.filter_options(database_url(), team_id=viewer_team())
+    available = rows.filter_options(database_url(), team_id=viewer_team())
     available["status"] = [s for s in STATUSES if s in available["status"]]
     return *(options(available[name]) for name in FILTERS), *selected
 
@@ -191,13 +192,13 @@ def fill_filters(chosen):
 def update(sweep, dataset, solver, loss, status, _n):
     """The jobs matching the filters; refreshes while any of them is queued or running."""
     where = _where(sweep, dataset, solver, loss, status)
-    rows, total = queries.list_jobs(database_url(), where, team_id=viewer_team())
-    shown = f"{len(rows)} of {total} jobs" if total > len(rows) else f"{total} jobs"
-    running = sum(r["status"] == "running" for r in rows)
+    found, total = rows.list_jobs(database_url(), where, team_id=viewer_team())
+    shown = f"{len(found)} of {total} jobs" if total > len(found) else f"{total} jobs"
+    running = sum(r["status"] == "running" for r in found)
     if running:
         shown += f", {running} running"
     link = href("/", dict(zip(FILTERS, _chosen(where), strict=True)))
-    return [_table_row(r) for r in rows], not queries.active(rows), shown, link
+    return [_table_row(r) for r in found], not rows.active(found), shown, link
 
 
 @callback(
@@ -227,9 +228,9 @@ def compare_link(selected, sweep):
 )
 def download_csv(_clicks, sweep, dataset, solver, loss, status):
     """The filtered jobs as CSV."""
-    rows, _ = queries.list_jobs(
+    found, _ = rows.list_jobs(
         database_url(), _where(sweep, dataset, solver, loss, status), team_id=viewer_team()
     )
-    for row in rows:
+    for row in found:
         row["setting"] = figures.setting_name(row)
-    return dcc.send_string(figures.records_csv(rows, CSV_COLUMNS), "faceoff-runs.csv")
+    return dcc.send_string(figures.records_csv(found, CSV_COLUMNS), "faceoff-runs.csv")

@@ -11,7 +11,8 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from faceoff.dashboard import figures, queries
+from faceoff.core.jobs import JobFilter
+from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     choice,
     database_url,
@@ -133,11 +134,14 @@ def _choices(eps: Any, criterion: Any, x: Any, chart: Any = None) -> tuple[str, 
     )
 
 
-def _results(sweep_id: int, eps: str, criterion: str, x: str):
-    rows, refs = queries.job_traces(
-        database_url(), queries.JobQuery(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
+def _results(
+    sweep_id: int, eps: str, criterion: str, x: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sweep's job rows with full traces, and time to ε per setting and objective."""
+    found, refs = rows.job_traces(
+        database_url(), JobFilter(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
     )
-    return rows, figures.time_to_eps(rows, float(eps), criterion, refs, x)
+    return found, figures.time_to_eps(found, float(eps), criterion, refs, x)
 
 
 def _winners_table(ranked: list[dict], unit: str) -> html.Table:
@@ -185,14 +189,14 @@ def update(sweep_id, eps, criterion, x, chart, _n):
     eps, criterion, x, chart = _choices(eps, criterion, x, chart)
     link = href(f"/sweep/{sweep_id}", {"eps": eps, "criterion": criterion, "x": x, "chart": chart})
     summary = (
-        queries.sweep_summary(database_url(), sweep_id, team_id=viewer_team())
+        rows.sweep_summary(database_url(), sweep_id, team_id=viewer_team())
         if sweep_id is not None
         else None
     )
     if summary is None:
         blank = figures.empty_figure("no such sweep")
         return "No such sweep", blank, blank, "", "", True, link, "/compare", "/"
-    rows, results = _results(sweep_id, eps, criterion, x)
+    found, results = _results(sweep_id, eps, criterion, x)
     ranked = figures.ranking(results)
     counts = summary["counts"]
     status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no jobs"
@@ -207,7 +211,7 @@ def update(sweep_id, eps, criterion, x, chart, _n):
         figures.ranking_figure(ranked),
         _winners_table(ranked, X_CHOICES[x]),
         status,
-        not queries.active(rows),
+        not rows.active(found),
         link,
         f"/compare?sweep={sweep_id}",
         f"/?sweep={sweep_id}",

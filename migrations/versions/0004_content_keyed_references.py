@@ -27,7 +27,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def _free_public_names() -> None:
-    from faceoff.core.jobs import public_source
+    from faceoff.core.datasets import public_source
 
     datasets = sa.table(
         "datasets", sa.column("id", sa.Integer), sa.column("name"), sa.column("source", sa.JSON)

@@ -1,10 +1,10 @@
-"""A page with 50 runs × 1000 points answers in about a second (downsampled on the server)."""
+"""A page with 50 runs × 1000 points answers in about a second (downsampled by core)."""
 
 from __future__ import annotations
 
 import time
 
-from faceoff.dashboard import queries
+from faceoff.dashboard import rows
 from tests.dashboard import factories
 from tests.dashboard.test_pages import compare, values
 
@@ -27,5 +27,5 @@ def test_compare_50_runs_of_1000_points(client, database_url):
     print(f"compare callback, 50 jobs × 1000 points: {elapsed:.3f} s")
     traces = out["compare-graph"]["figure"]["data"]
     shown = sum(len(values(t["x"])) for t in traces if t.get("showlegend", True))
-    assert shown <= 50 * queries.MAX_POINTS  # downsampled before it left the database
+    assert shown <= 50 * rows.MAX_POINTS  # downsampled by core before it left the server
     assert elapsed < 3.0  # about a second on a quiet machine; the bound allows for noise

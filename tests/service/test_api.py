@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from faceoff.api.main import create_app
 from faceoff.core.db import session_scope
 from faceoff.core.models import RUNNING, SUCCEEDED, Job, TracePoint, utcnow
-from faceoff.core.objectives import content_objective_hash
+from faceoff.core.references import content_objective_hash
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
@@ -365,7 +365,7 @@ def test_references(api):
     digest = content_objective_hash("d" * 64, "squared", 1.0, 0.0, 1e-3)
     values = {"data_hash": "d" * 64, "objective_hash": digest}
     set_job(settings, job["id"], status=SUCCEEDED, primal=0.5, gap=1e-14, **values)
-    from faceoff.core.jobs import record_reference
+    from faceoff.core.references import record_reference
 
     with session_scope(settings.database_url) as session:
         assert record_reference(session, session.get(Job, job["id"])) is not None
@@ -406,5 +406,6 @@ def test_openapi_operation_ids(sqlite_url, settings_for):
 
 
 def test_api_never_imports_numba(tmp_path):
-    code = "import sys, faceoff.api.main, faceoff.core.jobs; assert 'numba' not in sys.modules"
+    modules = "faceoff.api.main, faceoff.core.jobs, faceoff.core.sweeps, faceoff.core.references"
+    code = f"import sys, {modules}; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one

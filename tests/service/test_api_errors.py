@@ -8,8 +8,8 @@ from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
 from faceoff.core.db import session_scope
-from faceoff.core.jobs import record_reference
 from faceoff.core.models import SUCCEEDED, Job
+from faceoff.core.references import record_reference
 from tests.service.test_api import LOCAL
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
@@ -211,8 +211,7 @@ def _offline(*_args, **_kwargs):
 
 
 def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64) -> Job:
-    from faceoff.core.datasets import Caps
-    from faceoff.core.jobs import resolve_dataset
+    from faceoff.core.datasets import Caps, resolve_dataset
     from faceoff.core.settings import Settings
     from tests.service.test_api import JOB as SPEC
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from faceoff.cli.main import attach_negative_values, build_parser
 from faceoff.cli.solve import build_request
-from faceoff.core.objectives import data_digest
+from faceoff.core.references import data_digest
 from faceoff.core.specs import JobSpec
 from faceoff.data.labels import LabelError
 from faceoff.solvers.losses import make_loss

@@ -12,8 +12,7 @@ import pytest
 
 from faceoff.api.main import app
 from faceoff.cli.main import build_parser
-from faceoff.core.jobs import smoothness
-from faceoff.core.objectives import content_objective
+from faceoff.core.references import content_objective
 from faceoff.dashboard.figures import objective_labels
 from faceoff.data.transforms import NORMALIZATIONS
 from faceoff.solvers.catalogue import CATALOGUE
@@ -26,6 +25,7 @@ from faceoff.solvers.vocabulary import (
     get_loss,
     loss_label,
     penalty_name,
+    smoothness,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,137 @@
+"""Sweeps: the cartesian product of jobs, submitted at once, and their progress.
+
+A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-contained:
+
+- submitting a sweep whose canonical spec equals an existing sweep's of the same team returns
+  that sweep;
+- otherwise each expanded job reuses an identical reusable job of the team only if that job
+  belongs to no sweep (it is then adopted: its ``sweep_id`` becomes the new sweep's); an
+  identical job of another sweep is not taken away from it, and a new job is created instead.
+
+``force=True`` always creates new jobs (and a new sweep).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from faceoff.core.auth import owned_by
+from faceoff.core.datasets import Caps, resolve_dataset
+from faceoff.core.db import one_or_not_found, page
+from faceoff.core.jobs import (
+    REUSABLE,
+    check_job_memory,
+    check_stop_limits,
+    dataset_shape,
+    new_job,
+)
+from faceoff.core.models import STATUSES, Job, Sweep
+from faceoff.core.settings import Settings
+from faceoff.core.specs import (
+    SpecError,
+    SweepSpec,
+    check_text_at,
+    expand_sweep,
+    spec_hash,
+    sweep_size,
+)
+
+
+def _sweep_key(spec: SweepSpec) -> str:
+    return json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+
+
+def submit_sweep(
+    session: Session,
+    spec: SweepSpec,
+    settings: Settings,
+    force: bool = False,
+    *,
+    team_id: int | None,
+) -> tuple[Sweep, list[Job], bool]:
+    """(sweep, new jobs to enqueue, whether the sweep is new), owned by the team.
+
+    Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates within the
+    team as in the module doc. The caller commits, then enqueues the new jobs.
+    """
+    size = sweep_size(spec)
+    if size > settings.MAX_SWEEP_JOBS:
+        raise SpecError(
+            (),
+            f"the sweep expands to {size} jobs, more than this server's limit of "
+            f"{settings.MAX_SWEEP_JOBS}; split it into smaller sweeps",
+        )
+    if spec.name is not None:
+        check_text_at(spec.name, ("name",))
+    check_stop_limits(spec.stop, settings)
+    caps = Caps.of(settings)
+    specs = expand_sweep(spec)
+    key = _sweep_key(spec)
+    if not force:
+        same_size = select(Sweep).where(Sweep.n_jobs == size, owned_by(Sweep.team_id, team_id))
+        for existing in session.scalars(same_size):
+            if json.dumps(existing.spec, sort_keys=True) == key:
+                return existing, [], False
+    datasets = {
+        name: resolve_dataset(session, name, ("datasets", i), team_id=team_id, caps=caps)
+        for i, name in enumerate(spec.datasets)
+    }
+    for job_spec in specs:
+        shape = dataset_shape(datasets[job_spec.dataset])
+        check_job_memory(job_spec, shape, settings, ("solvers",))
+    digests = [spec_hash(job_spec) for job_spec in specs]
+    standalone: dict[str, Job] = {}
+    if not force:
+        query = select(Job).where(
+            Job.spec_hash.in_(set(digests)),
+            Job.status.in_(REUSABLE),
+            Job.sweep_id.is_(None),
+            owned_by(Job.team_id, team_id),
+        )
+        for job in session.scalars(query.order_by(Job.id)):
+            standalone[job.spec_hash] = job
+    sweep = Sweep(name=spec.name, spec=spec.model_dump(mode="json"), n_jobs=size, team_id=team_id)
+    session.add(sweep)
+    created: list[Job] = []
+    for job_spec, digest in zip(specs, digests, strict=True):
+        if (existing_job := standalone.pop(digest, None)) is not None:
+            existing_job.sweep = sweep
+            continue
+        job = new_job(job_spec, digest, datasets[job_spec.dataset], team_id, sweep)
+        session.add(job)
+        created.append(job)
+    session.flush()
+    return sweep, created, True
+
+
+def get_sweep(session: Session, sweep_id: int, *, team_id: int | None) -> Sweep:
+    """A sweep of the team (NotFoundError for another team's)."""
+    query = select(Sweep).where(Sweep.id == sweep_id, owned_by(Sweep.team_id, team_id))
+    return one_or_not_found(session, query, f"sweep {sweep_id} not found")
+
+
+def list_sweeps(
+    session: Session, limit: int | None, offset: int = 0, *, team_id: int | None
+) -> tuple[list[Sweep], int]:
+    """The team's sweeps, newest first (``limit`` None: all), and how many in all."""
+    query = select(Sweep).where(owned_by(Sweep.team_id, team_id)).order_by(Sweep.id.desc())
+    return page(session, query, limit, offset)
+
+
+def sweep_progress(session: Session, sweep_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """{sweep id: {status: number of its jobs}} with every status present."""
+    ids = list(sweep_ids)
+    out = {i: dict.fromkeys(STATUSES, 0) for i in ids}
+    rows = session.execute(
+        select(Job.sweep_id, Job.status, func.count())
+        .where(Job.sweep_id.in_(ids))
+        .group_by(Job.sweep_id, Job.status)
+    )
+    for sweep_id, status, count in rows:
+        if sweep_id is not None:  # the query asks for sweeps' jobs only
+            out[sweep_id][status] = int(count)
+    return out

@@ -1,0 +1,166 @@
+"""What the pages show, read through the service layer (faceoff.core) as plain dicts.
+
+Every read opens a read-only session (:func:`faceoff.core.db.read_session`: it refuses to
+flush and is rolled back), so the dashboard never writes. Every read is for one viewer's
+``team_id`` (None with authentication off): its jobs and sweeps, the shared datasets and
+its uploads (core.auth); reference optima are shared. Traces are downsampled by core
+(:func:`faceoff.core.jobs.trace_columns`): a figure's points of a job are those of
+``GET /api/v1/jobs/{id}/trace?max_points=MAX_POINTS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from faceoff.core import datasets, jobs, references, sweeps
+from faceoff.core.datasets import Caps
+from faceoff.core.db import read_session
+from faceoff.core.errors import NotFoundError
+from faceoff.core.jobs import JobFilter
+from faceoff.core.models import QUEUED, RUNNING, Job
+
+MAX_POINTS = 500  # per job and figure
+ACTIVE = (QUEUED, RUNNING)
+TRACE_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap")
+JOBS_SHOWN = 1000  # the newest jobs of the runs table
+
+
+def progress(epoch: float | None, time_s: float | None, stop: dict[str, Any]) -> float:
+    """Fraction of the epoch or time budget used, whichever is larger (0 to 1)."""
+    fractions = [0.0]
+    if epoch is not None and stop.get("max_epochs"):
+        fractions.append(epoch / stop["max_epochs"])
+    if time_s is not None and stop.get("max_seconds"):
+        fractions.append(time_s / stop["max_seconds"])
+    return min(1.0, max(fractions))
+
+
+def job_row(job: Job) -> dict[str, Any]:
+    """A job as the tables and figures use it (read inside its session: its dataset's name
+    is loaded on access)."""
+    spec = job.spec
+    return {
+        "id": job.id,
+        "sweep_id": job.sweep_id,
+        "dataset_id": job.dataset_id,
+        "dataset": job.dataset.name,
+        "solver": job.solver,
+        "params": spec.get("params", {}),
+        "seed": spec.get("seed", 0),
+        "loss": job.loss,
+        "gamma": spec.get("gamma", 1.0),
+        "l1": spec.get("l1", 0.0),
+        "l2": spec.get("l2"),
+        "normalize": spec.get("normalize", "none"),
+        "objective_hash": job.objective_hash,
+        "status": job.status,
+        "stop_reason": job.stop_reason,
+        "n_points": job.n_points,
+        "epoch": job.epoch,
+        "time_s": job.time_s,
+        "primal": job.primal,
+        "gap": job.gap,
+        "progress": progress(job.epoch, job.time_s, spec.get("stop", {})),
+        "created_at": job.created_at,
+    }
+
+
+def list_jobs(
+    url: str, where: JobFilter, limit: int = JOBS_SHOWN, *, team_id: int | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The team's newest ``limit`` jobs matching ``where`` and the number of all of them."""
+    with read_session(url) as session:
+        found, count = jobs.list_jobs(session, where, limit, team_id=team_id)
+        return [job_row(job) for job in found], count
+
+
+def filter_options(url: str, *, team_id: int | None) -> dict[str, list[Any]]:
+    """What the team's jobs table can be filtered by: sweeps and datasets as (id, label),
+    and the solvers, losses and statuses present."""
+    with read_session(url) as session:
+        found_sweeps, _ = sweeps.list_sweeps(session, None, team_id=team_id)
+        found_datasets, _ = datasets.list_datasets(session, None, team_id=team_id)
+        facets = jobs.job_facets(session, team_id=team_id)
+        return {
+            "sweep": [(s.id, f"#{s.id} {s.name}" if s.name else f"#{s.id}") for s in found_sweeps],
+            "dataset": sorted(((d.id, d.name) for d in found_datasets), key=lambda d: d[1]),
+            **facets,
+        }
+
+
+def job_traces(
+    url: str, where: JobFilter, max_points: int | None = MAX_POINTS, *, team_id: int | None
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]]]:
+    """The team's job rows (oldest first) with their ``trace`` (columns of TRACE_FIELDS,
+    at most ``max_points`` points; None: all), and the references P* they need."""
+    with read_session(url) as session:
+        found, _ = jobs.list_jobs(session, where, None, team_id=team_id)
+        found.sort(key=lambda job: job.id)
+        traces = jobs.trace_columns(session, found, TRACE_FIELDS, max_points)
+        optima = references.get_references(session, {job.objective_hash for job in found})
+        rows = [{**job_row(job), "trace": traces[job.id]} for job in found]
+        refs = {key: {"primal": r.primal, "gap": r.gap} for key, r in optima.items()}
+    return rows, refs
+
+
+def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, Any] | None:
+    """A sweep's id, name, spec and the number of its jobs of each status it has; None if
+    the team has no such sweep."""
+    with read_session(url) as session:
+        try:
+            sweep = sweeps.get_sweep(session, sweep_id, team_id=team_id)
+        except NotFoundError:
+            return None
+        counts = sweeps.sweep_progress(session, [sweep.id])[sweep.id]
+        present = {status: n for status, n in counts.items() if n}
+        return {"id": sweep.id, "name": sweep.name, "spec": sweep.spec, "counts": present}
+
+
+def dataset_summary(url: str, dataset_id: int, *, team_id: int | None) -> dict[str, Any] | None:
+    """A dataset's fields and the objectives the team's jobs on it minimize; None if the
+    team may not see it."""
+    with read_session(url) as session:
+        try:
+            dataset = datasets.get_dataset(session, dataset_id, team_id=team_id)
+        except NotFoundError:
+            return None
+        return {
+            "id": dataset.id,
+            "name": dataset.name,
+            "source": dataset.source,
+            "n_samples": dataset.n_samples,
+            "n_features": dataset.n_features,
+            "nnz": dataset.nnz,
+            "sha256": dataset.sha256,
+            "stats": dataset.stats,
+            "objectives": datasets.dataset_objectives(session, dataset, team_id=team_id),
+        }
+
+
+@lru_cache(maxsize=8)
+def dataset_statistics(
+    url: str,
+    dataset_id: int,
+    objective: tuple[str, float, float, str],  # loss, l2, gamma, normalize
+    upload_dir: Path,
+    caps: Caps,
+    *,
+    team_id: int | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(statistics, advice) of a dataset the team may see for the objective:
+    :func:`faceoff.core.datasets.dataset_statistics`, which loads the data (DatasetError,
+    ValueError or OSError when it cannot), without storing anything. The last few are
+    kept."""
+    with read_session(url) as session:
+        dataset = datasets.get_dataset(session, dataset_id, team_id=team_id)
+        where = {"upload_dir": upload_dir, "caps": caps}
+        result = datasets.dataset_statistics(session, dataset, *objective, **where, store=False)
+    return result["stats"], result["advice"]
+
+
+def active(rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether any of the jobs is queued or running (its view should refresh)."""
+    return any(r["status"] in ACTIVE for r in rows)
