@@ -20,6 +20,7 @@ venv: $(BIN)/.installed
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python tools/typecheck.py
 	$(BIN)/python -m pytest -q
 
 ## The whole service on this machine: SQLite, a local Redis broker, one worker, the API on
@@ -35,6 +36,7 @@ demo: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python tools/typecheck.py
 
 ## Benchmarks against the peers (see bench/README.md).
 bench: venv

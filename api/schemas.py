@@ -272,5 +272,9 @@ class HealthPublic(BaseModel):
     workers: int = Field(description="live workers consuming this server's queue")
 
 
+# the ``responses=`` of a route: extra documented answers, status code -> model and text
+Responses = dict[int | str, dict[str, Any]]
+
+
 class Message(BaseModel):
     detail: str

@@ -14,6 +14,7 @@ from faceoff.api.schemas import (
     DatasetsPublic,
     DatasetStatsPublic,
     Message,
+    Responses,
 )
 from faceoff.core import datasets as service
 from faceoff.core import uploads
@@ -23,9 +24,11 @@ from faceoff.core.specs import Loss, Normalize, SpecError
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
 DatasetId = Annotated[int, Path(ge=1, le=2**31 - 1, description="dataset id")]
-NOT_FOUND = {404: {"model": Message, "description": "no such dataset"}}
-EXISTS = {200: {"model": DatasetPublic, "description": "already registered, same source"}}
-TAKEN = {409: {"model": Message, "description": "the name is taken by another source"}}
+NOT_FOUND: Responses = {404: {"model": Message, "description": "no such dataset"}}
+EXISTS: Responses = {
+    200: {"model": DatasetPublic, "description": "already registered, same source"}
+}
+TAKEN: Responses = {409: {"model": Message, "description": "the name is taken by another source"}}
 MULTIPART_OVERHEAD = 64 * 1024
 
 

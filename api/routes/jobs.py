@@ -30,6 +30,7 @@ from faceoff.api.schemas import (
     JobPublic,
     JobsPublic,
     Message,
+    Responses,
     TracePointPublic,
     TracePublic,
 )
@@ -46,7 +47,7 @@ log = logging.getLogger("api")
 POLL_SECONDS = 0.5  # how often the event stream looks for new points and status changes
 KEEPALIVE_POLLS = 30  # a comment line after this many silent polls keeps proxies open
 EVENT_BATCH = 500  # at most this many points per poll
-NOT_FOUND = {404: {"model": Message, "description": "no such job"}}
+NOT_FOUND: Responses = {404: {"model": Message, "description": "no such job"}}
 Status = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 Text = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^[\w.+-]+$")]
 
