@@ -230,9 +230,18 @@ class SolverPublic(BaseModel):
     params: list[ParamPublic]
 
 
+class BrokenPluginPublic(BaseModel):
+    name: str = Field(description="the entry point's name")
+    distribution: str = Field(description="the installed distribution that declares it")
+    error: str = Field(description="why it is not in the catalogue")
+
+
 class SolversPublic(BaseModel):
     data: list[SolverPublic]
     count: int
+    broken_plugins: list[BrokenPluginPublic] = Field(
+        description="installed plug-ins (entry points of group faceoff.solvers) left out"
+    )
 
 
 # ---------------------------------------------------------------- references

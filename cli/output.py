@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from faceoff.core.jsonsafe import json_safe
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import BROKEN_PLUGINS, CATALOGUE
 from faceoff.solvers.trace import StopRules, TracePoint
 
 
@@ -167,6 +167,13 @@ def _params_text(params: dict) -> str:
 def print_catalogue(fmt: str) -> None:
     """The solver catalogue as a table or as JSON (a list of solver objects)."""
     specs = list(CATALOGUE.values())
+    errors = Console(stderr=True)
+    for broken in BROKEN_PLUGINS:
+        errors.print(
+            f"[bold red]plug-in {broken.name!r}[/] of {broken.distribution} is left out: "
+            f"{broken.error}",
+            highlight=False,
+        )
     if fmt == "json":
         print(json.dumps([s.to_dict() for s in specs], indent=2))
         return

@@ -1,7 +1,8 @@
 """The solver catalogue: names, parameter schemas, supported losses and penalties.
 
 Pure metadata: importing this module imports no Numba and no kernel, so the API and the
-CLI can validate a request without loading the solvers. The losses and penalties a solver
+CLI can validate a request without loading the solvers. Installed plug-ins add their
+solvers at import (:mod:`faceoff.solvers.plugins`). The losses and penalties a solver
 may support are those of ``solvers.vocabulary``.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from faceoff.solvers.plugins import discover
 from faceoff.solvers.vocabulary import LOSS_NAMES as LOSSES
 from faceoff.solvers.vocabulary import PENALTY_NAMES as PENALTIES
 from faceoff.solvers.vocabulary import get_loss
@@ -341,6 +343,11 @@ CATALOGUE: dict[str, SolverSpec] = {
         ),
     )
 }
+
+
+# The plug-ins' solvers join the catalogue (solvers.plugins); the broken ones are reported.
+PLUGINS, BROKEN_PLUGINS = discover(CATALOGUE)
+CATALOGUE.update(PLUGINS)
 
 
 def get_spec(name: str) -> SolverSpec:

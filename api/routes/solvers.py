@@ -5,14 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from faceoff.api.deps import AuthenticatedRoute
-from faceoff.api.schemas import SolverPublic, SolversPublic
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.api.schemas import BrokenPluginPublic, SolverPublic, SolversPublic
+from faceoff.solvers.catalogue import BROKEN_PLUGINS, CATALOGUE
 
 router = APIRouter(prefix="/solvers", tags=["solvers"], route_class=AuthenticatedRoute)
 
 
 @router.get("", response_model=SolversPublic)
 def read_solvers() -> SolversPublic:
-    """Every solver with its parameter schema and the losses and penalties it supports."""
+    """Every solver (built-in or plug-in) with its parameter schema and the losses and
+    penalties it supports, and the installed plug-ins that could not be used."""
     data = [SolverPublic.model_validate(spec.to_dict()) for spec in CATALOGUE.values()]
-    return SolversPublic(data=data, count=len(data))
+    broken = [BrokenPluginPublic.model_validate(b.to_dict()) for b in BROKEN_PLUGINS]
+    return SolversPublic(data=data, count=len(data), broken_plugins=broken)
