@@ -1,4 +1,6 @@
-"""Shared fixtures: the dataset mirror and small problems."""
+"""Shared fixtures: the dataset mirror, and one headless Chromium for the session (Debian's
+/usr/bin/chromium driven by Playwright). Browser tests skip locally when Chromium or
+Playwright is missing and fail when ``CI`` is set, so CI can never pass without them."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
 def mirror_dir() -> Path:
@@ -21,3 +25,42 @@ def mirror() -> Path:
     if not path.is_dir():
         pytest.fail(f"dataset mirror {path} not found; set FACEOFF_DATA_MIRROR")
     return path
+
+
+def _require_browser() -> None:
+    problem = None
+    if not CHROMIUM.exists():
+        problem = f"Chromium not found at {CHROMIUM} (Debian package chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            problem = "playwright is not installed (pip install playwright)"
+    if problem is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{problem}; CI is set: the browser tests must run")
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium, shared by the session's tests."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh 1400×900 page; closed after the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    yield page
+    context.close()

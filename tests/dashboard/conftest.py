@@ -1,9 +1,5 @@
-"""Fixtures of the dashboard tests: a Dash app per session, the dashboard as a subprocess
-and a headless Chromium page (Debian's /usr/bin/chromium driven by Playwright).
-
-Browser tests skip locally when Chromium or Playwright is missing and fail when ``CI`` is
-set, so CI can never pass without them.
-"""
+"""Fixtures of the dashboard tests: a Dash app per session and the dashboard as a
+subprocess (the headless Chromium ``page`` is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -31,8 +27,6 @@ from tests.service.conftest import (  # noqa: F401
 from tests.service.workers import stop_process
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
 @contextmanager
@@ -85,45 +79,6 @@ def point_count_js(graph_id: str, trace: int = 0) -> str:
         f"(() => {{ const gd = {plot}; const t = gd && gd._fullData && gd._fullData[{trace}];"
         " return t ? t.x.length : 0; })()"
     )
-
-
-def _require_browser() -> None:
-    problem = None
-    if not CHROMIUM.exists():
-        problem = f"Chromium not found at {CHROMIUM} (Debian package chromium)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError:
-            problem = "playwright is not installed (pip install playwright)"
-    if problem is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{problem}; CI is set: the browser tests must run")
-    pytest.skip(problem)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Debian Chromium, shared by the session's tests."""
-    _require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A fresh 1400×900 page; closed after the test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    yield page
-    context.close()
 
 
 @pytest.fixture(scope="session")
