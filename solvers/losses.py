@@ -175,9 +175,12 @@ def loss_dual_step(loss, y, z, b, inv_s, warm):
         slope = sig * (1.0 - sig)
         step = (K - u - inv_s * sig) / (1.0 + inv_s * slope)
         u_new = min(u + step, bound) if convex else max(u + step, bound)
-        # Newton's next error is ≤ |g''|/(2g')·step² ≤ 0.05·inv_s·step²: stop below 1e-12
-        if inv_s * step * step <= 2e-11 or abs(step) <= 1e-15 * abs(u):
-            # σ(u_new) to first order (error ~step², below 1e-12): saves an exp a step
+        # Two errors, each ≤ 1e-12 once max(inv_s, 1)·step² ≤ 2e-11: Newton's next error in u
+        # is ≤ |g''|/(2g')·step² ≤ 0.05·inv_s·step² (and t = σ(u) moves 1/4 of it), and the
+        # first-order σ(u_new) below, which saves an exp a step, is off by ≤ 0.05·step².
+        # Measured against a bisection root, inv_s ∈ [1e-4, 1e4]: |t − t*| ≤ 9.5e-13
+        # (stopping on inv_s·step² alone left 5e-9 at inv_s = 1e-4).
+        if max(inv_s, 1.0) * step * step <= 2e-11 or abs(step) <= 1e-15 * abs(u):
             return -b * (sig + (u_new - u) * slope), u_new
         u = u_new
     return -b * _sigmoid(u), u
