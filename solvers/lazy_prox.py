@@ -8,8 +8,8 @@ it; in between it only undergoes
 with ḡⱼ constant (SAGA's average gradient, SPDC's uⱼ = (Aᵀy/n)ⱼ). That map is monotone and
 piecewise affine (positive branch, dead zone at 0, negative branch), so m of its steps are
 applied in closed form segment by segment when j is next read (:func:`catch_up`): SPDC §6,
-eq. (36) for l2 and Cases I-III, eqs. (38)-(44), for l1 + l2; the same map as SAGA's lazy
-updates (Defazio et al. 2014, §4 "just-in-time" updates).
+eq. (36) for l2 and Cases I-III, eqs. (38)-(44), for l1 + l2, and the same map as SAGA's
+lazy updates (the "just-in-time" updates SPDC §6 credits to SAG).
 
 The contraction 1 − rᵐ, r = 1/(1 + η·l2), is read from a two-level table for m below
 ``TABLE_SIZE`` (:func:`contraction_table`), so the common catch-up needs no exponential.
@@ -29,6 +29,23 @@ from faceoff.solvers.penalties import ElasticNet
 TABLE_BITS = 8
 TABLE_LOW = 1 << TABLE_BITS  # entries of each level of the table
 TABLE_SIZE = 1 << (2 * TABLE_BITS)  # 1 − rᵐ is tabulated for m below this
+
+
+class LazyProx(NamedTuple):
+    """prox_{ηg} of the elastic net as the lazy kernels read it (a Numba tuple): the step η,
+    the weights, log r = −log(1 + η·l2) and the :func:`contraction_table` of log r."""
+
+    step: float
+    l1: float
+    l2: float
+    log_r: float
+    table: np.ndarray
+
+
+def lazy_prox(step: float, penalty: ElasticNet) -> LazyProx:
+    """The :class:`LazyProx` of step η = ``step`` on ``penalty``."""
+    log_r = -math.log1p(step * penalty.l2)
+    return LazyProx(float(step), penalty.l1, penalty.l2, log_r, contraction_table(log_r))
 
 
 def contraction_table(log_r: float) -> np.ndarray:
@@ -131,20 +148,3 @@ def catch_up(x, gbar, m, step, l1, l2, log_r, table):
     """:func:`catch_up_steps` with 1 − rᵐ read from ``table`` = :func:`contraction_table`
     (log_r)."""
     return catch_up_steps(x, gbar, m, contraction_at(table, m, log_r), step, l1, l2, log_r)
-
-
-class LazyProx(NamedTuple):
-    """prox_{ηg} of the elastic net as the lazy kernels read it (a Numba tuple): the step η,
-    the weights, log r = −log(1 + η·l2) and the :func:`contraction_table` of log r."""
-
-    step: float
-    l1: float
-    l2: float
-    log_r: float
-    table: np.ndarray
-
-
-def lazy_prox(step: float, penalty: ElasticNet) -> LazyProx:
-    """The :class:`LazyProx` of step η = ``step`` on ``penalty``."""
-    log_r = -math.log1p(step * penalty.l2)
-    return LazyProx(float(step), penalty.l1, penalty.l2, log_r, contraction_table(log_r))
