@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -58,7 +59,7 @@ class Loss:
     def needs_binary_labels(self) -> bool:
         return get_loss(self.name).needs_binary_labels
 
-    @property
+    @cached_property
     def params(self) -> LossParams:
         """The kernels' view of this loss."""
         return LossParams(int(self.code), float(self.gamma))

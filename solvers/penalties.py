@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +43,7 @@ class ElasticNet:
     def name(self) -> str:
         return "l2" if self.l1 == 0 else "elastic_net"
 
-    @property
+    @cached_property
     def params(self) -> PenaltyParams:
         """The kernels' view of this penalty."""
         return PenaltyParams(self.l1, self.l2)
