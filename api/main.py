@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
 from faceoff import __version__
-from faceoff.api import errors
+from faceoff.api import docs, errors
 from faceoff.api.access import LocalOnly
 from faceoff.api.limits import BodySizeLimit, Limit
 from faceoff.api.metrics import Metrics, MetricsMiddleware
@@ -34,12 +34,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "certified convergence traces.",
         version=__version__,
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        docs_url=None,  # api.docs serves them with local assets
         redoc_url=None,
         generate_unique_id_function=operation_id,
     )
     app.state.settings = settings or get_settings()
     app.include_router(api_router, prefix=API_PREFIX)
+    docs.install(app, API_PREFIX)
     errors.install(app)
     metrics = Metrics(app.state.settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

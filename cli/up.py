@@ -62,7 +62,11 @@ def free_port() -> int:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether a server can listen on ``port`` (of 127.0.0.1). As uvicorn and Dash do,
+    SO_REUSEADDR is set: connections of a stopped server in TIME_WAIT do not hold the port,
+    a live listener does."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -174,11 +178,42 @@ def follow_sweep(client, sweep_id: int, supervisor: Supervisor) -> dict:
             time.sleep(0.5)
 
 
+PORTS = {"--port": ("FACEOFF_PORT", 8000), "--dashboard-port": ("FACEOFF_DASHBOARD_PORT", 8050)}
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 1–65535 (argparse type)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return port
+
+
+def _default_port(option: str) -> int:
+    """The environment's port for ``option`` (FACEOFF_PORT, FACEOFF_DASHBOARD_PORT, so that
+    ``make up`` takes them too), else its default."""
+    variable, default = PORTS[option]
+    text = os.environ.get(variable)
+    if text is None:
+        return default
+    try:
+        return _port(text)
+    except argparse.ArgumentTypeError as err:
+        raise InputError(f"{variable}: {err}") from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=8000, help="API port (default 8000)")
-    parser.add_argument(
-        "--dashboard-port", type=int, default=8050, help="dashboard port (default 8050)"
-    )
+    for option, (variable, default) in PORTS.items():
+        what = "API" if option == "--port" else "dashboard"
+        parser.add_argument(
+            option,
+            type=_port,
+            default=None,
+            help=f"{what} port (default ${variable}, else {default})",
+        )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--no-demo", action="store_true", help="do not submit the demo sweep")
 
@@ -195,9 +230,13 @@ def run(args: argparse.Namespace) -> int:
     from faceoff.core.settings import Settings
 
     settings = Settings()
+    args.port = _default_port("--port") if args.port is None else args.port
+    if args.dashboard_port is None:
+        args.dashboard_port = _default_port("--dashboard-port")
     for port, option in ((args.port, "--port"), (args.dashboard_port, "--dashboard-port")):
         if not port_is_free(port):
-            raise InputError(f"port {port} is in use; choose another with {option}")
+            variable = PORTS[option][0]
+            raise InputError(f"port {port} is in use; choose another with {option} or {variable}")
     home = settings.HOME
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True)

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+
+class PenaltyParams(NamedTuple):
+    """What kernels read of the penalty: the weights ``l1`` and ``l2`` (a Numba tuple)."""
+
+    l1: float
+    l2: float
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,11 @@ class ElasticNet:
     @property
     def name(self) -> str:
         return "l2" if self.l1 == 0 else "elastic_net"
+
+    @cached_property
+    def params(self) -> PenaltyParams:
+        """The kernels' view of this penalty."""
+        return PenaltyParams(self.l1, self.l2)
 
     def value(self, x: np.ndarray) -> float:
         """g(x)."""

@@ -7,6 +7,12 @@ Dual (saddle form L(x, y) = g(x) + 1/n yᵀAx − 1/n Σ φ*(yᵢ)):
 Kernels see A in compressed row (CSR, for dual/row methods) and compressed column (CSC,
 for primal/column methods) form. Both are built once per data matrix and shared by all
 runs: dense input is stored with a full sparsity pattern, so one kernel serves both.
+
+What a kernel reads comes in a few Numba tuples (``typing.NamedTuple``, free to pass and
+to read), built here and beside each method: :class:`KernelData` (A and b), the loss's
+:class:`~faceoff.solvers.losses.LossParams`, the penalty's
+:class:`~faceoff.solvers.penalties.PenaltyParams`, the sampler's
+:class:`~faceoff.solvers.sampling.SamplerState`, and the method's own iterate and steps.
 """
 
 from __future__ import annotations
@@ -93,6 +99,14 @@ class Data:
         return self.csr_matrix.T @ r
 
 
+class KernelData(NamedTuple):
+    """A and b as kernels read them: A in CSR (row-wise) and CSC (column-wise) layout, b."""
+
+    csr: Compressed
+    csc: Compressed
+    b: np.ndarray
+
+
 class Objective(NamedTuple):
     """A primal–dual pair evaluated: P(x), D(y), gap = P − D, nnz(x) and the pair itself."""
 
@@ -134,6 +148,7 @@ class Problem:
                 f"loss {self.loss.name!r} needs binary labels -1/+1, found values "
                 f"{', '.join(f'{v:g}' for v in found)}; binarize them (e.g. --positive)"
             )
+        self.arrays = KernelData(self.data.csr, self.data.csc, self.b)
 
     @property
     def n_samples(self) -> int:
@@ -148,25 +163,21 @@ class Problem:
         if Ax is None:
             Ax = self.data.matvec(x)
         loss = self.loss
-        return loss_values(loss.code, loss.gamma, Ax, self.b) / self.n_samples + (
-            self.penalty.value(x)
-        )
+        return loss_values(loss.params, Ax, self.b) / self.n_samples + (self.penalty.value(x))
 
     def dual_value(self, y: np.ndarray, v: np.ndarray | None = None) -> float:
         """D(y) = −1/n Σ φ*(yᵢ) − g*(v), v = −Aᵀy/n."""
         if v is None:
             v = -self.data.rmatvec(y) / self.n_samples
         loss = self.loss
-        return -loss_conjs(loss.code, loss.gamma, y, self.b) / self.n_samples - (
-            self.penalty.conjugate(v)
-        )
+        return -loss_conjs(loss.params, y, self.b) / self.n_samples - (self.penalty.conjugate(v))
 
     def dual_from_primal(self, x: np.ndarray, Ax: np.ndarray | None = None) -> np.ndarray:
         """y(x) = φ'(Ax), the dual point a primal iterate certifies with."""
         if Ax is None:
             Ax = self.data.matvec(x)
         loss = self.loss
-        return loss_derivs(loss.code, loss.gamma, Ax, self.b, np.empty(self.n_samples))
+        return loss_derivs(loss.params, Ax, self.b, np.empty(self.n_samples))
 
     def primal_from_dual(self, y: np.ndarray) -> np.ndarray:
         """x(y) = ∇g*(−Aᵀy/n)."""

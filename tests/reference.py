@@ -17,15 +17,15 @@ def reference_optimum(problem: Problem) -> tuple[float, np.ndarray]:
     """(P*, x*) by L-BFGS-B, independent of every Faceoff solver."""
     A = problem.data.csr_matrix
     b, n, d = problem.b, problem.n_samples, problem.n_features
-    code, gamma = problem.loss.code, problem.loss.gamma
+    loss = problem.loss.params
     l1, l2 = problem.penalty.l1, problem.penalty.l2
     deriv = np.empty(n)
 
     def fun(w):
         x = w[:d] - w[d:] if l1 > 0 else w
         z = A @ x
-        g = A.T @ loss_derivs(code, gamma, z, b, deriv) / n + l2 * x
-        value = loss_values(code, gamma, z, b) / n + 0.5 * l2 * (x @ x)
+        g = A.T @ loss_derivs(loss, z, b, deriv) / n + l2 * x
+        value = loss_values(loss, z, b) / n + 0.5 * l2 * (x @ x)
         if l1 > 0:
             value += l1 * w.sum()
             return value, np.concatenate([g + l1, -g + l1])

@@ -84,29 +84,29 @@ class AGD:
         first form would fail on rounding alone and drive L_loss up for nothing.
         """
         problem = self.problem
-        code, gamma, b, n = problem.loss.code, problem.loss.gamma, problem.b, problem.n_samples
+        loss, b, n = problem.loss.params, problem.b, problem.n_samples
         if self.lipschitz >= self.lipschitz_max:  # a global bound: holds up to rounding
             return True
         budget = 0.5 * self.lipschitz * dx_sq
         dz = Ax_new - Ay
         if budget >= _RESOLVED * abs(loss_y):
             # loss part of f(x⁺) − f(y) − ∇f(y)ᵀ(x⁺ − y), the linear term in sample space
-            bregman = (loss_values(code, gamma, Ax_new, b) - float(r @ dz)) / n - loss_y
+            bregman = (loss_values(loss, Ax_new, b) - float(r @ dz)) / n - loss_y
             return bregman <= budget
-        deriv_new = loss_derivs(code, gamma, Ax_new, b, self.deriv_new)
+        deriv_new = loss_derivs(loss, Ax_new, b, self.deriv_new)
         return float((deriv_new - r) @ dz) / n <= 2.0 * budget
 
     def _iteration(self) -> None:
         problem, data = self.problem, self.problem.data
-        code, gamma, b, n = problem.loss.code, problem.loss.gamma, problem.b, data.n_samples
+        loss, b, n = problem.loss.params, problem.b, data.n_samples
         theta = math.sqrt(self.l2 / (self.lipschitz + self.l2))
         momentum = (1.0 - theta) / (1.0 + theta)
         # y = x + β(x − x₋), Ay likewise: no product
         y = self.x + momentum * (self.x - self.x_prev)
         Ay = self.Ax + momentum * (self.Ax - self.Ax_prev)
         # r = φ'(Ay); ∇f(y) = Aᵀr/n + l2·y
-        r = loss_derivs(code, gamma, Ay, b, self.deriv)
-        loss_y = loss_values(code, gamma, Ay, b) / n
+        r = loss_derivs(loss, Ay, b, self.deriv)
+        loss_y = loss_values(loss, Ay, b) / n
         grad = data.rmatvec(r) / n + self.l2 * y
         self.products += 1
         decrease = _DECREASE if self.backtracked else _FIRST_DECREASE

@@ -46,12 +46,13 @@ submatrix row per update in Algorithm 2.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.losses import LOGISTIC, loss_dual_step
+from faceoff.solvers.losses import dual_step, loss_dual_step, warm_starts
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import make_rng_state, next_uniform
@@ -62,6 +63,51 @@ VARIANTS = {"basic": BASIC, "active_set": ACTIVE_SET}
 
 # integer state of the active-set kernel
 _N_AX, _N_AY, _PASS, _CURSOR, _SEARCHES = range(5)
+
+
+class DgpdParams(NamedTuple):
+    """The step rule of a dgpd run (a Numba tuple): γ = 1/β (φ* is γ-strongly convex), η
+    (≤ 0: eq. (16) at every step), R² = maxᵢ‖aᵢ‖² and the rounds per search (Algorithm 2)."""
+
+    gamma_dual: float
+    eta: float
+    r_sq: float
+    inner_passes: int
+
+
+class DgpdState(NamedTuple):
+    """The iterate of a dgpd run (a Numba tuple): x, y, w = Ax, z = Aᵀy, the dual step's
+    warm starts and ``fstate`` = (η, n/η, s) of the last step."""
+
+    x: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    z: np.ndarray
+    warm: np.ndarray
+    fstate: np.ndarray
+
+
+class ActiveSets(NamedTuple):
+    """Algorithm 2's active sets and submatrix (a Numba tuple).
+
+    act_x, in_x / act_y, in_y : the active columns / rows (list and mask);
+    sub_ptr, sub_idx, sub_val : the submatrix [A]_{A_y × A_x} in CSR, rows in A_y order;
+    istate : counters _N_AX, _N_AY, _PASS, _CURSOR, _SEARCHES;
+    score, cand : scratch of a search; order, rng_state : the random order of a round.
+    """
+
+    act_x: np.ndarray
+    in_x: np.ndarray
+    act_y: np.ndarray
+    in_y: np.ndarray
+    sub_ptr: np.ndarray
+    sub_idx: np.ndarray
+    sub_val: np.ndarray
+    istate: np.ndarray
+    score: np.ndarray
+    cand: np.ndarray
+    order: np.ndarray
+    rng_state: np.ndarray
 
 
 @njit(cache=True)
@@ -104,7 +150,7 @@ def _greedy_primal(z, x, n_samples, l1, l2):
 
 
 @njit(cache=True)
-def _greedy_dual(w, y, b, warm, loss_code, gamma, inv_s):
+def _greedy_dual(w, y, b, warm, loss, inv_s):
     """Algorithm 1's dual choice, eq. (7) in its GS-r form: (i, β, warm) with i the argmax
     of |β − yᵢ|, β the step (8) from yᵢ (−1 if no coordinate moves)."""
     i = -1
@@ -112,7 +158,7 @@ def _greedy_dual(w, y, b, warm, loss_code, gamma, inv_s):
     beta_i = 0.0
     warm_i = np.nan
     for k in range(y.shape[0]):
-        beta, warm_k = loss_dual_step(loss_code, gamma, y[k], w[k], b[k], inv_s, warm[k])
+        beta, warm_k = loss_dual_step(loss, y[k], w[k], b[k], inv_s, warm[k])
         length = abs(beta - y[k])
         if length > best:
             best = length
@@ -123,32 +169,16 @@ def _greedy_dual(w, y, b, warm, loss_code, gamma, inv_s):
 
 
 @njit(cache=True)
-def _basic(
-    col_ptr,
-    col_idx,
-    col_val,
-    row_ptr,
-    row_idx,
-    row_val,
-    b,
-    x,
-    y,
-    w,
-    z,
-    warm,
-    l1,
-    l2,
-    loss_code,
-    gamma,
-    gamma_dual,
-    eta,
-    r_sq,
-    fstate,
-    n_updates,
-):
+def _basic(data, loss, penalty, params, it, n_updates):
     """``n_updates`` iterations of Algorithm 1 (CSC and CSR arrays of A); returns the
-    entries of A read. ``eta`` ≤ 0 asks for eq. (16) at every iteration; ``fstate``
-    receives (η, n/η, s) of the last one."""
+    entries of A read. ``params.eta`` ≤ 0 asks for eq. (16) at every iteration;
+    ``it.fstate`` receives (η, n/η, s) of the last one."""
+    col_ptr, col_idx, col_val = data.csc
+    row_ptr, row_idx, row_val = data.csr
+    b = data.b
+    l1, l2 = penalty
+    gamma_dual, eta, r_sq = params.gamma_dual, params.eta, params.r_sq
+    x, y, w, z, warm, fstate = it
     n_samples = y.shape[0]
     visited = 0
     for _ in range(n_updates):
@@ -161,7 +191,7 @@ def _basic(
             visited += col_ptr[j + 1] - col_ptr[j]
         step = eta if eta > 0.0 else _theorem_eta(n_samples, l2, gamma_dual, r_sq, s)
         fstate[0], fstate[1], fstate[2] = step, n_samples / step, s
-        i, beta, warm_i = _greedy_dual(w, y, b, warm, loss_code, gamma, fstate[1])
+        i, beta, warm_i = _greedy_dual(w, y, b, warm, loss, fstate[1])
         if i >= 0:  # eq. (8)
             delta = beta - y[i]
             y[i] = beta
@@ -196,39 +226,16 @@ def _members(member, active):
 
 
 @njit(cache=True)
-def _search(
-    col_ptr,
-    col_idx,
-    col_val,
-    row_ptr,
-    row_idx,
-    row_val,
-    b,
-    x,
-    y,
-    w,
-    z,
-    act_x,
-    in_x,
-    act_y,
-    in_y,
-    sub_ptr,
-    sub_idx,
-    sub_val,
-    istate,
-    fstate,
-    l1,
-    l2,
-    loss_code,
-    gamma,
-    gamma_dual,
-    eta,
-    r_sq,
-    score,
-    cand,
-):
+def _search(data, loss, penalty, params, it, active):
     """One search of Algorithm 2 (steps 6, 4 and 5, sparse as in §3.2) and the copy of the
     submatrix [A]_{A_y × A_x} (CSR, rows in A_y order); returns the entries of A read."""
+    x, y, w, z, _, fstate = it
+    act_x, in_x, act_y, in_y, sub_ptr, sub_idx, sub_val, istate, score, cand, _, _ = active
+    col_ptr, col_idx, col_val = data.csc
+    row_ptr, row_idx, row_val = data.csr
+    b = data.b
+    l1, l2 = penalty
+    gamma_dual, eta, r_sq = params.gamma_dual, params.eta, params.r_sq
     n_samples, n_features = y.shape[0], x.shape[0]
     inv_n = 1.0 / n_samples
     inv_l2 = 1.0 / l2
@@ -281,7 +288,7 @@ def _search(
     count = 0
     for k in range(n_samples):  # eq. (12): the step (13) from yₖ = 0 outside A_y
         if not in_y[k]:
-            beta = loss_dual_step(loss_code, gamma, 0.0, w[k], b[k], inv_s, np.nan)[0]
+            beta = loss_dual_step(loss, 0.0, w[k], b[k], inv_s, np.nan)[0]
             if beta != 0.0:
                 score[count] = abs(beta)
                 cand[count] = k
@@ -318,42 +325,7 @@ def _shuffle_rows(rng_state, order, count):
 
 
 @njit(cache=True)
-def _active_set(
-    col_ptr,
-    col_idx,
-    col_val,
-    row_ptr,
-    row_idx,
-    row_val,
-    b,
-    x,
-    y,
-    w,
-    z,
-    warm,
-    act_x,
-    in_x,
-    act_y,
-    in_y,
-    sub_ptr,
-    sub_idx,
-    sub_val,
-    istate,
-    fstate,
-    l1,
-    l2,
-    loss_code,
-    gamma,
-    gamma_dual,
-    eta,
-    r_sq,
-    inner_passes,
-    score,
-    cand,
-    order,
-    rng_state,
-    n_updates,
-):
+def _active_set(data, loss, penalty, params, it, active, n_updates):
     """``n_updates`` dual updates of Algorithm 2, with a search after every
     ``inner_passes`` rounds over A_y; returns the entries of A read.
 
@@ -361,6 +333,12 @@ def _active_set(
     row positions): in any fixed order these Gauss–Seidel sweeps converged >10× slower on
     a9a, as cyclic coordinate methods can (dual_cd's ``permutation`` sampling does the same).
     """
+    b = data.b
+    l1, l2 = penalty
+    inner_passes = params.inner_passes
+    x, y, w, z, warm, fstate = it
+    act_y, istate, order, rng_state = active.act_y, active.istate, active.order, active.rng_state
+    sub_ptr, sub_idx, sub_val = active.sub_ptr, active.sub_idx, active.sub_val
     n_samples = y.shape[0]
     inv_n = 1.0 / n_samples
     inv_l2 = 1.0 / l2
@@ -373,11 +351,7 @@ def _active_set(
             rounds += 1
             _shuffle_rows(rng_state, order, istate[_N_AY])
         if rounds >= inner_passes:
-            visited += _search(
-                col_ptr, col_idx, col_val, row_ptr, row_idx, row_val, b, x, y, w, z,
-                act_x, in_x, act_y, in_y, sub_ptr, sub_idx, sub_val, istate, fstate,
-                l1, l2, loss_code, gamma, gamma_dual, eta, r_sq, score, cand,
-            )  # fmt: skip
+            visited += _search(data, loss, penalty, params, it, active)
             inv_s = fstate[1]
             cursor = rounds = 0
             if istate[_N_AY] == 0:  # no dual coordinate can move: search again next
@@ -391,11 +365,8 @@ def _active_set(
         wi = 0.0
         for k in range(start, end):  # wᵢ = [A_i]_{A_x}·x
             wi += sub_val[k] * x[sub_idx[k]]
-        if loss_code == LOGISTIC:  # only its Newton solve keeps a warm start
-            beta, warm[i] = loss_dual_step(loss_code, gamma, y[i], wi, b[i], inv_s, warm[i])
-        else:
-            beta = loss_dual_step(loss_code, gamma, y[i], wi, b[i], inv_s, 0.0)[0]
-        delta = beta - y[i]  # eq. (13)
+        beta = dual_step(loss, warm, i, y[i], wi, b[i], inv_s)  # eq. (13)
+        delta = beta - y[i]
         if delta != 0.0:
             y[i] = beta
             for k in range(start, end):  # z += Δ·[A_i]_{A_x}; eq. (11) where it changed
@@ -446,81 +417,55 @@ class DGPD(PrimalMethod):
             if eta is not None
             else _theorem_eta(n, problem.penalty.l2, self.gamma_dual, self.r_sq, 1)
         )
-        self.fstate = np.array([first_eta, n / first_eta, 0.0])  # η, n/η, s
-        self.x = np.zeros(d)
-        self.y = np.zeros(n)
-        self.w = np.zeros(n)  # Ax
-        self.z = np.zeros(d)  # Aᵀy
-        self.warm = np.full(n, np.nan)  # warm start of the logistic 1-D solve
+        self.params = DgpdParams(self.gamma_dual, self.eta, self.r_sq, self.inner_passes)
+        self.state = DgpdState(
+            x=np.zeros(d),
+            y=np.zeros(n),
+            w=np.zeros(n),  # Ax
+            z=np.zeros(d),  # Aᵀy
+            warm=warm_starts(n),
+            fstate=np.array([first_eta, n / first_eta, 0.0]),  # η, n/η, s
+        )
+        self.x, self.y, self.fstate = self.state.x, self.state.y, self.state.fstate
         if self.variant == BASIC:
             self.nnz_per_update = data.nnz / d + data.nnz / n  # a column and a row
             return
         self.nnz_per_update = data.nnz / n  # a row, searches amortized
-        self.act_x = np.zeros(d, dtype=np.int64)
-        self.in_x = np.zeros(d, dtype=np.bool_)
-        self.act_y = np.zeros(n, dtype=np.int64)
-        self.in_y = np.zeros(n, dtype=np.bool_)
-        self.sub_ptr = np.zeros(n + 1, dtype=np.int64)
-        self.sub_idx = np.zeros(data.nnz, dtype=np.int32)
-        self.sub_val = np.zeros(data.nnz)
-        self.score = np.zeros(max(n, d))
-        self.cand = np.zeros(max(n, d), dtype=np.int64)
-        self.istate = np.zeros(5, dtype=np.int64)
-        self.istate[_PASS] = self.inner_passes  # the first update searches
-        self.order = np.zeros(n, dtype=np.int64)
-        self.rng_state = make_rng_state(seed)
+        self.active = ActiveSets(
+            act_x=np.zeros(d, dtype=np.int64),
+            in_x=np.zeros(d, dtype=np.bool_),
+            act_y=np.zeros(n, dtype=np.int64),
+            in_y=np.zeros(n, dtype=np.bool_),
+            sub_ptr=np.zeros(n + 1, dtype=np.int64),
+            sub_idx=np.zeros(data.nnz, dtype=np.int32),
+            sub_val=np.zeros(data.nnz),
+            istate=np.zeros(5, dtype=np.int64),
+            score=np.zeros(max(n, d)),
+            cand=np.zeros(max(n, d), dtype=np.int64),
+            order=np.zeros(n, dtype=np.int64),
+            rng_state=make_rng_state(seed),
+        )
+        self.active.istate[_PASS] = self.inner_passes  # the first update searches
+        # read by bench.run_dgpd_cost and extras()
+        self.istate, self.act_x, self.act_y = (
+            self.active.istate,
+            self.active.act_x,
+            self.active.act_y,
+        )
+        self.sub_ptr = self.active.sub_ptr
 
     def run(self, n_updates: int) -> int:
-        data, p, loss = self.problem.data, self.problem.penalty, self.problem.loss
-        csc, csr = data.csc, data.csr
-        common = (
-            *csc,
-            *csr,
-            self.problem.b,
-            self.x,
-            self.y,
-            self.w,
-            self.z,
-            self.warm,
+        problem = self.problem
+        head = (
+            problem.arrays,
+            problem.loss.params,
+            problem.penalty.params,
+            self.params,
+            self.state,
         )
         if self.variant == BASIC:
-            return _basic(
-                *common,
-                p.l1,
-                p.l2,
-                loss.code,
-                loss.gamma,
-                self.gamma_dual,
-                self.eta,
-                self.r_sq,
-                self.fstate,
-                n_updates,
-            )
-        return _active_set(
-            *common,
-            self.act_x,
-            self.in_x,
-            self.act_y,
-            self.in_y,
-            self.sub_ptr,
-            self.sub_idx,
-            self.sub_val,
-            self.istate,
-            self.fstate,
-            p.l1,
-            p.l2,
-            loss.code,
-            loss.gamma,
-            self.gamma_dual,
-            self.eta,
-            self.r_sq,
-            self.inner_passes,
-            self.score,
-            self.cand,
-            self.order,
-            self.rng_state,
-            n_updates,
-        )
+            return _basic(*head, n_updates)
+        return _active_set(*head, self.active, n_updates)
 
     def extras(self) -> dict:
         out = {

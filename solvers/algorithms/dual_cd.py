@@ -12,11 +12,13 @@ permutation per epoch (as liblinear and lightning do; outside the paper's analys
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from faceoff.solvers.driver import run_chunked
-from faceoff.solvers.losses import LOGISTIC, loss_deriv, loss_dual_step
+from faceoff.solvers.losses import dual_step, loss_deriv, prefetch_warm, warm_starts
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch
 from faceoff.solvers.problem import Problem
@@ -24,59 +26,61 @@ from faceoff.solvers.sampling import Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
 
 
+class DualState(NamedTuple):
+    """The iterate and per-coordinate steps of a dual_cd run (a Numba tuple).
+
+    y : array, shape (n_samples,)
+    z, x : arrays, shape (n_features,)
+        z = −Aᵀy/n (kept only when l1 > 0) and x = ∇g*(z).
+    inv_s : array, shape (n_samples,)
+        ‖aᵢ‖²/(l2·n), the curvature of the exact step.
+    warm : array, shape (n_samples,)
+        The exact step's warm starts (:func:`~faceoff.solvers.losses.dual_step`).
+    fixed_step : bool
+        Quartz's fixed step yᵢ += ηᵢ(φ'(aᵢᵀx) − yᵢ) instead of the exact one.
+    eta : array, shape (n_samples,)
+        θ/qᵢ of the fixed step.
+    """
+
+    y: np.ndarray
+    z: np.ndarray
+    x: np.ndarray
+    inv_s: np.ndarray
+    warm: np.ndarray
+    fixed_step: bool
+    eta: np.ndarray
+
+
 @njit(cache=True)
-def _dual_cd(
-    indptr,
-    indices,
-    data,
-    b,
-    y,
-    z,
-    x,
-    inv_s,
-    l1,
-    l2,
-    loss_code,
-    gamma,
-    n_updates,
-    rng_state,
-    ring,
-    mode,
-    prob,
-    alias,
-    perm,
-    fixed_step,
-    eta,
-    warm,
-):
+def _dual_cd(data, loss, penalty, sampler, state, n_updates):
     """Run ``n_updates`` steps of Algorithm 2 on the CSR arrays of A; returns nnz visited."""
+    indptr, indices, values = data.csr
+    b = data.b
+    l1, l2 = penalty
+    y, z, x, inv_s, warm, fixed_step, eta = state
     n_samples = b.shape[0]
     inv_l2 = 1.0 / l2
     visited = 0
-    draws = ring[0]  # the sampler's step counter, kept in a register
+    draws = sampler.ring[0]  # the sampler's step counter, kept in a register
     for _ in range(n_updates):
-        i, ahead, half = next_coordinate(rng_state, ring, draws, mode, prob, alias, perm)
+        i, ahead, half = next_coordinate(sampler, draws)
         draws += 1
         prefetch(indptr, ahead)
         row = indptr[half]
         prefetch(indices, row)
-        prefetch(data, row)
+        prefetch(values, row)
         prefetch(y, half)
         prefetch(b, half)
         prefetch(inv_s, half)
-        if loss_code == LOGISTIC:
-            prefetch(warm, half)
+        prefetch_warm(loss, warm, half)
         start, end = indptr[i], indptr[i + 1]
         zi = 0.0
         for k in range(start, end):  # aᵢᵀx
-            zi += data[k] * x[indices[k]]
-        if fixed_step:
-            y_new = y[i] + eta[i] * (loss_deriv(loss_code, gamma, zi, b[i]) - y[i])
-        else:
-            if loss_code == LOGISTIC:  # only its Newton solve keeps a warm start
-                y_new, warm[i] = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i], warm[i])
-            else:
-                y_new = loss_dual_step(loss_code, gamma, y[i], zi, b[i], inv_s[i], 0.0)[0]
+            zi += values[k] * x[indices[k]]
+        if fixed_step:  # Quartz's step (Faceoff §7)
+            y_new = y[i] + eta[i] * (loss_deriv(loss, zi, b[i]) - y[i])
+        else:  # the exact coordinate maximization
+            y_new = dual_step(loss, warm, i, y[i], zi, b[i], inv_s[i])
         delta = y_new - y[i]
         if delta != 0.0:
             y[i] = y_new
@@ -84,14 +88,14 @@ def _dual_cd(
             if l1 > 0.0:
                 for k in range(start, end):  # z −= δ aᵢ / n ;  x = ∇g*(z) = soft(z, l1)/l2
                     j = indices[k]
-                    z[j] += coef * data[k]
+                    z[j] += coef * values[k]
                     x[j] = soft_threshold(z[j], l1) * inv_l2
             else:  # x = z/l2: z is not needed, x −= δ aᵢ / (l2·n)
                 coef *= inv_l2
                 for k in range(start, end):
-                    x[indices[k]] += coef * data[k]
+                    x[indices[k]] += coef * values[k]
         visited += end - start
-    ring[0] = draws
+    sampler.ring[0] = draws
     return visited
 
 
@@ -104,39 +108,31 @@ class DualCD:
         n, l2 = data.n_samples, problem.penalty.l2
         beta = problem.loss.smoothness
         self.n_coords = n
-        self.inv_s = data.row_sq_norms / (l2 * n)
         weights = beta * data.row_sq_norms + l2 * n if sampling == "importance" else None
         self.sampler = Sampler(n, sampling, seed, weights)
         q = self.sampler.probabilities
         self.nnz_per_update = float(q @ data.row_nnz)
-        self.fixed_step = step == "fixed"
         theta = float(np.min(q * l2 * n / (beta * data.row_sq_norms + l2 * n)))
-        self.eta = theta / q
-        self.y = np.zeros(n)
-        self.warm = np.full(n, np.nan)  # per-coordinate warm start of the 1-D solve
-        self.z = np.zeros(data.n_features)
-        self.x = np.zeros(data.n_features)
+        self.state = DualState(
+            y=np.zeros(n),
+            z=np.zeros(data.n_features),
+            x=np.zeros(data.n_features),
+            inv_s=data.row_sq_norms / (l2 * n),
+            warm=warm_starts(n),
+            fixed_step=step == "fixed",
+            eta=theta / q,
+        )
+        self.y = self.state.y
 
     def run(self, n_updates: int) -> int:
-        csr, p, loss = self.problem.data.csr, self.problem.penalty, self.problem.loss
+        problem = self.problem
         return _dual_cd(
-            csr.indptr,
-            csr.indices,
-            csr.data,
-            self.problem.b,
-            self.y,
-            self.z,
-            self.x,
-            self.inv_s,
-            p.l1,
-            p.l2,
-            loss.code,
-            loss.gamma,
+            problem.arrays,
+            problem.loss.params,
+            problem.penalty.params,
+            self.sampler.state,
+            self.state,
             n_updates,
-            *self.sampler.args(),
-            self.fixed_step,
-            self.eta,
-            self.warm,
         )
 
     def iterate(self) -> dict:

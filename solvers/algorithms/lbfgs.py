@@ -46,13 +46,13 @@ class _Objective:
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         problem = self.problem
-        code, gamma, b, n = problem.loss.code, problem.loss.gamma, problem.b, problem.n_samples
+        loss, b, n = problem.loss.params, problem.b, problem.n_samples
         l1, l2 = problem.penalty.l1, problem.penalty.l2
         x = self.primal(w)
         Ax = problem.data.matvec(x)
         # ∇ = Aᵀφ'(Ax)/n + l2·x
-        grad = problem.data.rmatvec(loss_derivs(code, gamma, Ax, b, self.deriv)) / n + l2 * x
-        value = loss_values(code, gamma, Ax, b) / n + 0.5 * l2 * float(x @ x)
+        grad = problem.data.rmatvec(loss_derivs(loss, Ax, b, self.deriv)) / n + l2 * x
+        value = loss_values(loss, Ax, b) / n + 0.5 * l2 * float(x @ x)
         self.passes += 1
         if not self.split:
             return value, grad

@@ -7,6 +7,8 @@ costs O(nnz of column j). Sampling: uniform, or importance pⱼ ∝ β·uⱼ + l
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -19,45 +21,44 @@ from faceoff.solvers.sampling import Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
 
 
+class PrimalState(NamedTuple):
+    """The iterate of a primal_cd run and its steps (a Numba tuple).
+
+    x : array, shape (n_features,)
+    Ax : array, shape (n_samples,)
+    lipschitz : array, shape (n_features,)
+        u'ⱼ = β·‖A_:ⱼ‖²/n + l2 of eq. (7).
+    """
+
+    x: np.ndarray
+    Ax: np.ndarray
+    lipschitz: np.ndarray
+
+
 @njit(cache=True)
-def _primal_cd(
-    indptr,
-    indices,
-    data,
-    b,
-    x,
-    Ax,
-    lipschitz,
-    l1,
-    l2,
-    loss_code,
-    gamma,
-    n_updates,
-    rng_state,
-    ring,
-    mode,
-    prob,
-    alias,
-    perm,
-):
+def _primal_cd(data, loss, penalty, sampler, state, n_updates):
     """Run ``n_updates`` steps of Algorithm 1 on the CSC arrays of A; returns nnz visited."""
+    indptr, indices, values = data.csc
+    b = data.b
+    l1, l2 = penalty
+    x, Ax, lipschitz = state
     n_samples = b.shape[0]
     visited = 0
-    draws = ring[0]  # the sampler's step counter, kept in a register
+    draws = sampler.ring[0]  # the sampler's step counter, kept in a register
     for _ in range(n_updates):
-        j, ahead, half = next_coordinate(rng_state, ring, draws, mode, prob, alias, perm)
+        j, ahead, half = next_coordinate(sampler, draws)
         draws += 1
         prefetch(indptr, ahead)
         col = indptr[half]
         prefetch(indices, col)
-        prefetch(data, col)
+        prefetch(values, col)
         prefetch(x, half)
         prefetch(lipschitz, half)
         start, end = indptr[j], indptr[j + 1]
         grad = 0.0
         for k in range(start, end):  # ∇ⱼ (1/n Σ φ(Ax)) = 1/n Σᵢ φ'(aᵢᵀx) A_ij
             i = indices[k]
-            grad += loss_deriv(loss_code, gamma, Ax[i], b[i]) * data[k]
+            grad += loss_deriv(loss, Ax[i], b[i]) * values[k]
         grad = grad / n_samples + l2 * x[j]
         x_new = x[j] - grad / lipschitz[j]
         if l1 > 0.0:
@@ -66,9 +67,9 @@ def _primal_cd(
         if delta != 0.0:
             x[j] = x_new
             for k in range(start, end):  # Ax += delta · A_:j
-                Ax[indices[k]] += delta * data[k]
+                Ax[indices[k]] += delta * values[k]
         visited += end - start
-    ring[0] = draws
+    sampler.ring[0] = draws
     return visited
 
 
@@ -81,29 +82,25 @@ class PrimalCD(PrimalMethod):
         self.n_coords = data.n_features
         beta = problem.loss.smoothness
         n, l2 = data.n_samples, problem.penalty.l2
-        self.lipschitz = beta * data.col_sq_norms / n + l2
         weights = beta * data.col_sq_norms + l2 * n if sampling == "importance" else None
         self.sampler = Sampler(self.n_coords, sampling, seed, weights)
         self.nnz_per_update = float(self.sampler.probabilities @ data.col_nnz)
-        self.x = np.zeros(self.n_coords)
-        self.Ax = np.zeros(n)
+        self.state = PrimalState(
+            x=np.zeros(self.n_coords),
+            Ax=np.zeros(n),
+            lipschitz=beta * data.col_sq_norms / n + l2,
+        )
+        self.x = self.state.x
 
     def run(self, n_updates: int) -> int:
-        csc, p, loss = self.problem.data.csc, self.problem.penalty, self.problem.loss
+        problem = self.problem
         return _primal_cd(
-            csc.indptr,
-            csc.indices,
-            csc.data,
-            self.problem.b,
-            self.x,
-            self.Ax,
-            self.lipschitz,
-            p.l1,
-            p.l2,
-            loss.code,
-            loss.gamma,
+            problem.arrays,
+            problem.loss.params,
+            problem.penalty.params,
+            self.sampler.state,
+            self.state,
             n_updates,
-            *self.sampler.args(),
         )
 
 

@@ -24,9 +24,8 @@ with n replaced by n/m and R̄ by max(R̄, mR/n), the quantity §4 says the rate
 Sparse data (§6): off the supports of the sampled rows a coordinate only undergoes
 xⱼ ← prox_{τg}(xⱼ − τuⱼ) with uⱼ constant, so it is brought up to date just in time, when a
 sampled row next reads it: eq. (36) for l2, the piecewise-affine walk of Cases I-III
-(eqs. (38)-(44)) for l1 + l2 — the same map as SAGA's lazy step, whose closed form
-:func:`faceoff.solvers.algorithms.saga._catch_up_steps` this module reuses. ``x_prev`` is
-kept next to x
+(eqs. (38)-(44)) for l1 + l2 — the same map as SAGA's lazy step, in closed form in
+:mod:`faceoff.solvers.lazy_prox`, shared by both. ``x_prev`` is kept next to x
 so that x̄ⱼ = xⱼ + θ(xⱼ − x_prevⱼ) is available after a catch-up; x, x_prev, u and the
 iteration of the last update share one row of a (d, 4) array, one cache line per
 coordinate. An iteration costs O(nnz of the sampled rows); every coordinate is brought up
@@ -37,25 +36,26 @@ to date at the end of each run of iterations (O(d)), so the trace evaluates the 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.algorithms.saga import (
-    _TABLE_BITS,
-    _TABLE_LOW,
-    _TABLE_SIZE,
-    _catch_up_steps,
-    _contraction_table,
-    _tabulated,
-)
 from faceoff.solvers.catalogue import CATALOGUE
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.losses import LOGISTIC, loss_dual_step
+from faceoff.solvers.lazy_prox import (
+    TABLE_BITS,
+    TABLE_LOW,
+    TABLE_SIZE,
+    catch_up_steps,
+    lazy_prox,
+    tabulated,
+)
+from faceoff.solvers.losses import dual_step, prefetch_warm, warm_starts
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch
 from faceoff.solvers.problem import Problem
-from faceoff.solvers.sampling import LOOKAHEAD, _alias_table, make_rng_state, next_uniform
+from faceoff.solvers.sampling import LOOKAHEAD, alias_table, make_rng_state, next_uniform
 from faceoff.solvers.trace import Recorder
 
 # ----------------------------------------------------------------------------- parameters
@@ -121,10 +121,23 @@ def _block_alias_tables(weights, offsets):
     for block in range(offsets.shape[0] - 1):
         start, end = offsets[block], offsets[block + 1]
         w = weights[start:end]
-        p, a = _alias_table(w / w.sum())
+        p, a = alias_table(w / w.sum())
         prob[start:end] = p
         alias[start:end] = a
     return prob, alias
+
+
+class BlockSamplerState(NamedTuple):
+    """A :class:`PartitionSampler` as kernels see it (a Numba tuple): the generator, the ring
+    of draws ahead (``ring[0]``: draw counter), the partition (``offsets``, ``members``) and
+    the within-block alias tables."""
+
+    rng_state: np.ndarray
+    ring: np.ndarray
+    offsets: np.ndarray
+    members: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -134,25 +147,26 @@ def _draw(state, block, offsets, members, prob, alias):
     size = offsets[block + 1] - start
     u = next_uniform(state) * size
     i = min(int(u), size - 1)
-    # Without a branch: a helper inlined with branches keeps its arrays' reference counts.
     i += (u - i >= prob[start + i]) * (alias[start + i] - i)
     return members[start + i]
 
 
 @njit(cache=True)
-def _fill_ring(state, ring, offsets, members, prob, alias):
+def _fill_ring(sampler):
+    state, ring, offsets, members, prob, alias = sampler
     m = offsets.shape[0] - 1
     ring[0] = 0
     for k in range(LOOKAHEAD):
         ring[1 + k] = _draw(state, k % m, offsets, members, prob, alias)
 
 
-@njit(cache=True, inline="always")
-def _next_row(state, ring, draw, ahead_block, offsets, members, prob, alias):
+@njit(cache=True, _nrt=False)
+def _next_row(sampler, draw, ahead_block):
     """(current, LOOKAHEAD ahead, LOOKAHEAD/2 ahead) rows of draw number ``draw``; draw s
     belongs to block s mod m and ``ahead_block`` = (draw + LOOKAHEAD) mod m. As
     :func:`faceoff.solvers.sampling.next_coordinate`, the counters live in the kernel's
-    registers."""
+    registers (and the call, compiled without reference counting, costs nothing)."""
+    state, ring, offsets, members, prob, alias = sampler
     slot = 1 + (draw & (LOOKAHEAD - 1))
     current = ring[slot]
     ahead = _draw(state, ahead_block, offsets, members, prob, alias)
@@ -197,12 +211,15 @@ class PartitionSampler:
             block_totals, np.diff(self.offsets)
         )
         self.prob, self.alias = _block_alias_tables(sorted_weights, self.offsets)
-        self.rng_state = make_rng_state(seed)
-        self.ring = np.zeros(LOOKAHEAD + 1, dtype=np.int64)  # ring[0]: draw counter
-        _fill_ring(self.rng_state, self.ring, *self.tables())
-
-    def tables(self) -> tuple:
-        return self.offsets, self.members, self.prob, self.alias
+        self.state = BlockSamplerState(
+            make_rng_state(seed),
+            np.zeros(LOOKAHEAD + 1, dtype=np.int64),  # ring[0]: draw counter
+            self.offsets,
+            self.members,
+            self.prob,
+            self.alias,
+        )
+        _fill_ring(self.state)
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -225,12 +242,12 @@ def _primal_step(x, u, g, tau, lam, shrink):
 def _steps_since(x, u, steps, contraction, tau, l1, l2, lam, shrink, log_r):
     """(x_prev, x) after steps + 1 primal steps with u constant (eqs. (36), (38)-(44)), given
     ``contraction`` = 1 − rˢᵗᵉᵖˢ."""
-    x_prev = _catch_up_steps(x, u, steps, contraction, tau, l1, l2, log_r)
+    x_prev = catch_up_steps(x, u, steps, contraction, tau, l1, l2, log_r)
     return x_prev, _primal_step(x_prev, u, 0.0, tau, lam, shrink)
 
 
 @njit(cache=True, inline="always")
-def _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch):
+def _accumulate(rows, deltas, indptr, indices, values, coef, inv_n, scratch):
     """scratch[:, 0] = Σₖ δₖaₖ/(n·pₖ) (the primal step's estimate), scratch[:, 1] = Σₖ δₖaₖ/n
     (u's change)."""
     for c in range(rows.shape[0]):
@@ -241,44 +258,51 @@ def _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch):
             hk = delta * inv_n
             for q in range(indptr[k], indptr[k + 1]):
                 j = indices[q]
-                scratch[j, 0] += gk * data[q]
-                scratch[j, 1] += hk * data[q]
+                scratch[j, 0] += gk * values[q]
+                scratch[j, 1] += hk * values[q]
+
+
+class SpdcState(NamedTuple):
+    """The iterate, steps and scratch of an spdc run (a Numba tuple).
+
+    y, warm : arrays, shape (n_samples,)
+        The dual iterate and the dual step's warm starts
+        (:func:`~faceoff.solvers.losses.dual_step`).
+    inv_s, coef : arrays, shape (n_samples,)
+        pₖn/(σm), the dual step's 1/σ of eqs. (5), (9), (21), and 1/(n·pₖ), the primal
+        step's weight of eqs. (6), (10), (23).
+    primal : array, shape (n_features, 4)
+        Columns X, X_PREV, U = Aᵀy/n and LAST (the iteration x is at), one cache line per
+        coordinate.
+    scratch : array, shape (n_features, 2) or (0, 2)
+        A batch's Σₖ δₖaₖ/(n·pₖ) and Σₖ δₖaₖ/n (m = 1 lazy updates need none).
+    rows, deltas : arrays, shape (m,)
+        A batch's rows and their dual changes.
+    theta : float
+        The extrapolation θ of eq. (8).
+    """
+
+    y: np.ndarray
+    warm: np.ndarray
+    inv_s: np.ndarray
+    coef: np.ndarray
+    primal: np.ndarray
+    scratch: np.ndarray
+    rows: np.ndarray
+    deltas: np.ndarray
+    theta: float
 
 
 @njit(cache=True)
-def _spdc_lazy(
-    indptr,
-    indices,
-    data,
-    b,
-    y,
-    warm,
-    inv_s,
-    coef,
-    state,
-    scratch,
-    rows,
-    deltas,
-    tau,
-    theta,
-    l1,
-    l2,
-    log_r,
-    table,
-    loss_code,
-    gamma,
-    n_iters,
-    rng_state,
-    ring,
-    offsets,
-    members,
-    prob,
-    alias,
-):
+def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
     """``n_iters`` SPDC iterations with just-in-time updates (§6), then every coordinate
     brought up to date; returns nnz visited. (x_prev, x)ⱼ are x at iterations
     last − 1 and last; ``last`` is rebased to 0 on exit. With m = 1 a row's coordinates are
     distinct, so its primal step is applied in the same pass that reads δ, without scratch."""
+    indptr, indices, values = data.csr
+    b = data.b
+    tau, l1, l2, log_r, table = prox
+    y, warm, inv_s, coef, state, scratch, rows, deltas, theta = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
@@ -286,24 +310,24 @@ def _spdc_lazy(
     flat = state.reshape(-1)  # for prefetching rows of the state
     width = state.shape[1]
     visited = 0
+    ring = sampler.ring
     draw = ring[0]  # the sampler's draw counter and next block, kept in registers
     ahead_block = (draw + LOOKAHEAD) % m
     for t in range(n_iters):
         for c in range(m):
-            k, ahead, half = _next_row(
-                rng_state, ring, draw, ahead_block, offsets, members, prob, alias
-            )
+            k, ahead, half = _next_row(sampler, draw, ahead_block)
             following = ring[1 + ((draw + 1) & (LOOKAHEAD - 1))]
             draw += 1
             ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
             prefetch(indptr, ahead)
             row = indptr[half]
             prefetch(indices, row)
-            prefetch(data, row)
+            prefetch(values, row)
             prefetch(y, half)
             prefetch(b, half)
             prefetch(inv_s, half)
             prefetch(coef, half)
+            prefetch_warm(loss, warm, half)
             for q in range(indptr[following], indptr[following + 1]):
                 prefetch(flat, width * indices[q])
             start, end = indptr[k], indptr[k + 1]
@@ -315,10 +339,10 @@ def _spdc_lazy(
                 behind = t - int(state[j, LAST])
                 if behind > 0:
                     steps = behind - 1
-                    if steps < _TABLE_SIZE:  # saga's _contraction, indexed here
-                        contraction = _tabulated(
-                            table[steps & (_TABLE_LOW - 1)],
-                            table[_TABLE_LOW + (steps >> _TABLE_BITS)],
+                    if steps < TABLE_SIZE:  # lazy_prox.contraction_at, indexed here
+                        contraction = tabulated(
+                            table[steps & (TABLE_LOW - 1)],
+                            table[TABLE_LOW + (steps >> TABLE_BITS)],
                         )
                     else:
                         contraction = -math.expm1(steps * log_r)
@@ -328,10 +352,8 @@ def _spdc_lazy(
                     state[j, X_PREV] = x_prev
                     state[j, X] = xj
                     state[j, LAST] = t
-                z += data[q] * (xj + theta * (xj - x_prev))
-            y_new, w = loss_dual_step(loss_code, gamma, y[k], z, b[k], inv_s[k], warm[k])
-            if loss_code == LOGISTIC:  # only its Newton solve keeps a warm start
-                warm[k] = w
+                z += values[q] * (xj + theta * (xj - x_prev))
+            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])  # (5), (9), (21)
             delta = y_new - y[k]
             y[k] = y_new
             visited += end - start
@@ -345,11 +367,11 @@ def _spdc_lazy(
                     j = indices[q]
                     xj = state[j, X]
                     state[j, X_PREV] = xj
-                    state[j, X] = _primal_step(xj, state[j, U], gk * data[q], tau, lam, shrink)
-                    state[j, U] += hk * data[q]
+                    state[j, X] = _primal_step(xj, state[j, U], gk * values[q], tau, lam, shrink)
+                    state[j, U] += hk * values[q]
                     state[j, LAST] = t + 1
         if m > 1:
-            _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch)
+            _accumulate(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
             for c in range(m):  # x ← prox_{τg}(x − τ(u + g)), u ← u + h on the touched support
                 if deltas[c] != 0.0:
                     k = rows[c]
@@ -370,10 +392,8 @@ def _spdc_lazy(
         if behind > 0:
             steps = behind - 1
             contraction = (
-                _tabulated(
-                    table[steps & (_TABLE_LOW - 1)], table[_TABLE_LOW + (steps >> _TABLE_BITS)]
-                )
-                if steps < _TABLE_SIZE
+                tabulated(table[steps & (TABLE_LOW - 1)], table[TABLE_LOW + (steps >> TABLE_BITS)])
+                if steps < TABLE_SIZE
                 else -math.expm1(steps * log_r)
             )
             state[j, X_PREV], state[j, X] = _steps_since(
@@ -385,44 +405,23 @@ def _spdc_lazy(
 
 
 @njit(cache=True)
-def _spdc_dense(
-    indptr,
-    indices,
-    data,
-    b,
-    y,
-    warm,
-    inv_s,
-    coef,
-    state,
-    scratch,
-    rows,
-    deltas,
-    tau,
-    theta,
-    l1,
-    l2,
-    loss_code,
-    gamma,
-    n_iters,
-    rng_state,
-    ring,
-    offsets,
-    members,
-    prob,
-    alias,
-):
+def _spdc_dense(data, loss, prox, sampler, it, n_iters):
     """``n_iters`` SPDC iterations with O(d) primal updates; returns nnz visited."""
+    indptr, indices, values = data.csr
+    b = data.b
+    tau, l1, l2 = prox.step, prox.l1, prox.l2
+    y, warm, inv_s, coef, state, scratch, rows, deltas, theta = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
     shrink = 1.0 / (1.0 + tau * l2)
     visited = 0
+    ring = sampler.ring
     draw = ring[0]
     ahead_block = (draw + LOOKAHEAD) % m
     for _ in range(n_iters):
         for c in range(m):
-            k = _next_row(rng_state, ring, draw, ahead_block, offsets, members, prob, alias)[0]
+            k = _next_row(sampler, draw, ahead_block)[0]
             draw += 1
             ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
             start, end = indptr[k], indptr[k + 1]
@@ -430,15 +429,13 @@ def _spdc_dense(
             for q in range(start, end):  # z = aₖᵀx̄
                 j = indices[q]
                 xj = state[j, X]
-                z += data[q] * (xj + theta * (xj - state[j, X_PREV]))
-            y_new, w = loss_dual_step(loss_code, gamma, y[k], z, b[k], inv_s[k], warm[k])
-            if loss_code == LOGISTIC:
-                warm[k] = w
+                z += values[q] * (xj + theta * (xj - state[j, X_PREV]))
+            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])  # (5), (9), (21)
             rows[c] = k
             deltas[c] = y_new - y[k]
             y[k] = y_new
             visited += end - start
-        _accumulate(rows, deltas, indptr, indices, data, coef, inv_n, scratch)
+        _accumulate(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
         for j in range(state.shape[0]):  # x ← prox_{τg}(x − τ(u + g)), u ← u + h
             xj = state[j, X]
             state[j, X_PREV] = xj
@@ -497,49 +494,38 @@ class SPDC(PrimalMethod):
         self.n_coords = n / m  # iterations per coordinate epoch
         self.nnz_per_update = float(p @ data.row_nnz)
         with np.errstate(divide="ignore"):  # rows of probability 0 are never drawn
-            self.inv_s = p * n / (m * self.sigma)  # the dual step's 1/σ of eq. (5), (9), (21)
-            self.coef = 1.0 / (n * p)  # the primal step's weight of eq. (6), (10), (23)
-        self.log_r = -math.log1p(self.tau * problem.penalty.l2)
-        self.table = _contraction_table(self.log_r)
-        self.y = np.zeros(n)
-        self.warm = np.full(n, np.nan)  # per-coordinate warm start of the logistic solve
-        self.state = np.zeros((d, 4))  # columns X, X_PREV, U, LAST
-        # scratch of a batch: Σₖ δₖaₖ/(n·pₖ) and Σₖ δₖaₖ/n (m = 1 lazy updates need none)
-        self.scratch = np.zeros((d if m > 1 or not self.lazy else 0, 2))
-        self.rows = np.zeros(m, dtype=np.int64)
-        self.deltas = np.zeros(m)
+            inv_s = p * n / (m * self.sigma)  # the dual step's 1/σ of eq. (5), (9), (21)
+            coef = 1.0 / (n * p)  # the primal step's weight of eq. (6), (10), (23)
+        self.prox = lazy_prox(self.tau, problem.penalty)
+        self.state = SpdcState(
+            y=np.zeros(n),
+            warm=warm_starts(n),
+            inv_s=inv_s,
+            coef=coef,
+            primal=np.zeros((d, 4)),  # columns X, X_PREV, U, LAST
+            scratch=np.zeros((d if m > 1 or not self.lazy else 0, 2)),
+            rows=np.zeros(m, dtype=np.int64),
+            deltas=np.zeros(m),
+            theta=self.theta,
+        )
+        self.y = self.state.y
 
     @property
     def x(self) -> np.ndarray:
         """The primal iterate (a copy of the packed state's column)."""
-        return self.state[:, X].copy()
+        return self.state.primal[:, X].copy()
 
     def run(self, n_updates: int) -> int:
-        csr, p, loss = self.problem.data.csr, self.problem.penalty, self.problem.loss
-        head = (
-            csr.indptr,
-            csr.indices,
-            csr.data,
-            self.problem.b,
-            self.y,
-            self.warm,
-            self.inv_s,
-            self.coef,
+        kernel = _spdc_lazy if self.lazy else _spdc_dense
+        problem = self.problem
+        return kernel(
+            problem.arrays,
+            problem.loss.params,
+            self.prox,
+            self.sampler.state,
             self.state,
-            self.scratch,
-            self.rows,
-            self.deltas,
-            self.tau,
-            self.theta,
-            p.l1,
-            p.l2,
+            n_updates,
         )
-        sampler = (self.sampler.rng_state, self.sampler.ring, *self.sampler.tables())
-        if self.lazy:
-            return _spdc_lazy(
-                *head, self.log_r, self.table, loss.code, loss.gamma, n_updates, *sampler
-            )
-        return _spdc_dense(*head, loss.code, loss.gamma, n_updates, *sampler)
 
     def extras(self) -> dict:
         return {"nnz_y": int(np.count_nonzero(self.y))}

@@ -12,7 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 from faceoff.solvers.algorithms import lbfgs
-from faceoff.solvers.algorithms.saga import SAGA, _catch_up, _contraction_table
+from faceoff.solvers.algorithms.saga import SAGA
+from faceoff.solvers.lazy_prox import catch_up, contraction_table
 from faceoff.solvers.losses import loss_deriv, make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem
@@ -116,7 +117,7 @@ def test_catch_up_matches_repeated_prox_steps():
             m = int(rng.integers(66_000, 70_000))
         expected = _prox_steps(x0, gbar, m, step, l1, l2)
         log_r = -math.log1p(step * l2)  # tabulated below 65536 steps, expm1 beyond
-        found = _catch_up(x0, gbar, m, step, l1, l2, log_r, _contraction_table(log_r))
+        found = catch_up(x0, gbar, m, step, l1, l2, log_r, contraction_table(log_r))
         scale = max(1.0, abs(x0), abs(gbar) / l2)
         # the reference loop itself rounds at each of its m steps
         tol = max(1e-12, 4 * m * np.finfo(float).eps)
@@ -130,11 +131,10 @@ def _saga_dense(A, b, loss, l1, l2, step, seed, n_updates):
     sampler = Sampler(n, "uniform", seed)
     x, alpha, gbar = np.zeros(d), np.zeros(n), np.zeros(d)
     visited = 0
-    rng_state, ring, mode, prob, alias, perm = sampler.args()
     for draw in range(n_updates):
-        i = next_coordinate(rng_state, ring, draw, mode, prob, alias, perm)[0]
+        i = next_coordinate(sampler.state, draw)[0]
         visited += np.count_nonzero(A[i])
-        deriv = loss_deriv(loss.code, loss.gamma, float(A[i] @ x), b[i])
+        deriv = loss_deriv(loss.params, float(A[i] @ x), b[i])
         delta, alpha[i] = deriv - alpha[i], deriv
         v = x - step * (delta * A[i] + gbar)
         x = np.sign(v) * np.maximum(np.abs(v) - step * l1, 0.0) / (1.0 + step * l2)
@@ -163,7 +163,7 @@ def test_saga_lazy_updates_match_dense_steps(loss_name, l1, l2):
         visited += method.run(chunk)
         done += chunk
         expected, expected_visits = _saga_dense(
-            A.toarray(), b, problem.loss, l1, l2, method.step, 5, done
+            A.toarray(), b, problem.loss, l1, l2, method.prox.step, 5, done
         )
         assert visited == expected_visits  # a step on row i visits nnz(aᵢ)
         np.testing.assert_allclose(

@@ -96,7 +96,7 @@ def test_greedy_dual_follows_eq7(seed, loss):
     n, eta = A.shape[0], 3.0
     code = make_loss(loss)
     w = A @ x
-    i, beta, _ = _greedy_dual(w, y, b, np.full(n, np.nan), code.code, code.gamma, n / eta)
+    i, beta, _ = _greedy_dual(w, y, b, np.full(n, np.nan), code.params, n / eta)
     if loss == "squared":  # eq. (7) as printed: |wₖ − φₖ*'(yₖ)|, φ*'(y) = y + b
         assert i == int(np.argmax(np.abs(w - (y + b))))
     # the step (8), maximized by brute force over dom φ*, and its length
@@ -104,7 +104,7 @@ def test_greedy_dual_follows_eq7(seed, loss):
     for k in range(n):
 
         def neg(v, k=k):
-            return -(w[k] * v / n - loss_conj(code.code, code.gamma, v, b[k]) / n
+            return -(w[k] * v / n - loss_conj(code.params, v, b[k]) / n
                      - (v - y[k]) ** 2 / (2 * eta))  # fmt: skip
 
         if loss == "squared":

@@ -10,18 +10,18 @@ from faceoff.solvers.sampling import Sampler, next_coordinate
 
 
 @njit
-def _draws(rng_state, ring, mode, prob, alias, perm, count):
+def _draws(sampler, count):
     out = np.empty(count, np.int64)
-    draws = ring[0]
+    draws = sampler.ring[0]
     for k in range(count):
-        out[k] = next_coordinate(rng_state, ring, draws, mode, prob, alias, perm)[0]
+        out[k] = next_coordinate(sampler, draws)[0]
         draws += 1
-    ring[0] = draws
+    sampler.ring[0] = draws
     return out
 
 
 def draw(sampler: Sampler, count: int) -> np.ndarray:
-    return _draws(*sampler.args(), count)
+    return _draws(sampler.state, count)
 
 
 def test_permutation_visits_every_coordinate_once_per_epoch():
