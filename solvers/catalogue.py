@@ -463,7 +463,7 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
     _peer(
         "sklearn.ridge",
         "scikit-learn Ridge (squared loss, l2)",
-        "scikit-learn Ridge: LSQR (Paige & Saunders 1982), conjugate gradient, SAG, SAGA, Cholesky",
+        "scikit-learn Ridge: LSQR (Paige & Saunders 1982), SAG, SAGA, Cholesky",
         "ridge",
         _SKLEARN,
         "refit",
@@ -475,7 +475,7 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
                 "choice",
                 "lsqr",
                 "Ridge's solver; cholesky is direct (one fit, no budget)",
-                choices=("lsqr", "sparse_cg", "sag", "saga", "cholesky"),
+                choices=("lsqr", "sag", "saga", "cholesky"),
             ),
         ),
     ),
@@ -527,12 +527,14 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
     ),
     _peer(
         "lightning.saga",
-        "lightning SAGAClassifier / SAGARegressor",
+        "lightning SAGAClassifier",
         "Defazio, Bach & Lacoste-Julien 2014 (SAGA)",
         "saga",
         _LIGHTNING,
         "callback",
-        losses=("logistic", "smooth_hinge", "squared"),
+        # its automatic step diverges with the squared loss (measured on the sparse test
+        # problem: P not finite) and stalls on rcv1
+        losses=("logistic", "smooth_hinge"),
     ),
     _peer(
         "lightning.svrg",

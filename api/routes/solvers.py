@@ -1,4 +1,5 @@
-"""``/solvers``: the catalogue (parameters, defaults, bounds, losses and penalties)."""
+"""``/solvers``: the catalogue (parameters, defaults, bounds, losses and penalties), with each
+peer's distribution, trace mode and whether it is installed here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ router = APIRouter(prefix="/solvers", tags=["solvers"], route_class=Authenticate
 
 @router.get("", response_model=SolversPublic)
 def read_solvers() -> SolversPublic:
-    """Every solver with its parameter schema and the losses and penalties it supports."""
+    """Every solver with its parameter schema, the losses and penalties it supports, how its
+    trace is made and whether the distribution it needs is installed (read from installed
+    metadata: no peer is imported)."""
     data = [SolverPublic.model_validate(spec.to_dict()) for spec in CATALOGUE.values()]
     return SolversPublic(data=data, count=len(data))

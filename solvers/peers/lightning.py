@@ -126,16 +126,14 @@ def cd(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
 
 
 def saga(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
-    """SAGAClassifier / SAGARegressor, a callback after each pass."""
+    """SAGAClassifier (logistic, smoothed hinge), a callback after each pass."""
     from lightning.classification import SAGAClassifier
-    from lightning.regression import SAGARegressor
 
-    cls = SAGARegressor if problem.loss.name == "squared" else SAGAClassifier
     progress = Progress(recorder, _scaled, lambda c: float(c + 1))
     l1 = problem.penalty.l1
 
     def make(max_iter: int, callback: Progress) -> Any:
-        return cls(
+        return SAGAClassifier(
             eta="auto",
             alpha=problem.penalty.l2,
             beta=l1,

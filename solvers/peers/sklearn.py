@@ -8,8 +8,8 @@ Weight mappings to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖
   C = 1/(n·l2), l1_ratio = 0; ``penalty`` is deprecated since scikit-learn 1.8). Budget
   ``max_iter``: liblinear's outer iterations (dual: passes over the samples; primal: Newton
   steps), lbfgs's and newton-cholesky's iterations, sag's and saga's epochs.
-- ``Ridge`` minimizes ‖b − Aw‖² + α‖w‖² = 2n·P with **α = n·l2**. Budget: lsqr's and
-  sparse_cg's iterations, sag's and saga's epochs; cholesky is direct (one fit).
+- ``Ridge`` minimizes ‖b − Aw‖² + α‖w‖² = 2n·P with **α = n·l2**. Budget: lsqr's
+  iterations, sag's and saga's epochs; cholesky is direct (one fit).
 - ``ElasticNet`` minimizes 1/(2n)‖b − Aw‖² + αρ‖w‖₁ + α(1 − ρ)/2‖w‖² = P with
   **α = l1 + l2, ρ = l1_ratio = l1/(l1 + l2)**. Budget: coordinate-descent epochs.
 """
