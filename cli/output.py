@@ -187,7 +187,9 @@ def print_catalogue(fmt: str) -> None:
         title_justify="left",
         show_lines=True,
     )
-    for name in ("solver", "method", "losses / penalties", "parameters (default)"):
+    # the names (a peer's are long, e.g. sklearn.newton_cholesky) are never cut
+    table.add_column("solver", no_wrap=True, min_width=max(len(s.name) for s in specs))
+    for name in ("method", "losses / penalties", "parameters (default)"):
         table.add_column(name)
     for s in specs:
         name = f"[bold]{s.name}[/]\n{s.side}, {s.trace_mode}"

@@ -60,11 +60,16 @@ def _scaled(estimator: Any) -> np.ndarray:
     return np.asarray(estimator.coef_[0] * estimator.coef_scale_[0], dtype=np.float64)
 
 
-def _loss(problem: Problem) -> dict[str, Any]:
-    """The ``loss`` argument, and ``gamma`` for the smoothed hinge."""
+def _options(problem: Problem, max_iter: int, callback: Progress, seed: int) -> dict[str, Any]:
+    """What every estimator here takes: budget, tolerance, callback, seed and the loss
+    (``gamma`` for the smoothed hinge)."""
+    options: dict[str, Any] = dict(
+        max_iter=max_iter, tol=PEER_TOL, callback=callback, random_state=seed
+    )
+    options["loss"] = _LOSSES[problem.loss.name]
     if problem.loss.name == "smooth_hinge":
-        return {"loss": "smooth_hinge", "gamma": problem.loss.gamma}
-    return {"loss": _LOSSES[problem.loss.name]}
+        options["gamma"] = problem.loss.gamma
+    return options
 
 
 def sdca(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
@@ -79,16 +84,8 @@ def sdca(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     progress = Progress(recorder, lambda e: e.coef_[0].copy(), lambda c: (c * n_calls + 1) / n)
 
     def make(max_iter: int, callback: Progress) -> Any:
-        return cls(
-            alpha=l1 + l2,
-            l1_ratio=l1 / (l1 + l2),
-            max_iter=max_iter,
-            tol=PEER_TOL,
-            callback=callback,
-            n_calls=n_calls,
-            random_state=seed,
-            **_loss(problem),
-        )
+        options = _options(problem, max_iter, callback, seed)
+        return cls(alpha=l1 + l2, l1_ratio=l1 / (l1 + l2), n_calls=n_calls, **options)
 
     return _fit(problem, recorder, make, progress)
 
@@ -107,20 +104,14 @@ def cd(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     n_calls = max(1, d // CALLS_PER_PASS)
     progress = Progress(recorder, lambda e: e.coef_[0].copy(), lambda c: (c * n_calls + 1) / d)
 
+    squared = problem.loss.name == "squared"
+    cls = CDRegressor if squared else CDClassifier
+
     def make(max_iter: int, callback: Progress) -> Any:
-        options: dict[str, Any] = dict(
-            penalty="l2",
-            C=1.0 / (2 * n if problem.loss.name == "squared" else n),
-            alpha=problem.penalty.l2,
-            max_iter=max_iter,
-            tol=PEER_TOL,
-            callback=callback,
-            n_calls=n_calls,
-            random_state=seed,
-        )
-        if problem.loss.name == "squared":
-            return CDRegressor(**options)
-        return CDClassifier(loss=_LOSSES[problem.loss.name], **options)
+        options = _options(problem, max_iter, callback, seed)
+        options.pop("gamma", None)  # γ = 1, checked above
+        C = 1.0 / (2 * n if squared else n)
+        return cls(penalty="l2", C=C, alpha=problem.penalty.l2, n_calls=n_calls, **options)
 
     return _fit(problem, recorder, make, progress, kind="columns")
 
@@ -133,16 +124,10 @@ def saga(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     l1 = problem.penalty.l1
 
     def make(max_iter: int, callback: Progress) -> Any:
+        penalty = "l1" if l1 > 0 else None
+        options = _options(problem, max_iter, callback, seed)
         return SAGAClassifier(
-            eta="auto",
-            alpha=problem.penalty.l2,
-            beta=l1,
-            penalty="l1" if l1 > 0 else None,
-            max_iter=max_iter,
-            tol=PEER_TOL,
-            callback=callback,
-            random_state=seed,
-            **_loss(problem),
+            eta="auto", alpha=problem.penalty.l2, beta=l1, penalty=penalty, **options
         )
 
     return _fit(problem, recorder, make, progress)
@@ -160,14 +145,7 @@ def svrg(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     progress = Progress(recorder, _scaled, lambda c: 2.0 * (c + 1))
 
     def make(max_iter: int, callback: Progress) -> Any:
-        return cls(
-            eta=params["step_scale"] / lmax,
-            alpha=problem.penalty.l2,
-            max_iter=max(1, max_iter // 2),
-            tol=PEER_TOL,
-            callback=callback,
-            random_state=seed,
-            **_loss(problem),
-        )
+        options = _options(problem, max(1, max_iter // 2), callback, seed)
+        return cls(eta=params["step_scale"] / lmax, alpha=problem.penalty.l2, **options)
 
     return _fit(problem, recorder, make, progress)

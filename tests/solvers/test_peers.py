@@ -18,10 +18,9 @@ from faceoff.solvers.catalogue import CATALOGUE
 from faceoff.solvers.peers.refit import layout
 from faceoff.solvers.run import solve
 from faceoff.solvers.trace import CONVERGED, FINISHED, MAX_EPOCHS, StopRules
-from tests.solvers.problems import make_problem, reference
-from tests.solvers.test_reference import Plan, cases, variant_name, variants
+from tests.solvers.problems import make_problem
+from tests.solvers.test_reference import Plan, cases, run_case, variant_name, variants
 
-TOL = 1e-10
 PEERS = {name: spec for name, spec in CATALOGUE.items() if spec.requires is not None}
 _DENSE_SMALL = ("dense", "sparse", "a9a")
 
@@ -96,12 +95,8 @@ def _require(spec) -> None:
 def test_peer_matches_reference_and_certifies(solver, params, loss, penalty, dataset):
     spec = CATALOGUE[solver]
     _require(spec)
-    plan = PEER_PLANS.get(solver, Plan())
-    problem = make_problem(dataset, loss, penalty)
-    stop = StopRules(max_epochs=plan.max_epochs, max_seconds=plan.max_seconds, tol=TOL)
-    result = solve(problem, solver, params, stop, seed=3)
+    result, p_ref = run_case(PEER_PLANS.get(solver, Plan()), solver, params, loss, penalty, dataset)
     last = result.final
-    p_ref = reference(dataset, loss, penalty)
     # FINISHED: the library ended by its own test (lightning's SAGA, measured on a9a with the
     # squared loss and elastic net: P − P* = 1.5e-10·|P*| and a gap of 1.8e-8 after 131 epochs)
     assert result.stop_reason in (CONVERGED, FINISHED), result.summary()

@@ -107,14 +107,18 @@ def cases(catalogue: Mapping[str, SolverSpec] = OURS, plans: Mapping[str, Plan] 
                         yield pytest.param(solver, params, loss, penalty, dataset, id=label)
 
 
+def run_case(plan: Plan, solver: str, params: dict, loss: str, penalty: str, dataset: str):
+    """(result, reference P*) of one generated case run within ``plan``'s budget."""
+    problem = make_problem(dataset, loss, penalty)
+    stop = StopRules(max_epochs=plan.max_epochs, max_seconds=plan.max_seconds, tol=TOL)
+    return solve(problem, solver, params, stop, seed=3), reference(dataset, loss, penalty)
+
+
 @pytest.mark.parametrize("solver,params,loss,penalty,dataset", list(cases()))
 def test_matches_reference_and_certifies(solver, params, loss, penalty, dataset):
     plan = PLANS.get(solver, Plan())
-    problem = make_problem(dataset, loss, penalty)
-    stop = StopRules(max_epochs=plan.max_epochs, max_seconds=plan.max_seconds, tol=TOL)
-    result = solve(problem, solver, params, stop, seed=3)
+    result, p_ref = run_case(plan, solver, params, loss, penalty, dataset)
     last = result.final
-    p_ref = reference(dataset, loss, penalty)
     assert result.stop_reason == CONVERGED, result.summary()
     assert last.gap <= 1e-9 * max(1.0, abs(last.primal))
     assert last.gap >= -1e-12 * max(1.0, abs(last.primal)), "weak duality violated"
