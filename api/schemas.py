@@ -228,6 +228,15 @@ class SolverPublic(BaseModel):
     losses: list[Loss]
     penalties: list[Penalty]
     params: list[ParamPublic]
+    requires: str | None = Field(
+        None, description="the distribution a peer solver needs (None: one of ours)"
+    )
+    trace_mode: str = Field(
+        description="native (our clock between chunks), callback (the library calls us "
+        "back) or refit (one fit from scratch per budget; each point's time is its own fit's)"
+    )
+    available: bool = Field(description="whether the distribution it requires is installed")
+    unavailable_reason: str | None = Field(None, description="what to install, if not")
 
 
 class BrokenPluginPublic(BaseModel):

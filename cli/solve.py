@@ -49,6 +49,9 @@ def check_solver(args: argparse.Namespace) -> dict[str, Any]:
         spec = get_spec(args.solver)
         spec.check(args.loss, penalty)
         params = spec.parse_params(parse_params(args.param))
+        missing = spec.unavailable_reason()  # a peer whose distribution is not installed
+        if missing is not None:
+            raise InputError(missing)
     except ValueError as err:
         l1_hint = penalty == "elastic_net" and "penalty" in str(err)
         hint = " (--l1 > 0 makes the penalty elastic_net)" if l1_hint else ""

@@ -1,4 +1,5 @@
-"""``/solvers``: the catalogue (parameters, defaults, bounds, losses and penalties)."""
+"""``/solvers``: the catalogue (parameters, defaults, bounds, losses and penalties), with each
+peer's distribution, trace mode and whether it is installed here."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ router = APIRouter(prefix="/solvers", tags=["solvers"], route_class=Authenticate
 
 @router.get("", response_model=SolversPublic)
 def read_solvers() -> SolversPublic:
-    """Every solver (built-in or plug-in) with its parameter schema and the losses and
-    penalties it supports, and the installed plug-ins that could not be used."""
+    """Every solver (built-in, peer or plug-in) with its parameter schema, the losses and
+    penalties it supports, how its trace is made and whether the distribution it needs is
+    installed (read from installed metadata: no peer is imported); and the installed
+    plug-ins that could not be used."""
     data = [SolverPublic.model_validate(spec.to_dict()) for spec in CATALOGUE.values()]
     broken = [BrokenPluginPublic.model_validate(b.to_dict()) for b in BROKEN_PLUGINS]
     return SolversPublic(data=data, count=len(data), broken_plugins=broken)

@@ -321,3 +321,21 @@ def test_json_safe():
     assert json.dumps(json_safe(value), allow_nan=False) == (
         '{"a": 1.5, "b": [null, null, null], "c": 3}'
     )
+
+
+def test_a_peer_runs_like_any_solver(mirror):
+    """faceoff solve --solver sklearn.liblinear: one point per refit (budgets 1, 2, 4, 8),
+    certified, and the summary says how the trace was made and what the run cost."""
+    args = solve_args(mirror / "a1a.bz2", "--format", "jsonl", "--n-features", "123")
+    args[args.index("dual_cd")] = "sklearn.liblinear"
+    args[args.index("--max-epochs") + 1] = "8"
+    run = faceoff(*args)
+    assert run.returncode == 0, run.stderr
+    *points, last = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [p["extras"]["max_iter"] for p in points] == [0, 1, 2, 4, 8]
+    assert all(p["gap"] >= -1e-12 and p["dual"] <= p["primal"] for p in points)
+    summary = last["summary"]
+    assert summary["trace_mode"] == "refit" and summary["stop_reason"] == "max_epochs"
+    assert summary["wall_s"] >= sum(p["time_s"] for p in points)
+    table = faceoff(*args[:-4], "--n-features", "123", "--format", "table")
+    assert table.returncode == 0 and "refit (one fit from scratch" in table.stdout, table.stderr

@@ -113,7 +113,8 @@ def test_the_recipe_applies_to_this_catalogue():
     text = (REPO / "solvers" / "catalogue.py").read_text()
     namespace: dict = {}
     exec(compile(add_entry(text, entry), "catalogue.py", "exec"), namespace)
-    assert list(namespace["CATALOGUE"])[-1] == NAME
+    ours = [name for name, spec in namespace["CATALOGUE"].items() if spec.requires is None]
+    assert ours[-1] == NAME  # the peers (solvers/peers/) follow our own solvers
     assert NAME not in __import__("faceoff.solvers.catalogue").solvers.catalogue.CATALOGUE
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 import redis
@@ -350,6 +351,36 @@ def test_solvers(sqlite_url, settings_for):
         "choices": None,
     }
     assert solvers["dual_cd"]["losses"] == ["logistic", "smooth_hinge", "squared"]
+    ours, peer = solvers["dual_cd"], solvers["sklearn.liblinear"]
+    assert (ours["trace_mode"], ours["requires"], ours["available"]) == ("native", None, True)
+    assert (peer["trace_mode"], peer["requires"], peer["losses"]) == (
+        "refit",
+        "scikit-learn",
+        ["logistic"],
+    )
+    assert peer["available"] and peer["unavailable_reason"] is None  # a dependency
+
+
+def test_solvers_says_which_peer_is_not_installed(sqlite_url, settings_for, monkeypatch):
+    """A peer whose distribution is missing is listed as unavailable, with what to install."""
+    from faceoff.solvers.catalogue import CATALOGUE
+
+    ghost = replace(CATALOGUE["cyanure"], name="ghost.peer", requires="faceoff-no-such-dist")
+    monkeypatch.setitem(CATALOGUE, "ghost.peer", ghost)
+    with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
+        body = client.get("/api/v1/solvers").json()
+    (entry,) = [s for s in body["data"] if s["name"] == "ghost.peer"]
+    assert entry["available"] is False
+    assert "'faceoff-no-such-dist'" in entry["unavailable_reason"]
+    assert 'pip install "faceoff[peers]"' in entry["unavailable_reason"]
+
+
+def test_a_job_on_an_unsupported_peer_combination_is_refused(api):
+    client, _ = api
+    job = {"dataset": "a1a", "loss": "smooth_hinge", "l2": 1e-3, "solver": "sklearn.liblinear"}
+    response = client.post("/api/v1/jobs", json=job)
+    assert response.status_code == 422, response.text
+    assert "does not support loss 'smooth_hinge'" in response.text
 
 
 def test_references(api):

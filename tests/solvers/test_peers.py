@@ -1,0 +1,189 @@
+"""Every peer (a catalogue entry that ``requires`` another distribution) × parameter variant ×
+loss × penalty it supports, on dense and sparse synthetic data, a9a and the rcv1 subset: the
+final P matches the L-BFGS reference to 1e-8 (relative), every point is certified (P, D and
+the gap through our Problem), refit budgets grow, callback times are cumulative. Generated
+from the catalogue like test_reference.py: a new peer is tested without editing this file.
+A peer whose distribution is missing is skipped locally and fails with CI set."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.peers.refit import layout
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import CONVERGED, FINISHED, MAX_EPOCHS, StopRules
+from tests.solvers.problems import make_problem
+from tests.solvers.test_reference import Plan, cases, run_case, variant_name, variants
+
+PEERS = {name: spec for name, spec in CATALOGUE.items() if spec.requires is not None}
+_DENSE_SMALL = ("dense", "sparse", "a9a")
+
+PEER_PLANS: dict[str, Plan] = {
+    "sklearn.newton_cholesky": Plan(
+        narrow={
+            "default": (
+                _DENSE_SMALL,
+                "its d × d Hessian on rcv1 (d = 47236) is 18 GB; the catalogue's "
+                "extra_memory makes the service refuse such jobs",
+            )
+        }
+    ),
+    "sklearn.ridge": Plan(
+        narrow={
+            "solver=cholesky": (
+                _DENSE_SMALL,
+                "Ridge's cholesky forms AᵀA densely: 18 GB on rcv1 (refused by extra_memory)",
+            )
+        }
+    ),
+    "sklearn.elastic_net": Plan(
+        narrow={
+            "default": (
+                ("dense", "sparse", "rcv1"),
+                "cyclic coordinate descent on a9a's squared loss (123 correlated columns) "
+                "does not reach a gap of 1e-10 in 6000 passes (11.6 s, measured)",
+            )
+        }
+    ),
+    "cyanure": Plan(
+        narrow={
+            "solver=qning-ista": (
+                ("dense", "sparse", "rcv1"),
+                "on a9a its squared-loss cases took 19 s (l2) and did not reach 1e-10 in "
+                "6000 passes (27 s, elastic net); its logistic cases took 2–10 s",
+            )
+        }
+    ),
+    "lightning.cd": Plan(
+        narrow={
+            "default": (
+                ("dense", "sparse"),
+                "cyclic primal CD on a9a (n = 32561 ≫ d = 123) needs thousands of passes: "
+                "7.5–12 s a case, a fifth of this file; on rcv1 (logistic) a CDClassifier "
+                "fitted after another one in the same process (the warm-up's) ends by itself "
+                "after one pass at P − P* = 4.7e-2·P* while a first fit converges (measured; "
+                "not isolated in lightning yet)",
+            )
+        }
+    ),
+    "lightning.svrg": Plan(
+        narrow={
+            "default": (
+                ("dense",),
+                "lightning's SVRG applies the full-gradient part of its lazy sparse updates with "
+                "the current scale, not the l2 shrinkage of each skipped step (svrg_fast.pyx), "
+                "so on sparse data it stalls near the optimum: relative P − P* = 1.0e-6 on a9a "
+                "after 6000 epochs (logistic, step_scale 0.25; 2.1e-5 at 1.0)",
+            )
+        }
+    ),
+}
+
+
+def _require(spec) -> None:
+    reason = spec.unavailable_reason()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+@pytest.mark.parametrize("solver,params,loss,penalty,dataset", list(cases(PEERS, PEER_PLANS)))
+def test_peer_matches_reference_and_certifies(solver, params, loss, penalty, dataset):
+    spec = CATALOGUE[solver]
+    _require(spec)
+    result, p_ref = run_case(PEER_PLANS.get(solver, Plan()), solver, params, loss, penalty, dataset)
+    last = result.final
+    # FINISHED: the library ended by its own test (lightning's SAGA, measured on a9a with the
+    # squared loss and elastic net: P − P* = 1.5e-10·|P*| and a gap of 1.8e-8 after 131 epochs)
+    assert result.stop_reason in (CONVERGED, FINISHED), result.summary()
+    assert result.trace_mode == spec.trace_mode and result.wall_s > 0
+    assert abs(last.primal - p_ref) <= 1e-8 * abs(p_ref), (last.primal, p_ref)
+    for point in result.trace:  # every point certified: P − D ≥ 0 up to rounding
+        assert math.isfinite(point.primal) and math.isfinite(point.dual)
+        assert point.gap == pytest.approx(point.primal - point.dual, abs=1e-15)
+        assert point.gap >= -1e-12 * max(1.0, abs(point.primal)), "weak duality violated"
+    epochs = np.array([p.epoch for p in result.trace])
+    times = np.array([p.time_s for p in result.trace])
+    assert epochs[0] == 0.0 < epochs[-1] and np.all(np.diff(epochs) >= 0)
+    if spec.trace_mode == "refit":  # one fit per point, each timed on its own
+        budgets = [p.extras["max_iter"] for p in result.trace]
+        assert budgets[0] == 0 and np.all(np.diff(budgets) > 0), budgets
+        walls = [p.extras["wall_s"] for p in result.trace]
+        assert np.all(np.diff(walls) >= 0) and result.wall_s >= walls[-1]
+        assert np.all(times[1:] > 0) and result.wall_s >= times.sum()
+    else:
+        assert np.all(np.diff(times) >= 0)
+
+
+REFIT_CASES = [
+    pytest.param(name, loss, id=f"{name}-{loss}")
+    for name, spec in PEERS.items()
+    if spec.trace_mode == "refit"
+    for loss in spec.losses[:1]
+]
+
+
+@pytest.mark.parametrize("solver,loss", REFIT_CASES)
+def test_refit_point_reproduces_a_direct_fit(solver, loss):
+    """The point of budget k in a refit trace is the fit with budget k: a run whose budget
+    stops at k ends on the same iterate (same P and nnz(x), to the last bit)."""
+    spec = CATALOGUE[solver]
+    _require(spec)
+    problem = make_problem("sparse", loss, "l2")
+    long = solve(problem, solver, None, StopRules(max_epochs=16, tol=0.0), seed=5)
+    points = {p.extras["max_iter"]: p for p in long.trace}
+    k = max(b for b in points if b < max(points))  # a budget short of the trace's last
+    short = solve(problem, solver, None, StopRules(max_epochs=k, tol=0.0), seed=5)
+    assert short.final.extras["max_iter"] == k
+    assert short.stop_reason == MAX_EPOCHS
+    assert (short.final.primal, short.final.nnz_x) == (points[k].primal, points[k].nnz_x)
+
+
+def test_liblinear_refit_point_is_logistic_regression_with_that_budget():
+    """The documented mapping (C = 1/(n·l2), l1_ratio = 0, no intercept) fitted directly by
+    scikit-learn with max_iter = k gives the trace's point for budget k."""
+    _require(CATALOGUE["sklearn.liblinear"])
+    from sklearn.linear_model import LogisticRegression
+
+    problem = make_problem("a9a", "logistic", "l2")
+    result = solve(problem, "sklearn.liblinear", None, StopRules(max_epochs=4, tol=0.0), seed=1)
+    n, l2 = problem.n_samples, problem.penalty.l2
+    for point in result.trace[1:]:
+        k = point.extras["max_iter"]
+        model = LogisticRegression(
+            solver="liblinear", dual=True, C=1 / (n * l2), l1_ratio=0.0, fit_intercept=False,
+            tol=1e-15, max_iter=k, random_state=1,
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ConvergenceWarning: the budget decided
+            model.fit(layout(problem.data, "rows"), problem.b)  # int32 indices, as it needs
+        assert problem.primal_value(model.coef_.ravel()) == point.primal, k
+
+
+def test_callback_time_excludes_what_the_callback_does():
+    """A callback peer's solver time leaves out our callback: a recorded point's consumer
+    that sleeps 20 ms adds the sleeps to the wall time, never to the solver time."""
+    import time
+
+    _require(CATALOGUE["lightning.saga"])
+    problem = make_problem("a9a", "logistic", "l2")
+    stop = StopRules(max_epochs=20, tol=0.0)
+    result = solve(problem, "lightning.saga", None, stop, on_point=lambda p: time.sleep(0.02))
+    assert result.trace_mode == "callback" and len(result.trace) > 10
+    assert result.final.time_s + 0.02 * len(result.trace) <= result.wall_s
+
+
+def test_peer_plans_name_peers_and_variants():
+    """A renamed peer or parameter must not silently drop its narrowing."""
+    for solver, plan in PEER_PLANS.items():
+        assert solver in PEERS, solver
+        names = {variant_name(p) for p, _ in variants(PEERS[solver], Plan(extra=plan.extra))}
+        assert set(plan.skip) | set(plan.narrow) <= names, (solver, names)
+        assert all(datasets and why for datasets, why in plan.narrow.values())
