@@ -84,6 +84,16 @@ class JobPublic(_Public):
     time_s: Measured
     primal: Measured
     gap: Measured
+    trace_mode: str | None = Field(
+        None,
+        description="how its trace is made, set when a worker starts it: native, callback or "
+        "refit (one fit from scratch per point; a point's time_s is that fit's own)",
+    )
+    wall_s: Measured = Field(
+        None,
+        description="wall time the whole run cost, evaluation and every refit included "
+        "(seconds), set when it ends; null before, or when the run failed",
+    )
 
 
 class JobsPublic(BaseModel):
@@ -109,6 +119,8 @@ class TracePublic(BaseModel):
     job_id: int
     status: str
     n_points: int = Field(description="points recorded so far (before downsampling)")
+    trace_mode: str | None = Field(None, description="the job's trace_mode (see JobPublic)")
+    wall_s: Measured = Field(None, description="the job's wall_s (see JobPublic)")
     data: list[TracePointPublic]
 
 
