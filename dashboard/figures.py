@@ -414,12 +414,15 @@ def compare_figure(
             text=REFIT_NOTE,
             xref="paper",
             yref="paper",
-            x=1,
-            y=-0.16 if note else -0.12,
-            xanchor="right",
+            x=0,
+            y=-0.16,
+            yshift=-20 if note else 0,  # a line below the reference note
+            xanchor="left",
             showarrow=False,
             font={"color": "#555", "size": 12},
         )
+        if note:
+            fig.update_layout(margin={"b": 110})
     return fig
 
 

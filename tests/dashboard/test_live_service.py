@@ -208,6 +208,12 @@ def test_compare_page_marks_a_refit_trace(service, sqlite_url, page, tmp_path):
         shot = tmp_path / "compare-refit.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
+        # against the certified P* the same curves keep their marking, the note its place
+        page.locator("#compare-y").get_by_text("(P − P*)/|P*|", exact=True).click()
+        page.wait_for_function(f"{PLOT}._fullLayout.yaxis.title.text.startsWith('relative')")
+        text = page.locator("#compare-graph").inner_text()
+        assert "P* certified" in text and "each marked point is its own fit" in text
+        page.screenshot(path=str(tmp_path / "compare-refit-subopt.png"), full_page=True)
 
 
 def _terminal(api, job_id: int) -> dict | None:
