@@ -158,13 +158,16 @@ class Recorder:
         x: np.ndarray,
         fit_seconds: float,
         extras: dict | None = None,
+        time_s: float | None = None,
     ) -> str | None:
         """Record the result of one fit from scratch that took ``fit_seconds`` (timed by
-        the caller; the clock does not run): the point's ``time_s`` is that fit's own time,
-        and the time budget counts the sum of all fits. Returns a stop reason or None."""
+        the caller; the clock does not run): the point's ``time_s`` is that fit's own time
+        (or ``time_s``), and the time budget counts the sum of all fits. Returns a stop
+        reason or None."""
         self.pause()
         self.solver_time += float(fit_seconds)
-        return self._record(float(fit_seconds), iteration, epoch, x, None, extras, None)
+        point_time = float(fit_seconds if time_s is None else time_s)
+        return self._record(point_time, iteration, epoch, x, None, extras, None)
 
     def end(self, reason: str) -> str:
         """Stop with ``reason`` (the method ended by itself); the clock stays stopped."""

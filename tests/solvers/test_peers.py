@@ -117,9 +117,10 @@ def test_peer_matches_reference_and_certifies(solver, params, loss, penalty, dat
         assert budgets[0] == 0 and np.all(np.diff(budgets) > 0), budgets
         walls = [p.extras["wall_s"] for p in result.trace]
         assert np.all(np.diff(walls) >= 0) and result.wall_s >= walls[-1]
-        assert np.all(times[1:] > 0) and result.wall_s >= times.sum()
-    else:
-        assert np.all(np.diff(times) >= 0)
+        fits = np.array([p.extras["fit_s"] for p in result.trace[1:]])
+        assert np.all(fits > 0) and result.wall_s >= fits.sum()
+        assert np.all(times[1:] >= fits) and np.all(times[1:] == np.maximum.accumulate(fits))
+    assert np.all(np.diff(times) >= 0)  # monotone whatever the mode
 
 
 REFIT_CASES = [
