@@ -1,7 +1,7 @@
 """examples/faceoff-plugin-example, installed with pip (into a folder on PYTHONPATH, so the
 test environment itself is left as it was) next to a distribution of broken plug-ins: the
 example's own tests pass; the CLI and the API list it and report each broken plug-in without
-failing; a real worker runs a job of it; the dashboard shows the run."""
+failing; a real worker runs a job of it on PostgreSQL; the dashboard shows the run."""
 
 from __future__ import annotations
 
@@ -91,9 +91,9 @@ def test_the_cli_lists_it_and_reports_the_broken_plugins(plugged):
 
 
 def test_the_service_runs_it_and_the_dashboard_shows_it(
-    plugged, settings_for, sqlite_url, redis_url, page, tmp_path
+    plugged, settings_for, postgres_url, redis_url, page, tmp_path
 ):
-    settings = settings_for(sqlite_url, redis_url)
+    settings = settings_for(postgres_url, redis_url)
     with (
         running_api(api_env(settings, **plugged), tmp_path / "api.log") as api,
         running_worker(settings) as worker,
@@ -121,7 +121,7 @@ def test_the_service_runs_it_and_the_dashboard_shows_it(
         assert points[-1]["gap"] <= 1e-10 * max(1.0, abs(points[-1]["primal"])), points[-1]
         assert all(p["gap"] >= -1e-12 for p in points)
 
-    with running_dashboard(sqlite_url, extra_env=plugged) as base:
+    with running_dashboard(postgres_url, extra_env=plugged) as base:
         page.goto(f"{base}/")
         page.wait_for_selector(f"#runs-table :text('{NAME}')", timeout=60_000)
 
