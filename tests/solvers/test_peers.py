@@ -14,11 +14,12 @@ import warnings
 import numpy as np
 import pytest
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import CATALOGUE, SupportError
 from faceoff.solvers.peers.refit import layout
 from faceoff.solvers.run import solve
 from faceoff.solvers.trace import CONVERGED, FINISHED, MAX_EPOCHS, StopRules
-from tests.solvers.problems import make_problem
+from faceoff.solvers.vocabulary import get_loss
+from tests.solvers.problems import make_problem, reference
 from tests.solvers.test_reference import Plan, cases, run_case, variant_name, variants
 
 PEERS = {name: spec for name, spec in CATALOGUE.items() if spec.requires is not None}
@@ -175,6 +176,39 @@ def test_callback_time_excludes_what_the_callback_does():
     result = solve(problem, "lightning.saga", None, stop, on_point=lambda p: time.sleep(0.02))
     assert result.trace_mode == "callback" and len(result.trace) > 10
     assert result.final.time_s + 0.02 * len(result.trace) <= result.wall_s
+
+
+SMOOTHED_CASES = [
+    pytest.param(name, loss, penalty, gamma, id=f"{name}-{loss}-{penalty}-gamma={gamma:g}")
+    for name, spec in PEERS.items()
+    for loss in spec.losses
+    if get_loss(loss).smoothed
+    for penalty in spec.penalties
+    for gamma in (0.3, 2.5)
+]
+
+
+@pytest.mark.parametrize("solver,loss,penalty,gamma", SMOOTHED_CASES)
+def test_peer_takes_the_smoothing_it_is_given_or_the_catalogue_refuses_it(
+    solver, loss, penalty, gamma
+):
+    """A smoothed loss at γ ≠ 1 (0.3 and 2.5, on the dense problem): the peer's final P is
+    P*(γ) to 1e-8, or its catalogue entry refuses that γ (SupportError naming gamma) for the
+    API, the CLI and the run alike — never a run-time error or a wrong answer."""
+    spec = CATALOGUE[solver]
+    problem = make_problem("dense", loss, penalty, gamma)
+    stop = StopRules(max_epochs=6000, max_seconds=90, tol=1e-10)
+    try:
+        spec.check(loss, penalty, gamma)
+    except SupportError as refused:
+        assert refused.field == "gamma", refused
+        with pytest.raises(SupportError):
+            solve(problem, solver, None, stop, seed=3)
+        return
+    _require(spec)
+    result = solve(problem, solver, None, stop, seed=3)
+    p_ref = reference("dense", loss, penalty, gamma)
+    assert abs(result.final.primal - p_ref) <= 1e-8 * abs(p_ref), result.summary()
 
 
 def test_peer_plans_name_peers_and_variants():
