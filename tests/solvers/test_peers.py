@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -262,3 +263,62 @@ def test_lightning_cd_ignores_its_unset_violation(garbage, monkeypatch):
     painted = solve(problem, "lightning.cd", None, stop, seed=3)
     assert painted.stop_reason == clean.stop_reason == CONVERGED
     assert [p.primal for p in painted.trace] == [p.primal for p in clean.trace]
+
+
+_FRESH_RUN = """
+import json, sys
+from tests.solvers.test_peers import run_on
+print(json.dumps(run_on(sys.argv[1], "sparse")))
+"""
+
+
+def run_on(solver: str, dataset: str) -> dict[str, list[float]]:
+    """A short run of ``solver`` (its first loss, its last penalty, 20 passes, seed 3): the
+    trace's P values and the final x."""
+    spec = CATALOGUE[solver]
+    problem = make_problem(dataset, spec.losses[0], spec.penalties[-1])
+    result = solve(problem, solver, None, StopRules(max_epochs=20, tol=0.0), seed=3)
+    return {"primal": [p.primal for p in result.trace], "x": result.x.tolist()}
+
+
+@pytest.mark.parametrize("solver", list(PEERS))
+def test_peer_runs_are_those_of_a_fresh_process(solver):
+    """A worker runs many jobs in one process: a peer run on the sparse problem, then on the
+    dense one, then on the sparse one again equals the run of a fresh process (which has only
+    made its warm-up fit) — no state left by a fit, no input changed in place (the cached
+    layouts are shared by every problem on the same matrix)."""
+    import json
+    import subprocess
+    import sys
+
+    _require(CATALOGUE[solver])
+    fresh = subprocess.run(
+        [sys.executable, "-c", _FRESH_RUN, solver],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    expected = json.loads(fresh.stdout)
+    first = run_on(solver, "sparse")
+    run_on(solver, "dense")
+    inputs = _inputs(solver)  # b and the cached layouts, as the peer has read them
+    again = run_on(solver, "sparse")
+    for run in (first, again):
+        assert run == expected
+    for before, after in zip(inputs, _inputs(solver), strict=True):
+        assert np.array_equal(before, after)
+
+
+def _inputs(solver: str) -> list[np.ndarray]:
+    """Copies of b and of every cached layout of the two problems of :func:`run_on`."""
+    from faceoff.solvers.peers.refit import _LAYOUTS
+
+    spec, copies = CATALOGUE[solver], []
+    for dataset in ("sparse", "dense"):
+        problem = make_problem(dataset, spec.losses[0], spec.penalties[-1])
+        copies.append(problem.b.copy())
+        for _, A in sorted(_LAYOUTS.get(problem.data, {}).items()):
+            parts = (A.data, A.indices, A.indptr) if hasattr(A, "indptr") else (A,)
+            copies.extend(np.array(part, copy=True) for part in parts)
+    return copies
