@@ -112,6 +112,60 @@ class OnlyWith:
             )
 
 
+class SupportError(ValueError):
+    """A loss, penalty or loss parameter a solver does not support; ``field`` names the
+    request field to change: ``"loss"``, ``"l1"`` (the penalty) or the loss parameter."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+_L1_HINT = {"elastic_net": " (l1 > 0 makes the penalty elastic_net)"}
+
+
+@dataclass(frozen=True)
+class LossParamRange:
+    """A loss parameter a solver supports only within [low, high] for ``loss`` (e.g. a
+    library whose smoothed hinge has γ = 1 built in); ``why`` says where the limit comes
+    from. Other losses, and this loss's other parameters, are not limited."""
+
+    loss: str
+    param: str  # a parameter of the loss in requests: "gamma"
+    low: float
+    high: float
+    why: str
+
+    def accepted(self) -> str:
+        """``"gamma = 1"``, ``"gamma ≥ 1"`` or ``"gamma in [a, b]"``."""
+        if self.low == self.high:
+            return f"{self.param} = {self.low:g}"
+        if math.isinf(self.high):
+            return f"{self.param} ≥ {self.low:g}"
+        return f"{self.param} in [{self.low:g}, {self.high:g}]"
+
+    def check(self, solver: str, loss: str, values: dict[str, float]) -> None:
+        """Raise SupportError naming ``param`` if ``loss`` is this rule's and its value in
+        ``values`` is outside [low, high]."""
+        value = values[self.param]
+        if loss == self.loss and not self.low <= value <= self.high:
+            raise SupportError(
+                self.param,
+                f"solver {solver!r} takes loss {loss!r} with {self.accepted()} only "
+                f"({self.why}), got {self.param}={value:g}; use {self.accepted()} or another "
+                "solver",
+            )
+
+    def to_dict(self) -> dict:
+        return {
+            "loss": self.loss,
+            "param": self.param,
+            "low": self.low,
+            "high": None if math.isinf(self.high) else self.high,
+            "why": self.why,
+        }
+
+
 @dataclass(frozen=True)
 class SolverSpec:
     """A solver: where it lives, what it supports, its parameters."""
@@ -125,6 +179,8 @@ class SolverSpec:
     penalties: tuple[str, ...] = PENALTIES
     params: tuple[Param, ...] = field(default_factory=tuple)
     rules: tuple[OnlyWith, ...] = ()  # checked by parse_params and by the solver itself
+    # limits on a loss's parameters (γ), checked by check() with the loss and the penalty
+    loss_params: tuple[LossParamRange, ...] = ()
     # bytes the method keeps beyond A and O(n + d) vectors: f(n, d, params, penalty)
     extra_memory: Callable[[int, int, dict[str, Any], str], float] | None = None
     # a peer (solvers/peers/): the function of ``module`` that runs it, the distribution it
@@ -148,24 +204,30 @@ class SolverSpec:
             )
         return None
 
-    def check(self, loss: str, penalty: str) -> None:
-        """Raise ValueError if this solver does not support the loss or the penalty, or if
-        the loss cannot take the penalty."""
+    def check(self, loss: str, penalty: str, gamma: float = 1.0) -> None:
+        """Raise SupportError (naming the request field to change) if this solver does not
+        support the loss, the penalty or the loss's parameter ``gamma``, or if the loss
+        cannot take the penalty."""
         if loss not in self.losses:
-            raise ValueError(
+            raise SupportError(
+                "loss",
                 f"solver {self.name!r} does not support loss {loss!r}; "
-                f"it supports {', '.join(self.losses)}"
+                f"it supports {', '.join(self.losses)}",
             )
         if penalty not in self.penalties:
-            raise ValueError(
-                f"solver {self.name!r} does not support penalty {penalty!r}; "
-                f"it supports {', '.join(self.penalties)}"
+            raise SupportError(
+                "l1",
+                f"solver {self.name!r} does not support penalty {penalty!r}"
+                f"{_L1_HINT.get(penalty, '')}; it supports {', '.join(self.penalties)}",
             )
         if penalty not in get_loss(loss).penalties:
-            raise ValueError(
+            raise SupportError(
+                "l1",
                 f"loss {loss!r} does not take penalty {penalty!r}; "
-                f"it takes {', '.join(get_loss(loss).penalties)}"
+                f"it takes {', '.join(get_loss(loss).penalties)}",
             )
+        for rule in self.loss_params:
+            rule.check(self.name, loss, {"gamma": gamma})
 
     def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:
         """Defaults overridden by ``raw``, every value and every rule between values checked
@@ -209,6 +271,7 @@ class SolverSpec:
             "losses": list(self.losses),
             "penalties": list(self.penalties),
             "params": [p.to_dict() for p in self.params],
+            "loss_params": [r.to_dict() for r in self.loss_params],
             "requires": self.requires,
             "trace_mode": self.trace_mode,
             "available": self.unavailable_reason() is None,
@@ -526,6 +589,16 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
         "callback",
         losses=("logistic", "smooth_hinge", "squared"),
         penalties=("l2",),  # its l1 penalty has no l2 term
+        loss_params=(
+            LossParamRange(
+                "smooth_hinge",
+                "gamma",
+                1.0,
+                1.0,
+                "lightning's primal CD has the smoothed hinge with γ = 1 built in "
+                "(primal_cd_fast.pyx, SmoothHinge)",
+            ),
+        ),
     ),
     _peer(
         "lightning.saga",
@@ -537,6 +610,17 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
         # its automatic step diverges with the squared loss (measured on the sparse test
         # problem: P not finite) and stalls on rcv1
         losses=("logistic", "smooth_hinge"),
+        loss_params=(
+            LossParamRange(
+                "smooth_hinge",
+                "gamma",
+                1.0,
+                math.inf,
+                "its automatic step 1/(max‖aᵢ‖² + γ + α) exceeds 1/L = 1/(max‖aᵢ‖²/γ + α) "
+                "for γ < 1 (sag_fast.pyx, get_auto_step_size): at γ = 0.3 it stalls at "
+                "P − P* = 2e-2·P*, measured",
+            ),
+        ),
     ),
     _peer(
         "lightning.svrg",

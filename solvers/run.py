@@ -130,7 +130,7 @@ def solve(
         Receives each trace point as it is recorded (outside the solver clock).
     """
     spec = get_spec(solver)
-    spec.check(problem.loss.name, problem.penalty.name)
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
     values = spec.parse_params(params)
     warmup(solver)
     entry = _entry(spec)

@@ -177,7 +177,7 @@ def budget_fitter(
     spec = get_spec(solver)
     if spec.trace_mode != "refit":
         raise ValueError(f"solver {solver!r} is not traced by refits ({spec.trace_mode})")
-    spec.check(problem.loss.name, problem.penalty.name)
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
     peer = getattr(importlib.import_module(spec.module), spec.entry)
     return peer.fitter(problem, spec.parse_params(params), seed)
 

@@ -207,6 +207,11 @@ BAD_ARGS = [
     (["--max-epochs", "0"], ["--max-epochs", "> 0"]),
     (["--n-samples", "10"], ["--n-samples only applies to --synthetic"]),
     (["--positive", "one"], ["--positive", "comma-separated"]),
+    (
+        ["--loss", "smooth_hinge", "--gamma", "0.5", "--solver", "lightning.cd"],
+        ["'lightning.cd'", "gamma = 1 only", "got gamma=0.5", "use gamma = 1"],
+    ),
+    (["--l1", "1e-3", "--solver", "lightning.cd"], ["'elastic_net'", "l1 > 0", "supports l2"]),
 ]
 
 

@@ -383,6 +383,24 @@ def test_a_job_on_an_unsupported_peer_combination_is_refused(api):
     assert "does not support loss 'smooth_hinge'" in response.text
 
 
+def test_a_peer_s_unsupported_loss_parameter_is_refused_for_jobs_and_sweeps(api):
+    """lightning.cd's smoothed hinge has γ = 1 built in: γ = 0.5 is a 422 at the field gamma
+    (a job) or at the solver's gamma (a sweep), saying what is accepted; γ = 1 is queued."""
+    client, settings = api
+    job = {"dataset": "a1a", "loss": "smooth_hinge", "gamma": 0.5, "l2": 1e-3}
+    refused = client.post("/api/v1/jobs", json={**job, "solver": "lightning.cd"})
+    assert refused.status_code == 422, refused.text
+    (error,) = refused.json()["detail"]
+    assert error["loc"] == ["body", "gamma"] and "gamma = 1 only" in error["msg"]
+    sweep = {"datasets": ["a1a"], "losses": ["smooth_hinge"], "gamma": 0.5, "l2": [1e-3]}
+    swept = client.post("/api/v1/sweeps", json={**sweep, "solvers": ["agd", "lightning.cd"]})
+    assert swept.status_code == 422, swept.text
+    assert swept.json()["detail"][0]["loc"] == ["body", "solvers", 1, "gamma"]
+    assert queued(settings) == 0
+    accepted = client.post("/api/v1/jobs", json={**job, "gamma": 1.0, "solver": "lightning.cd"})
+    assert accepted.status_code == 201 and queued(settings) == 1
+
+
 def test_references(api):
     client, settings = api
     objective = {"dataset": "a1a", "loss": "squared", "l2": 1e-3}
