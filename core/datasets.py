@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by, visible_datasets
 from faceoff.core.db import one_or_not_found, page
-from faceoff.core.errors import ConflictError
+from faceoff.core.errors import ConflictError, DataUnavailable
 from faceoff.core.jsonsafe import json_safe
 from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
@@ -398,15 +398,20 @@ def dataset_statistics(
 
     The statistics of the untransformed data are cached in ``Dataset.stats`` (and fill in
     its shape; with ``store``, committed: a read-only caller passes ``store=False``); the
-    advice depends on the loss and l2 and is computed each time. Raises DatasetError or
-    ValueError when the data cannot be loaded or exceeds the caps. Memory is
-    O(nnz + n_samples) beyond the matrix, whatever its declared number of features.
+    advice depends on the loss and l2 and is computed each time. Raises DataUnavailable
+    when the data cannot be loaded or exceeds the caps. Memory is O(nnz + n_samples) beyond
+    the matrix, whatever its declared number of features.
     """
+    from faceoff.data.registry import DatasetError
     from faceoff.data.stats import advise, dataset_stats
     from faceoff.data.transforms import normalize as transform
 
-    A, b = load_matrix(dataset.source, upload_dir, caps)
-    A = transform(A, normalize)
+    try:
+        A, b = load_matrix(dataset.source, upload_dir, caps)
+        A = transform(A, normalize)
+    except (DatasetError, OSError, ValueError) as err:
+        message = f"dataset {dataset.id} ({dataset.name}) cannot be loaded: {err}"
+        raise DataUnavailable(message) from None
     if normalize == "none" and dataset.stats is not None:
         stats = dataset.stats
     else:

@@ -10,3 +10,8 @@ class NotFoundError(LookupError):
 
 class ConflictError(Exception):
     """A request that contradicts the current state (cancel a finished job, reuse a name)."""
+
+
+class DataUnavailable(Exception):
+    """A registered dataset whose data cannot be loaded now (not in the mirror or the cache
+    and not downloadable, corrupt, over the size caps); the message names it and says why."""

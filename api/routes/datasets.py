@@ -19,6 +19,7 @@ from faceoff.api.schemas import (
 from faceoff.core import datasets as service
 from faceoff.core import uploads
 from faceoff.core.datasets import NAME_PATTERN, Caps
+from faceoff.core.errors import DataUnavailable
 from faceoff.core.specs import Loss, Normalize, SpecError
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
@@ -129,8 +130,6 @@ def read_dataset_stats(
 ) -> DatasetStatsPublic:
     """Size, sparsity, norms and labels (cached), and the Faceoff advisor for ``loss`` and
     ``l2``: predicted work of primal vs dual coordinate descent."""
-    from faceoff.data.registry import DatasetError
-
     dataset = service.get_dataset(session, dataset_id, team_id=team)
     try:
         result = service.dataset_statistics(
@@ -143,9 +142,6 @@ def read_dataset_stats(
             upload_dir=settings.upload_dir,
             caps=Caps.of(settings),
         )
-    except (DatasetError, OSError, ValueError) as err:
-        raise SpecError(
-            ("path", "dataset_id"),
-            f"dataset {dataset.id} ({dataset.name}) cannot be loaded: {err}",
-        ) from None
+    except DataUnavailable as err:
+        raise SpecError(("path", "dataset_id"), str(err)) from None
     return DatasetStatsPublic(dataset_id=dataset.id, normalize=normalize, **result)

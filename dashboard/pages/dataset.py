@@ -11,6 +11,7 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
+from faceoff.core.errors import DataUnavailable
 from faceoff.core.jobs import JobFilter
 from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
@@ -283,9 +284,9 @@ def update(dataset_id, index, eps):
     try:
         stats, advice = _analysis(dataset_id, objective)
         advice_view: Any = _facts(_advice_items(advice))
-    except (ValueError, OSError, LookupError) as err:
+    except (DataUnavailable, LookupError) as err:
         stats, advice = info["stats"], None
-        advice_view = html.Div(f"cannot load the data: {err}", className="error")
+        advice_view = html.Div(str(err), className="error")
     measured = _measured(dataset_id, objective, float(eps))
     epochs = {s: r and measured["epochs"][r["setting"]] for s, r in measured["best"].items()}
     figure = (

@@ -57,3 +57,27 @@ def test_a_running_jobs_curve_grows(sqlite_url, page):
         after = page.evaluate(count)
         assert (before, after) == (20, 35)
         assert "live" in page.locator("#compare-status").inner_text()
+
+
+def test_a_dataset_that_cannot_be_loaded_says_why(sqlite_url, page, tmp_path):
+    """A registered public dataset missing from the mirror and the cache, with no URL to
+    download it from: the page names the dataset and the reason, as the API's 422 does."""
+    from faceoff.core.db import session_scope
+    from faceoff.core.models import Dataset
+
+    with session_scope(sqlite_url) as session:
+        dataset = Dataset(name="phishing", source={"kind": "registry", "name": "phishing"})
+        session.add(dataset)
+        session.flush()
+        dataset_id = dataset.id
+    empty = {"FACEOFF_DATA_MIRROR": str(tmp_path / "mirror"), "FACEOFF_DATA_CACHE": str(tmp_path)}
+    (tmp_path / "mirror").mkdir()
+    with running_dashboard(sqlite_url, extra_env=empty) as base:
+        page.goto(f"{base}/dataset/{dataset_id}")
+        advice = page.locator("#dataset-advice .error")
+        advice.wait_for(timeout=30_000)
+        text = advice.inner_text()
+        assert text.startswith(f"dataset {dataset_id} (phishing) cannot be loaded: "), text
+        assert "phishing" in text[len("dataset 1 (phishing) cannot be loaded: ") :], text
+        assert page.locator("#dataset-title").inner_text() == "Dataset phishing"
+        assert not page.locator(".error.banner").inner_text().strip()  # no callback failed
