@@ -232,6 +232,14 @@ class ParamPublic(BaseModel):
     choices: list[str] | None = None
 
 
+class LossParamPublic(BaseModel):
+    loss: Loss
+    param: str = Field(description="the loss parameter, e.g. gamma")
+    low: float
+    high: float | None = Field(description="None: no upper bound")
+    why: str
+
+
 class SolverPublic(BaseModel):
     name: str
     title: str
@@ -240,6 +248,9 @@ class SolverPublic(BaseModel):
     losses: list[Loss]
     penalties: list[Penalty]
     params: list[ParamPublic]
+    loss_params: list[LossParamPublic] = Field(
+        description="the loss parameters the solver supports, where not all (e.g. γ = 1)"
+    )
     requires: str | None = Field(
         None, description="the distribution a peer solver needs (None: one of ours)"
     )

@@ -458,3 +458,19 @@ def test_api_never_imports_numba(tmp_path):
     modules = "faceoff.api.main, faceoff.core.jobs, faceoff.core.sweeps, faceoff.core.references"
     code = f"import sys, {modules}; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one
+
+
+def test_solvers_state_the_loss_parameters_a_peer_supports(sqlite_url, settings_for):
+    """lightning.cd takes the smoothed hinge with γ = 1 only: GET /solvers says so."""
+    with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
+        body = client.get("/api/v1/solvers").json()
+    solvers = {s["name"]: s for s in body["data"]}
+    (rule,) = solvers["lightning.cd"]["loss_params"]
+    assert (rule["loss"], rule["param"], rule["low"], rule["high"]) == (
+        "smooth_hinge",
+        "gamma",
+        1.0,
+        1.0,
+    )
+    assert rule["why"]
+    assert solvers["dual_cd"]["loss_params"] == []
