@@ -21,8 +21,15 @@ COPY worker worker
 COPY client client
 COPY dashboard dashboard
 COPY migrations migrations
-RUN pip install . \
-    && rm -rf /src \
+# the peers: scikit-learn and cyanure from the extra; lightning built from its sdist (no
+# wheels, no build isolation) with a compiler that is removed again
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install ".[peers]" \
+    && pip install numpy cython setuptools wheel \
+    && pip install --no-build-isolation sklearn-contrib-lightning \
+    && apt-get purge -y gcc libc6-dev && apt-get autoremove -y \
+    && rm -rf /var/lib/apt/lists/* /src \
     && useradd --create-home --uid 1000 faceoff \
     && mkdir -p /var/lib/faceoff /var/cache/faceoff \
     && chown -R faceoff /var/lib/faceoff /var/cache/faceoff

@@ -11,7 +11,10 @@ export FACEOFF_DATA_MIRROR
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,peers]"
+	# lightning's sdist needs numpy, Cython and no build isolation (bench/README.md)
+	$(BIN)/python -m pip install --quiet numpy cython setuptools wheel
+	$(BIN)/python -m pip install --quiet --no-build-isolation sklearn-contrib-lightning
 	touch $@
 
 venv: $(BIN)/.installed

@@ -84,6 +84,16 @@ class JobPublic(_Public):
     time_s: Measured
     primal: Measured
     gap: Measured
+    trace_mode: str | None = Field(
+        None,
+        description="how its trace is made, set when a worker starts it: native, callback or "
+        "refit (one fit from scratch per point; a point's time_s is that fit's own)",
+    )
+    wall_s: Measured = Field(
+        None,
+        description="wall time the whole run cost, evaluation and every refit included "
+        "(seconds), set when it ends; null before, or when the run failed",
+    )
 
 
 class JobsPublic(BaseModel):
@@ -109,6 +119,8 @@ class TracePublic(BaseModel):
     job_id: int
     status: str
     n_points: int = Field(description="points recorded so far (before downsampling)")
+    trace_mode: str | None = Field(None, description="the job's trace_mode (see JobPublic)")
+    wall_s: Measured = Field(None, description="the job's wall_s (see JobPublic)")
     data: list[TracePointPublic]
 
 
@@ -220,6 +232,14 @@ class ParamPublic(BaseModel):
     choices: list[str] | None = None
 
 
+class LossParamPublic(BaseModel):
+    loss: Loss
+    param: str = Field(description="the loss parameter, e.g. gamma")
+    low: float
+    high: float | None = Field(description="None: no upper bound")
+    why: str
+
+
 class SolverPublic(BaseModel):
     name: str
     title: str
@@ -228,11 +248,32 @@ class SolverPublic(BaseModel):
     losses: list[Loss]
     penalties: list[Penalty]
     params: list[ParamPublic]
+    loss_params: list[LossParamPublic] = Field(
+        description="the loss parameters the solver supports, where not all (e.g. γ = 1)"
+    )
+    requires: str | None = Field(
+        None, description="the distribution a peer solver needs (None: one of ours)"
+    )
+    trace_mode: str = Field(
+        description="native (our clock between chunks), callback (the library calls us "
+        "back) or refit (one fit from scratch per budget; each point's time is its own fit's)"
+    )
+    available: bool = Field(description="whether the distribution it requires is installed")
+    unavailable_reason: str | None = Field(None, description="what to install, if not")
+
+
+class BrokenPluginPublic(BaseModel):
+    name: str = Field(description="the entry point's name")
+    distribution: str = Field(description="the installed distribution that declares it")
+    error: str = Field(description="why it is not in the catalogue")
 
 
 class SolversPublic(BaseModel):
     data: list[SolverPublic]
     count: int
+    broken_plugins: list[BrokenPluginPublic] = Field(
+        description="installed plug-ins (entry points of group faceoff.solvers) left out"
+    )
 
 
 # ---------------------------------------------------------------- references

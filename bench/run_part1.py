@@ -6,16 +6,18 @@ For each dataset × loss × l2 the run
    (cached in ``bench/out/pstar.json``);
 2. runs ``dual_cd`` and ``primal_cd`` (uniform and importance sampling) and reads off the
    trace the solver time of the first point with (P − P*)/|P*| ≤ 1e-6;
-3. fits each peer from scratch with a growing iteration budget (1, 2, 4, …, then a bracketed
-   search) and reports the wall time of the smallest budget whose ``coef_`` reaches the
-   target under our P;
+3. times each peer through the service's adapters (``faceoff.solvers.peers``): a peer traced
+   by refits is fitted from scratch with a growing iteration budget (1, 2, 4, …, then a
+   bracketed search) and reports the wall time of the smallest budget whose coefficients
+   reach the target under our P; a peer with a callback (lightning) is read off its
+   certified trace like ours;
 4. divides the solver time per epoch of each of those runs by the pass floor, one CSR
    product with A plus one with Aᵀ.
 
 Each time is the best of up to 3 runs (while the repeats stay cheap); primal_cd and the
 peers stop once 10× slower than dual_cd (see ``SLOW_FACTOR``). The peers'
-weight mappings are checked first: each peer, run to convergence on a9a at l2 = 1e-1 and
-1e-2, must land within 1e-8 of P*, or the run stops.
+weight mappings are checked first: each peer, run to convergence by ``solve`` on a9a at
+l2 = 1e-1 and 1e-2, must land within 1e-8 of P*, or the run stops.
 
 Run ``python -m bench.run_part1`` (``make bench``) from the repository root; ``--quick``
 validates the harness on a9a in a minute or two. Tables go to stdout and
@@ -34,12 +36,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from bench.common import (
     DATASETS,
     REPO,
-    BenchDataset,
     Loaded,
     Log,
     environment,
@@ -47,7 +47,7 @@ from bench.common import (
     md_table,
     pass_floor,
 )
-from bench.peers import PEER_TITLES, PEERS, Peer, layouts, missing_packages
+from bench.peers import PEERS, is_refit, missing_packages, supports, title
 
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
 PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
@@ -121,19 +121,7 @@ def fmt_time(seconds: float) -> str:
 # ----------------------------------------------------------------------------- data
 
 
-@dataclass
-class PeerLoaded(Loaded):
-    """A loaded dataset with A also in the peers' layouts (built once, outside every clock)."""
-
-    peer_layouts: dict[str, sp.spmatrix] = field(default_factory=dict)
-
-
-def load_for_peers(dataset: BenchDataset) -> PeerLoaded:
-    loaded = load(dataset)
-    return PeerLoaded(**vars(loaded), peer_layouts=layouts(loaded.data.csr_matrix))
-
-
-def make_problem(loaded: PeerLoaded, loss: str, l2: float):
+def make_problem(loaded: Loaded, loss: str, l2: float):
     from faceoff.solvers.problem import build_problem
 
     return build_problem(loaded.data, loaded.b, loss, 1.0, 0.0, l2)
@@ -158,7 +146,7 @@ class PStar:
         return self.rel_gap <= PSTAR_USABLE
 
 
-def pstar_key(loaded: PeerLoaded, loss: str, l2: float) -> str:
+def pstar_key(loaded: Loaded, loss: str, l2: float) -> str:
     return f"{loaded.spec.name}|sha256={loaded.sha256[:16]}|{loss}|gamma=1|l2={l2!r}"
 
 
@@ -192,7 +180,7 @@ class PStarCache:
         if path.is_file() and not refresh:
             self.values = json.loads(path.read_text())
 
-    def get(self, loaded: PeerLoaded, loss: str, l2: float, seconds: float) -> PStar:
+    def get(self, loaded: Loaded, loss: str, l2: float, seconds: float) -> PStar:
         key = pstar_key(loaded, loss, l2)
         if key in self.values:
             cached = PStar(**self.values[key])
@@ -266,7 +254,7 @@ def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
         gc.enable()
 
 
-def time_ours(problem, solver: str, sampling: str, pstar: PStar, settings: Settings) -> Outcome:
+def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settings) -> Outcome:
     """Solver time of the first trace point with rel. suboptimality ≤ TARGET, best of repeats."""
     from faceoff.solvers.trace import StopRules
 
@@ -285,7 +273,7 @@ def time_ours(problem, solver: str, sampling: str, pstar: PStar, settings: Setti
             tol=0.0,
             should_stop=lambda first=first: bool(first),
         )
-        result, _ = _solve_quiet(problem, solver, {"sampling": sampling}, stop, on_point)
+        result, _ = _solve_quiet(problem, solver, params, stop, on_point)
         if not first and times:  # a repeat cut short by the time cap: keep the others
             break
         if not first:
@@ -311,17 +299,17 @@ class PeerSearch:
     after k iterations does not depend on the budget.
     """
 
-    def __init__(
-        self, peer: Peer, loaded: PeerLoaded, problem, pstar: PStar, settings: Settings
-    ) -> None:
-        self.peer, self.loaded, self.problem = peer, loaded, problem
-        self.pstar, self.settings = pstar, settings
+    def __init__(self, peer: str, problem, pstar: PStar, settings: Settings) -> None:
+        from faceoff.solvers.peers.refit import budget_fitter
+
+        self.problem, self.pstar, self.settings = problem, pstar, settings
+        self._fit = budget_fitter(peer, problem)  # the input's layout is made here, once
         self.evals: dict[int, tuple[float, float]] = {}  # budget → (seconds, rel)
 
     def fit(self, k: int) -> tuple[float, np.ndarray]:
         """One timed fit from scratch with budget k: (seconds, coef)."""
-        A = self.loaded.peer_layouts[self.peer.layout]
-        return self.peer.fit(A, self.loaded.b, self.problem.loss.name, self.problem.penalty.l2, k)
+        result = self._fit(k)
+        return result.seconds, result.x
 
     def evaluate(self, k: int) -> tuple[float, float]:
         """(seconds, relative suboptimality) at budget k, fitted once."""
@@ -369,49 +357,44 @@ class PeerSearch:
 # ----------------------------------------------------------------------------- checks
 
 
-def check_mappings(loaded: PeerLoaded, cache: PStarCache, settings: Settings) -> list[dict]:
-    """Each peer converged on ``loaded`` at the MAPPING_L2 weights must land within
-    MAPPING_TOL of P*; otherwise its weight mapping is wrong and the run stops."""
+def check_mappings(loaded: Loaded, cache: PStarCache, settings: Settings) -> list[dict]:
+    """Each peer, run by ``solve`` on ``loaded`` at the MAPPING_L2 weights until its gap
+    is within MAPPING_TOL/10, must land within MAPPING_TOL of P*; otherwise its weight
+    mapping is wrong and the run stops."""
+    from faceoff.solvers.trace import StopRules
+
     checks = []
     for loss in LOSSES:
         for l2 in MAPPING_L2:
             problem = make_problem(loaded, loss, l2)
             pstar = cache.get(loaded, loss, l2, settings.pstar_seconds)
             for peer in PEERS:
-                if not peer.supports(loss):
+                if not supports(peer, loss):
                     continue
-                search = PeerSearch(
-                    peer,
-                    loaded,
-                    problem,
-                    pstar,
-                    replace(settings, repeats=1, peer_fit_seconds=30.0),
-                )
-                outcome = search.run(target=MAPPING_TOL, narrow=False)
-                rel = min(
-                    (r for _, r in search.evals.values() if math.isfinite(r)), default=math.inf
-                )
-                ok = outcome.seconds is not None and rel >= -MAPPING_TOL
+                stop = StopRules(max_epochs=1e5, max_seconds=30.0, tol=MAPPING_TOL / 10)
+                result, _ = _solve_quiet(problem, peer, {}, stop)
+                rel = rel_subopt(result.final.primal, pstar)
+                ok = abs(rel) <= MAPPING_TOL
                 checks.append(
                     {
-                        "peer": peer.name,
+                        "peer": peer,
                         "dataset": loaded.spec.name,
                         "loss": loss,
                         "l2": l2,
                         "rel": rel,
-                        "max_iter": max(search.evals),
+                        "epochs": result.final.epoch,
                         "ok": ok,
                     }
                 )
                 log(
-                    f"map {peer.name:9s} {loss:12s} l2={l2:g}: relative P − P* = {rel:.1e} "
-                    f"at max_iter={max(search.evals)}  {'ok' if ok else 'FAILED'}"
+                    f"map {peer:18s} {loss:12s} l2={l2:g}: relative P − P* = {rel:.1e} "
+                    f"after {result.final.epoch:.0f} epochs  {'ok' if ok else 'FAILED'}"
                 )
                 if not ok:
                     raise SystemExit(
-                        f"weight mapping check failed for {peer.name} ({loss}, l2={l2:g}): "
+                        f"weight mapping check failed for {peer} ({loss}, l2={l2:g}): "
                         f"its solution is {rel:.3e} from P* (relative), expected within "
-                        f"{MAPPING_TOL:g}; fix the mapping in bench/peers.py"
+                        f"{MAPPING_TOL:g}; fix the mapping in faceoff.solvers.peers"
                     )
     return checks
 
@@ -486,16 +469,17 @@ def report(results: dict, command: str) -> str:
         ],
     )
     names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
-    peers = [p.name for p in PEERS]
+    peers = list(PEERS)
     lines += [
         "",
         f"## Time to (P − P*)/|P*| ≤ {TARGET:g}, seconds (epochs)",
         "",
         "Ours: solver time of the first trace point that reaches the target (clock stopped "
-        "during trace evaluation, the method's set-up included). Peers: wall time "
-        "of `fit()` from scratch at the smallest `max_iter` that reaches it (input already "
-        "in the peer's layout). `> t (k: s)`: not reached; the largest budget k tried took "
-        "t seconds and stopped at suboptimality s. `n/a`: the peer lacks the loss. "
+        "during trace evaluation, the method's set-up included). Peers traced by refits: wall "
+        "time of `fit()` from scratch at the smallest `max_iter` that reaches it (input "
+        "already in the peer's layout); peers with a callback: as ours. `> t (k: s)`: not "
+        "reached; the largest budget k tried took t seconds and stopped at suboptimality s. "
+        "`n/a`: the peer lacks the loss. "
         "Ratios: dual_cd time ÷ best peer time (< 1 is a win).",
         "",
     ]
@@ -531,9 +515,7 @@ def report(results: dict, command: str) -> str:
     )
     lines += [
         "",
-        "Peers: "
-        + "; ".join(f"`{p.name}` = {PEER_TITLES[p.name]} (budget: {p.budget})" for p in PEERS)
-        + ".",
+        "Peers: " + "; ".join(f"`{p}` = {title(p)}" for p in PEERS) + ".",
         "",
         "## Cost of one epoch ÷ pass floor",
         "",
@@ -580,7 +562,7 @@ def report(results: dict, command: str) -> str:
         "",
     ]
     lines += md_table(
-        ["peer", "dataset", "loss", "l2", "relative P − P*", "max_iter", "ok"],
+        ["peer", "dataset", "loss", "l2", "relative P − P*", "epochs", "ok"],
         [
             [
                 c["peer"],
@@ -588,7 +570,7 @@ def report(results: dict, command: str) -> str:
                 c["loss"],
                 f"{c['l2']:g}",
                 f"{c['rel']:.1e}",
-                str(c["max_iter"]),
+                f"{c['epochs']:.0f}",
                 "yes" if c["ok"] else "NO",
             ]
             for c in results["mapping_checks"]
@@ -706,7 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
     for index, name in enumerate(settings.datasets):
-        loaded = load_for_peers(DATASETS[name])
+        loaded = load(DATASETS[name])
         info = loaded.info
         results["datasets"].append(info)
         log(
@@ -714,9 +696,9 @@ def main(argv: list[str] | None = None) -> int:
             f"loaded in {loaded.seconds:.1f} s"
         )
         if index == 0:
-            mapping_data = loaded if name == "a9a" else load_for_peers(DATASETS["a9a"])
+            mapping_data = loaded if name == "a9a" else load(DATASETS["a9a"])
             results["mapping_checks"] = check_mappings(mapping_data, cache, settings)
-        floor = pass_floor(loaded.peer_layouts["csr"])
+        floor = pass_floor(loaded.data.csr_matrix)
         log(f"{name}: pass floor (A @ x + A.T @ r) {floor * 1e3:.3g} ms")
         for loss in LOSSES:
             for l2 in settings.l2s:
@@ -734,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def bench_row(
-    loaded: PeerLoaded,
+    loaded: Loaded,
     loss: str,
     l2: float,
     floor: float,
@@ -756,7 +738,7 @@ def bench_row(
     capped = settings
     for n, (solver, sampling) in zip(names, OURS, strict=True):
         # OURS lists dual_cd first: the others are capped relative to its time
-        outcome = time_ours(problem, solver, sampling, pstar, capped)
+        outcome = time_ours(problem, solver, {"sampling": sampling}, pstar, capped)
         row["ours"][n] = asdict(outcome)
         log(f"{tag}: {n:14s} {outcome.cell()}")
         if solver == "dual_cd" and outcome.seconds is not None:
@@ -768,12 +750,16 @@ def bench_row(
             )
     row["caps"] = {"our_seconds": capped.our_seconds, "peer_fit_seconds": capped.peer_fit_seconds}
     for peer in PEERS:
-        if not peer.supports(loss):
-            row["peers"][peer.name] = None
+        if not supports(peer, loss):
+            row["peers"][peer] = None
             continue
-        outcome = PeerSearch(peer, loaded, problem, pstar, capped).run()
-        row["peers"][peer.name] = asdict(outcome)
-        log(f"{tag}: {peer.name:14s} {outcome.cell()}  [{outcome.fits} fits]")
+        if is_refit(peer):
+            outcome = PeerSearch(peer, problem, pstar, capped).run()
+        else:  # a callback trace, timed like ours
+            peer_caps = replace(capped, our_seconds=capped.peer_fit_seconds)
+            outcome = time_ours(problem, peer, {}, pstar, peer_caps)
+        row["peers"][peer] = asdict(outcome)
+        log(f"{tag}: {peer:18s} {outcome.cell()}  [{outcome.fits} fits]")
     per_epoch = {n: Outcome(**row["ours"][n]).per_epoch() for n in names}
     log(f"{tag}: epoch ÷ floor " + ", ".join(f"{n} {per_epoch[n] / floor:.2f}" for n in names))
     return row

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from faceoff.core.jsonsafe import json_safe
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import BROKEN_PLUGINS, CATALOGUE
 from faceoff.solvers.trace import StopRules, TracePoint
 
 
@@ -154,10 +154,22 @@ class TableReporter:
             ("dual D(y)", f"{s['dual']:.12g}"),
             ("gap", f"{s['gap']:.3e} (tol {self.stop.tol:g} x max(1, |P|))"),
             ("nnz(x)", f"{s['nnz_x']} of {self.request.info['n_features']}"),
+            ("trace", TRACE_MODES[s["trace_mode"]]),
+            (
+                "wall time",
+                f"{s['wall_s']:.4f} s (the whole run, evaluation and every refit included)",
+            ),
         ]
         for name, value in rows:
             grid.add_row(f"[bold]{name}[/]", value)
         self.out.print(grid, highlight=False)
+
+
+TRACE_MODES = {
+    "native": "native (solver time between chunks, evaluation excluded)",
+    "callback": "callback (the library called us back; our time excluded)",
+    "refit": "refit (one fit from scratch per budget; a point's time is its own fit's)",
+}
 
 
 def _params_text(params: dict) -> str:
@@ -167,6 +179,13 @@ def _params_text(params: dict) -> str:
 def print_catalogue(fmt: str) -> None:
     """The solver catalogue as a table or as JSON (a list of solver objects)."""
     specs = list(CATALOGUE.values())
+    errors = Console(stderr=True)
+    for broken in BROKEN_PLUGINS:
+        errors.print(
+            f"[bold red]plug-in {broken.name!r}[/] of {broken.distribution} is left out: "
+            f"{broken.error}",
+            highlight=False,
+        )
     if fmt == "json":
         print(json.dumps([s.to_dict() for s in specs], indent=2))
         return
@@ -175,10 +194,16 @@ def print_catalogue(fmt: str) -> None:
         title_justify="left",
         show_lines=True,
     )
-    for name in ("solver", "method", "losses / penalties", "parameters (default)"):
+    # the names (a peer's are long, e.g. sklearn.newton_cholesky) are never cut
+    table.add_column("solver", no_wrap=True, min_width=max(len(s.name) for s in specs))
+    for name in ("method", "losses / penalties", "parameters (default)"):
         table.add_column(name)
     for s in specs:
-        name = f"[bold]{s.name}[/]\n{s.side}"
+        name = f"[bold]{s.name}[/]\n{s.side}, {s.trace_mode}"
+        if s.requires is not None:
+            name += f"\nneeds {s.requires}" + (
+                "" if s.unavailable_reason() is None else " (missing)"
+            )
         supports = f"{', '.join(s.losses)}\n{', '.join(s.penalties)}"
         params = "\n".join(_param_text(p) for p in s.params) or "-"
         table.add_row(name, s.title, supports, params)

@@ -200,10 +200,29 @@ def _number(value: float | None, spec: str = ".3g") -> str:
     return "-" if value is None or not math.isfinite(value) else format(value, spec)
 
 
+def _cost_text(job: dict[str, Any], short: bool = False) -> str:
+    """How a job's trace is made and what its run cost: ``refit trace, wall 0.812 s``
+    (short: ``refit, 0.812``); empty before a worker has started it."""
+    parts = []
+    if job.get("trace_mode"):
+        parts.append(job["trace_mode"] if short else f"{job['trace_mode']} trace")
+    if job.get("wall_s") is not None:
+        wall = _number(job["wall_s"], ".3g")
+        parts.append(wall if short else f"wall {wall} s")
+    return ", ".join(parts)
+
+
 def _jobs_table(jobs: list[dict[str, Any]], title: str) -> Table:
+    """The jobs, one a row; a narrow terminal folds values but never cuts them, and never
+    a solver's name."""
     table = Table(title=title)
     for column in ("id", "status", "solver", "dataset", "loss", "l2", "epoch", "gap", "stop"):
-        table.add_column(column)
+        if column == "solver":
+            longest = max((len(job["solver"]) for job in jobs), default=6)
+            table.add_column(column, no_wrap=True, min_width=longest)
+        else:
+            table.add_column(column, overflow="fold")
+    table.add_column("trace, wall s", overflow="fold")
     for job in jobs:
         table.add_row(
             str(job["id"]),
@@ -215,6 +234,7 @@ def _jobs_table(jobs: list[dict[str, Any]], title: str) -> Table:
             _number(job["epoch"]),
             _number(job["gap"]),
             job["stop_reason"] or "",
+            _cost_text(job, short=True),
         )
     return table
 
@@ -250,7 +270,11 @@ def _trace(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(trace))
         return 0
-    table = Table(title=f"job {args.job_id}: {trace['status']}, {trace['n_points']} points")
+    title = f"job {args.job_id}: {trace['status']}, {trace['n_points']} points"
+    cost = _cost_text(trace)
+    if trace.get("trace_mode") == "refit":
+        cost += " (time_s: each point's own fit)"
+    table = Table(title=f"{title}; {cost}" if cost else title)
     for column in ("seq", "epoch", "time_s", "primal", "dual", "gap", "nnz_x"):
         table.add_column(column, justify="right")
     for point in trace["data"]:
@@ -292,10 +316,12 @@ def _follow(client, job_id: int) -> int:
                 progress.update(task, status=job["status"])
                 if job["status"] == "succeeded":
                     progress.update(task, completed=max_epochs)
+    cost = _cost_text(job)
     print(
         f"job {job_id}: {job['status']}"
         + (f" ({job['stop_reason']})" if job["stop_reason"] else "")
         + f", epoch {_number(job['epoch'])}, gap {_number(job['gap'], '.3e')}"
+        + (f"; {cost}" if cost else "")
         + (f"; error: {job['error']}" if job["error"] else "")
     )
     return 0 if job["status"] in TERMINAL else 1

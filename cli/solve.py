@@ -43,16 +43,16 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 
 
 def check_solver(args: argparse.Namespace) -> dict[str, Any]:
-    """Solver name, loss/penalty support and parameters; returns the parameter values."""
-    penalty = penalty_name(args.l1)
+    """Solver name, loss/penalty/γ support and parameters; returns the parameter values."""
     try:
         spec = get_spec(args.solver)
-        spec.check(args.loss, penalty)
+        spec.check(args.loss, penalty_name(args.l1), args.gamma)
         params = spec.parse_params(parse_params(args.param))
+        missing = spec.unavailable_reason()  # a peer whose distribution is not installed
+        if missing is not None:
+            raise InputError(missing)
     except ValueError as err:
-        l1_hint = penalty == "elastic_net" and "penalty" in str(err)
-        hint = " (--l1 > 0 makes the penalty elastic_net)" if l1_hint else ""
-        raise InputError(f"{err}{hint}") from None
+        raise InputError(str(err)) from None
     return params
 
 

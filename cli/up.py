@@ -9,8 +9,9 @@ It starts, as child processes in their own process groups:
 - the dashboard (``python -m faceoff.dashboard``) on http://127.0.0.1:8050;
 
 after migrating the SQLite database in ``FACEOFF_HOME`` (default ``~/.local/share/faceoff``).
-Then it submits a small demo sweep on scikit-learn's breast_cancer data and shows its
-progress. Ctrl-C stops every process it started. Logs: ``FACEOFF_HOME/logs/``.
+Then it submits a small demo sweep on scikit-learn's breast_cancer data — our solvers
+beside scikit-learn's liblinear and L-BFGS — and shows its progress. Ctrl-C stops every
+process it started. Logs: ``FACEOFF_HOME/logs/``.
 
 Without authentication, and bound to 127.0.0.1 only: this is a single-user setup.
 """
@@ -35,7 +36,17 @@ DEMO_SWEEP = {
     "datasets": ["breast_cancer"],
     "losses": ["logistic"],
     "l2": [1e-2, 1e-3],
-    "solvers": ["dual_cd", "primal_cd", "spdc", "saga", "agd", "lbfgs"],
+    # ours beside scikit-learn's (a dependency, so its peers run on every install)
+    "solvers": [
+        "dual_cd",
+        "primal_cd",
+        "spdc",
+        "saga",
+        "agd",
+        "lbfgs",
+        "sklearn.liblinear",
+        "sklearn.lbfgs",
+    ],
     "seeds": [0],
     "stop": {"max_epochs": 2000, "max_seconds": 10, "tol": 1e-10},
 }

@@ -104,7 +104,11 @@ class Job(Base):
     ``data_hash`` is the digest of the data the run solves on (core.references), set by the
     worker when it builds the problem. ``objective_hash`` is, until then, the hash of the
     objective as the spec names it (core.specs.objective_hash); from then on, the hash of
-    its content (core.references.content_objective_hash), the key of its reference P*."""
+    its content (core.references.content_objective_hash), the key of its reference P*.
+
+    ``trace_mode`` says how the trace is made (``native``, ``callback`` or ``refit``:
+    solvers.catalogue.SolverSpec), set by the worker when the run starts; ``wall_s`` is the
+    wall time the whole run cost (evaluation and every refit included), set when it ends."""
 
     __tablename__ = "jobs"
     __table_args__ = (
@@ -141,6 +145,8 @@ class Job(Base):
     time_s: Mapped[float | None] = mapped_column(Float)
     primal: Mapped[float | None] = mapped_column(Float)
     gap: Mapped[float | None] = mapped_column(Float)
+    trace_mode: Mapped[str | None] = mapped_column(String(16))
+    wall_s: Mapped[float | None] = mapped_column(Float)
 
     sweep: Mapped[Sweep | None] = relationship(back_populates="jobs")
     dataset: Mapped[Dataset] = relationship()

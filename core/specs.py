@@ -17,13 +17,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from faceoff.solvers.catalogue import CATALOGUE, ParamError, show
+from faceoff.solvers.catalogue import CATALOGUE, ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     NORMALIZATION_NAMES,
     PENALTY_NAMES,
     SMOOTHED_LOSS_NAMES,
-    get_loss,
     penalty_name,
 )
 
@@ -133,32 +132,20 @@ class JobSpec(ObjectiveSpec):
         return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
 
 
-def check_solver(solver: str, loss: str, penalty: str, params: dict[str, Any], loc=()) -> dict:
-    """Parsed parameters with defaults; SpecError naming the field otherwise."""
+def check_solver(
+    solver: str, loss: str, penalty: str, params: dict[str, Any], loc=(), gamma: float = 1.0
+) -> dict:
+    """Parsed parameters with defaults; SpecError naming the field otherwise (the catalogue's
+    checks: :meth:`SolverSpec.check` and :meth:`SolverSpec.parse_params`)."""
     spec = CATALOGUE.get(solver)
     if spec is None:
         raise SpecError(
             (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(CATALOGUE)}"
         )
-    if loss not in spec.losses:
-        raise SpecError(
-            (*loc, "loss"),
-            f"solver {solver!r} does not support loss {loss!r}; "
-            f"it supports {', '.join(spec.losses)}",
-        )
-    if penalty not in spec.penalties:
-        raise SpecError(
-            (*loc, "l1"),
-            f"solver {solver!r} does not support penalty {penalty!r} "
-            f"(l1 > 0 makes the penalty elastic_net); it supports "
-            f"{', '.join(spec.penalties)}",
-        )
-    if penalty not in get_loss(loss).penalties:
-        raise SpecError(
-            (*loc, "l1"),
-            f"loss {loss!r} does not take penalty {penalty!r}; "
-            f"it takes {', '.join(get_loss(loss).penalties)}",
-        )
+    try:
+        spec.check(loss, penalty, gamma)
+    except SupportError as err:
+        raise SpecError((*loc, err.field), str(err)) from None
     try:
         return spec.parse_params(params)
     except ParamError as err:
@@ -167,7 +154,7 @@ def check_solver(solver: str, loss: str, penalty: str, params: dict[str, Any], l
 
 def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
     """The spec with every solver parameter parsed and defaulted; SpecError if invalid."""
-    params = check_solver(spec.solver, spec.loss, spec.penalty, spec.params, loc)
+    params = check_solver(spec.solver, spec.loss, spec.penalty, spec.params, loc, spec.gamma)
     positive = sorted(set(spec.positive)) if spec.positive is not None else None
     return spec.model_copy(update={"params": params, "positive": positive})
 

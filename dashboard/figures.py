@@ -1,8 +1,9 @@
 """The dashboard's figures and tables: pure functions from rows (plain dicts) to ``go.Figure``.
 
 A *job row* is a dict with ``id``, ``solver``, ``params``, ``seed``, ``dataset``, ``loss``,
-``gamma``, ``l1``, ``l2``, ``normalize``, ``objective_hash``, ``status`` and ``trace``, a dict
-of equal-length lists ``seq``, ``iteration``, ``epoch``, ``time_s``, ``primal``, ``gap``.
+``gamma``, ``l1``, ``l2``, ``normalize``, ``objective_hash``, ``status``, ``trace_mode``
+(optional: None before a worker starts the job) and ``trace``, a dict of equal-length lists
+``seq``, ``iteration``, ``epoch``, ``time_s``, ``primal``, ``gap``.
 *References* map an ``objective_hash`` to ``{"primal": P*, "gap": certificate}``.
 """
 
@@ -52,6 +53,10 @@ PALETTE = (
     "#7f7f7f",
     "#bcbd22",
 )
+# trace modes a legend names (solvers.catalogue.SolverSpec.trace_mode); ours are "native"
+NOTED_MODES = ("callback", "refit")
+REFIT_MARKER = {"symbol": "circle", "size": 7}  # a refit trace's points: one fit each
+REFIT_NOTE = "● refit: each marked point is its own fit from scratch, its time that fit's wall time"
 BAND = (0.25, 0.75)  # quantiles of the band around the median over seeds
 GRID_POINTS = 200  # common x grid of the median over seeds
 
@@ -145,6 +150,14 @@ class Series:
     hi: np.ndarray | None = None
     points: np.ndarray | None = None  # exact trace points of a single job, for hover
     dash: str = "solid"
+    trace_mode: str | None = None  # how its jobs' traces were made (None: not known yet)
+
+    def legend(self, *notes: str) -> str:
+        """Its legend entry: the name, then the trace mode unless native, and ``notes``:
+        ``sklearn.liblinear (refit)``, ``lightning.sdca (callback, median of 3)``."""
+        shown = [self.trace_mode] if self.trace_mode in NOTED_MODES else []
+        shown += notes
+        return f"{self.name} ({', '.join(shown)})" if shown else self.name
 
 
 def _valid(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool) -> np.ndarray:
@@ -233,6 +246,8 @@ def compare_series(
         dash = DASHES[dash_index.setdefault(solver, 0) % len(DASHES)]
         dash_index[solver] += 1
         ids = [r["id"] for r, _ in members]
+        modes = sorted({r["trace_mode"] for r, _ in members if r.get("trace_mode")})
+        trace_mode = "/".join(modes) or None
         if len(members) == 1:
             row, values = members[0]
             xs = np.asarray(row["trace"][x_field], dtype=float)
@@ -251,12 +266,16 @@ def compare_series(
                     values[keep],
                     points=points,
                     dash=dash,
+                    trace_mode=trace_mode,
                 )
             )
             continue
         curves = [(np.asarray(r["trace"][x_field], dtype=float), v) for r, v in members]
         gx, mid, low, high = median_band(curves, log_x, log_y)
-        series.append(Series(name, solver, setting, objective, ids, gx, mid, low, high, dash=dash))
+        band = (gx, mid, low, high)
+        series.append(
+            Series(name, solver, setting, objective, ids, *band, dash=dash, trace_mode=trace_mode)
+        )
     return series, missing
 
 
@@ -291,7 +310,9 @@ def compare_figure(
     references: Mapping[str, Mapping[str, float]],
 ) -> go.Figure:
     """Convergence curves of the jobs in ``rows``: one colour per solver, one line style per
-    parameter setting, median over seeds with a quantile band; the exact point on hover."""
+    parameter setting, median over seeds with a quantile band; the exact point on hover.
+    A peer's trace mode other than native is named in its legend entry, and a single
+    refit-traced job's points are marked: each is a fit of its own."""
     series, missing = compare_series(rows, x, y, log_x, log_y, references)
     x_label, y_label = X_AXES[x][1], Y_MEASURES[y]
     fig = go.Figure()
@@ -299,19 +320,22 @@ def compare_figure(
         color = solver_color(s.solver)
         line = {"color": color, "dash": s.dash, "width": 2}
         if s.points is not None:
+            refit = s.trace_mode == "refit"
             fig.add_trace(
                 go.Scatter(
                     x=s.x,
                     y=s.y,
-                    name=s.name,
+                    name=s.legend(),
                     legendgroup=s.name,
-                    mode="lines",
+                    mode="lines+markers" if refit else "lines",
                     line=line,
+                    marker={**REFIT_MARKER, "color": color} if refit else None,
                     customdata=s.points,
                     hovertemplate=(
                         "<b>%{fullData.name}</b><br>job %{customdata[0]:d} · point "
                         "%{customdata[1]:d}<br>iteration %{customdata[2]:d} · epoch "
-                        "%{customdata[3]:.4g} · time %{customdata[4]:.4g} s<br>P = "
+                        f"%{{customdata[3]:.4g}} · {'this fit' if refit else 'time'} "
+                        "%{customdata[4]:.4g} s<br>P = "
                         "%{customdata[5]:.12g}<br>gap = %{customdata[6]:.3e}<br>"
                         f"{y_label} = %{{y:.4e}}<extra></extra>"
                     ),
@@ -347,7 +371,7 @@ def compare_figure(
             go.Scatter(
                 x=s.x,
                 y=s.y,
-                name=f"{s.name} (median of {n})",
+                name=s.legend(f"median of {n}"),
                 legendgroup=s.name,
                 mode="lines",
                 line=line,
@@ -385,6 +409,20 @@ def compare_figure(
             showarrow=False,
             font={"color": "#b00020" if missing else "#555", "size": 12 if series else 15},
         )
+    if any(s.trace_mode == "refit" and s.points is not None for s in series):
+        fig.add_annotation(
+            text=REFIT_NOTE,
+            xref="paper",
+            yref="paper",
+            x=0,
+            y=-0.16,
+            yshift=-20 if note else 0,  # a line below the reference note
+            xanchor="left",
+            showarrow=False,
+            font={"color": "#555", "size": 12},
+        )
+        if note:
+            fig.update_layout(margin={"b": 110})
     return fig
 
 
@@ -398,7 +436,18 @@ def series_csv(series: Iterable[Series], x: str, y: str) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(
-        ["curve", "solver", "setting", "objective", "jobs", x, y, "band_low", "band_high"]
+        [
+            "curve",
+            "solver",
+            "setting",
+            "objective",
+            "trace_mode",
+            "jobs",
+            x,
+            y,
+            "band_low",
+            "band_high",
+        ]
     )
     for s in series:
         jobs = " ".join(map(str, s.job_ids))
@@ -411,6 +460,7 @@ def series_csv(series: Iterable[Series], x: str, y: str) -> str:
                     s.solver,
                     s.setting,
                     s.objective,
+                    s.trace_mode or "",
                     jobs,
                     repr(float(xv)),
                     repr(float(yv)),

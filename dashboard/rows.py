@@ -63,6 +63,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "time_s": job.time_s,
         "primal": job.primal,
         "gap": job.gap,
+        "trace_mode": job.trace_mode,
+        "wall_s": job.wall_s,
         "progress": progress(job.epoch, job.time_s, spec.get("stop", {})),
         "created_at": job.created_at,
     }

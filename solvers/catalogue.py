@@ -1,7 +1,8 @@
 """The solver catalogue: names, parameter schemas, supported losses and penalties.
 
 Pure metadata: importing this module imports no Numba and no kernel, so the API and the
-CLI can validate a request without loading the solvers. The losses and penalties a solver
+CLI can validate a request without loading the solvers. Installed plug-ins add their
+solvers at import (:mod:`faceoff.solvers.plugins`). The losses and penalties a solver
 may support are those of ``solvers.vocabulary``.
 """
 
@@ -10,8 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
+from faceoff.solvers.plugins import discover
 from faceoff.solvers.vocabulary import LOSS_NAMES as LOSSES
 from faceoff.solvers.vocabulary import PENALTY_NAMES as PENALTIES
 from faceoff.solvers.vocabulary import get_loss
@@ -109,6 +112,60 @@ class OnlyWith:
             )
 
 
+class SupportError(ValueError):
+    """A loss, penalty or loss parameter a solver does not support; ``field`` names the
+    request field to change: ``"loss"``, ``"l1"`` (the penalty) or the loss parameter."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+_L1_HINT = {"elastic_net": " (l1 > 0 makes the penalty elastic_net)"}
+
+
+@dataclass(frozen=True)
+class LossParamRange:
+    """A loss parameter a solver supports only within [low, high] for ``loss`` (e.g. a
+    library whose smoothed hinge has γ = 1 built in); ``why`` says where the limit comes
+    from. Other losses, and this loss's other parameters, are not limited."""
+
+    loss: str
+    param: str  # a parameter of the loss in requests: "gamma"
+    low: float
+    high: float
+    why: str
+
+    def accepted(self) -> str:
+        """``"gamma = 1"``, ``"gamma ≥ 1"`` or ``"gamma in [a, b]"``."""
+        if self.low == self.high:
+            return f"{self.param} = {self.low:g}"
+        if math.isinf(self.high):
+            return f"{self.param} ≥ {self.low:g}"
+        return f"{self.param} in [{self.low:g}, {self.high:g}]"
+
+    def check(self, solver: str, loss: str, values: dict[str, float]) -> None:
+        """Raise SupportError naming ``param`` if ``loss`` is this rule's and its value in
+        ``values`` is outside [low, high]."""
+        value = values[self.param]
+        if loss == self.loss and not self.low <= value <= self.high:
+            raise SupportError(
+                self.param,
+                f"solver {solver!r} takes loss {loss!r} with {self.accepted()} only "
+                f"({self.why}), got {self.param}={value:g}; use {self.accepted()} or another "
+                "solver",
+            )
+
+    def to_dict(self) -> dict:
+        return {
+            "loss": self.loss,
+            "param": self.param,
+            "low": self.low,
+            "high": None if math.isinf(self.high) else self.high,
+            "why": self.why,
+        }
+
+
 @dataclass(frozen=True)
 class SolverSpec:
     """A solver: where it lives, what it supports, its parameters."""
@@ -122,27 +179,55 @@ class SolverSpec:
     penalties: tuple[str, ...] = PENALTIES
     params: tuple[Param, ...] = field(default_factory=tuple)
     rules: tuple[OnlyWith, ...] = ()  # checked by parse_params and by the solver itself
+    # limits on a loss's parameters (γ), checked by check() with the loss and the penalty
+    loss_params: tuple[LossParamRange, ...] = ()
     # bytes the method keeps beyond A and O(n + d) vectors: f(n, d, params, penalty)
     extra_memory: Callable[[int, int, dict[str, Any], str], float] | None = None
+    # a peer (solvers/peers/): the function of ``module`` that runs it, the distribution it
+    # needs, and how its trace is made: "native" (our clock between chunks), "callback"
+    # (the library calls us back; our time excluded) or "refit" (one fit per budget)
+    entry: str = "solve"
+    requires: str | None = None
+    trace_mode: str = "native"
 
-    def check(self, loss: str, penalty: str) -> None:
-        """Raise ValueError if this solver does not support the loss or the penalty, or if
-        the loss cannot take the penalty."""
+    def unavailable_reason(self) -> str | None:
+        """None if the distribution the solver ``requires`` is installed, else one line
+        saying what to install. Reads installed metadata only: imports nothing."""
+        if self.requires is None:
+            return None
+        try:
+            metadata.version(self.requires)
+        except metadata.PackageNotFoundError:
+            return (
+                f"solver {self.name!r} needs the distribution {self.requires!r}, which is not "
+                f"installed: {PEER_INSTALL.get(self.requires, DEFAULT_PEER_INSTALL)}"
+            )
+        return None
+
+    def check(self, loss: str, penalty: str, gamma: float = 1.0) -> None:
+        """Raise SupportError (naming the request field to change) if this solver does not
+        support the loss, the penalty or the loss's parameter ``gamma``, or if the loss
+        cannot take the penalty."""
         if loss not in self.losses:
-            raise ValueError(
+            raise SupportError(
+                "loss",
                 f"solver {self.name!r} does not support loss {loss!r}; "
-                f"it supports {', '.join(self.losses)}"
+                f"it supports {', '.join(self.losses)}",
             )
         if penalty not in self.penalties:
-            raise ValueError(
-                f"solver {self.name!r} does not support penalty {penalty!r}; "
-                f"it supports {', '.join(self.penalties)}"
+            raise SupportError(
+                "l1",
+                f"solver {self.name!r} does not support penalty {penalty!r}"
+                f"{_L1_HINT.get(penalty, '')}; it supports {', '.join(self.penalties)}",
             )
         if penalty not in get_loss(loss).penalties:
-            raise ValueError(
+            raise SupportError(
+                "l1",
                 f"loss {loss!r} does not take penalty {penalty!r}; "
-                f"it takes {', '.join(get_loss(loss).penalties)}"
+                f"it takes {', '.join(get_loss(loss).penalties)}",
             )
+        for rule in self.loss_params:
+            rule.check(self.name, loss, {"gamma": gamma})
 
     def parse_params(self, raw: dict[str, Any] | None) -> dict[str, Any]:
         """Defaults overridden by ``raw``, every value and every rule between values checked
@@ -186,6 +271,11 @@ class SolverSpec:
             "losses": list(self.losses),
             "penalties": list(self.penalties),
             "params": [p.to_dict() for p in self.params],
+            "loss_params": [r.to_dict() for r in self.loss_params],
+            "requires": self.requires,
+            "trace_mode": self.trace_mode,
+            "available": self.unavailable_reason() is None,
+            "unavailable_reason": self.unavailable_reason(),
         }
 
 
@@ -341,6 +431,223 @@ CATALOGUE: dict[str, SolverSpec] = {
         ),
     )
 }
+
+
+# ----------------------------------------------------------------------------- peers
+# Other libraries' solvers, run by the adapters of solvers/peers/ (each states its weight
+# mapping once, in its docstring). They support the losses and penalties they can express
+# exactly; the API refuses the others like ours.
+
+DEFAULT_PEER_INSTALL = 'pip install "faceoff[peers]"'
+PEER_INSTALL = {
+    # no wheels; its sdist builds only without build isolation (bench/README.md)
+    "sklearn-contrib-lightning": "pip install numpy cython setuptools wheel && pip install "
+    "--no-build-isolation sklearn-contrib-lightning (faceoff[peers] cannot carry it)",
+}
+_SKLEARN, _CYANURE, _LIGHTNING = "scikit-learn", "cyanure", "sklearn-contrib-lightning"
+
+
+def _peer(
+    name: str, title: str, reference: str, entry: str, requires: str, trace_mode: str, **kw: Any
+) -> SolverSpec:
+    package = {_SKLEARN: "sklearn", _CYANURE: "cyanure", _LIGHTNING: "lightning"}[requires]
+    module = f"faceoff.solvers.peers.{package}"
+    return SolverSpec(
+        name, title, reference, module, "primal", entry=entry, requires=requires,
+        trace_mode=trace_mode, **kw,
+    )  # fmt: skip
+
+
+def _hessian_memory(n: int, d: int, params: dict[str, Any], penalty: str) -> float:
+    """newton-cholesky's d × d Hessian and its Cholesky factor."""
+    return 2 * 8.0 * d * d
+
+
+PEER_SPECS: tuple[SolverSpec, ...] = (
+    _peer(
+        "sklearn.liblinear",
+        "scikit-learn LogisticRegression(solver='liblinear')",
+        "Fan et al. 2008 (LIBLINEAR): Hsieh et al. 2008 (dual CD), Lin et al. 2008 (TRON)",
+        "liblinear",
+        _SKLEARN,
+        "refit",
+        losses=("logistic",),
+        penalties=("l2",),  # its l1 form has no l2 term, and our l2 > 0
+        params=(
+            Param(
+                "formulation",
+                "choice",
+                "dual",
+                "dual: coordinate descent on the dual (dual=True); primal: trust-region "
+                "Newton (dual=False)",
+                choices=("dual", "primal"),
+            ),
+        ),
+    ),
+    _peer(
+        "sklearn.lbfgs",
+        "scikit-learn LogisticRegression(solver='lbfgs')",
+        "Byrd, Lu, Nocedal & Zhu 1995 (L-BFGS-B, through scipy)",
+        "lbfgs",
+        _SKLEARN,
+        "refit",
+        losses=("logistic",),
+        penalties=("l2",),
+    ),
+    _peer(
+        "sklearn.newton_cholesky",
+        "scikit-learn LogisticRegression(solver='newton-cholesky')",
+        "Newton's method with a Cholesky solve of the d × d Hessian",
+        "newton_cholesky",
+        _SKLEARN,
+        "refit",
+        losses=("logistic",),
+        penalties=("l2",),
+        extra_memory=_hessian_memory,
+    ),
+    _peer(
+        "sklearn.sag",
+        "scikit-learn LogisticRegression(solver='sag')",
+        "Schmidt, Le Roux & Bach 2017 (SAG)",
+        "sag",
+        _SKLEARN,
+        "refit",
+        losses=("logistic",),
+        penalties=("l2",),
+    ),
+    _peer(
+        "sklearn.saga",
+        "scikit-learn LogisticRegression(solver='saga')",
+        "Defazio, Bach & Lacoste-Julien 2014 (SAGA)",
+        "saga",
+        _SKLEARN,
+        "refit",
+        losses=("logistic",),
+        penalties=("l2", "elastic_net"),
+    ),
+    _peer(
+        "sklearn.ridge",
+        "scikit-learn Ridge (squared loss, l2)",
+        "scikit-learn Ridge: LSQR (Paige & Saunders 1982), SAG, SAGA, Cholesky",
+        "ridge",
+        _SKLEARN,
+        "refit",
+        losses=("squared",),
+        penalties=("l2",),
+        params=(
+            Param(
+                "solver",
+                "choice",
+                "lsqr",
+                "Ridge's solver; cholesky is direct (one fit, no budget)",
+                choices=("lsqr", "sag", "saga", "cholesky"),
+            ),
+        ),
+    ),
+    _peer(
+        "sklearn.elastic_net",
+        "scikit-learn ElasticNet (cyclic coordinate descent)",
+        "Friedman, Hastie & Tibshirani 2010 (glmnet's coordinate descent)",
+        "elastic_net",
+        _SKLEARN,
+        "refit",
+        losses=("squared",),
+    ),
+    _peer(
+        "cyanure",
+        "Cyanure (MISO, Catalyst, QNing, SVRG)",
+        "Mairal 2019, Cyanure; Lin, Mairal & Harchaoui 2018 (Catalyst, QNing)",
+        "solve",
+        _CYANURE,
+        "refit",
+        losses=("logistic", "squared"),
+        params=(
+            Param(
+                "solver",
+                "choice",
+                "catalyst-miso",
+                "Cyanure's solver",
+                choices=("catalyst-miso", "miso", "qning-ista", "svrg"),
+            ),
+        ),
+    ),
+    _peer(
+        "lightning.sdca",
+        "lightning SDCAClassifier / SDCARegressor",
+        "Shalev-Shwartz & Zhang 2013 (prox-SDCA)",
+        "sdca",
+        _LIGHTNING,
+        "callback",
+        losses=("smooth_hinge", "squared"),
+    ),
+    _peer(
+        "lightning.cd",
+        "lightning CDClassifier / CDRegressor (primal coordinate descent)",
+        "Chang, Hsieh & Lin 2008; Yuan et al. 2012 (primal CD, Newton steps)",
+        "cd",
+        _LIGHTNING,
+        "callback",
+        losses=("logistic", "smooth_hinge", "squared"),
+        penalties=("l2",),  # its l1 penalty has no l2 term
+        loss_params=(
+            LossParamRange(
+                "smooth_hinge",
+                "gamma",
+                1.0,
+                1.0,
+                "lightning's primal CD has the smoothed hinge with γ = 1 built in "
+                "(primal_cd_fast.pyx, SmoothHinge)",
+            ),
+        ),
+    ),
+    _peer(
+        "lightning.saga",
+        "lightning SAGAClassifier",
+        "Defazio, Bach & Lacoste-Julien 2014 (SAGA)",
+        "saga",
+        _LIGHTNING,
+        "callback",
+        # its automatic step diverges with the squared loss (measured on the sparse test
+        # problem: P not finite) and stalls on rcv1
+        losses=("logistic", "smooth_hinge"),
+        loss_params=(
+            LossParamRange(
+                "smooth_hinge",
+                "gamma",
+                1.0,
+                math.inf,
+                "its automatic step 1/(max‖aᵢ‖² + γ + α) exceeds 1/L = 1/(max‖aᵢ‖²/γ + α) "
+                "for γ < 1 (sag_fast.pyx, get_auto_step_size): at γ = 0.3 it stalls at "
+                "P − P* = 2e-2·P*, measured",
+            ),
+        ),
+    ),
+    _peer(
+        "lightning.svrg",
+        "lightning SVRGClassifier / SVRGRegressor",
+        "Johnson & Zhang 2013 (SVRG)",
+        "svrg",
+        _LIGHTNING,
+        "callback",
+        losses=("logistic", "smooth_hinge", "squared"),
+        penalties=("l2",),
+        params=(
+            Param(
+                "step_scale",
+                "float",
+                0.25,
+                "step η = step_scale / L_max, L_max = β·max‖aᵢ‖² + l2",
+                1e-3,
+                1.0,
+            ),
+        ),
+    ),
+)
+CATALOGUE.update({spec.name: spec for spec in PEER_SPECS})
+
+# The plug-ins' solvers join the catalogue (solvers.plugins); the broken ones are reported.
+PLUGINS, BROKEN_PLUGINS = discover(CATALOGUE)
+CATALOGUE.update(PLUGINS)
 
 
 def get_spec(name: str) -> SolverSpec:

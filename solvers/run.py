@@ -28,6 +28,8 @@ class Result:
     trace: list[TracePoint]
     x: np.ndarray
     y: np.ndarray
+    trace_mode: str = "native"  # how the trace was made (catalogue.SolverSpec.trace_mode)
+    wall_s: float = 0.0  # wall time the whole run cost: evaluation and refits included
 
     @property
     def final(self) -> TracePoint:
@@ -48,7 +50,22 @@ class Result:
             "gap": last.gap,
             "nnz_x": last.nnz_x,
             "points": len(self.trace),
+            "trace_mode": self.trace_mode,
+            "wall_s": self.wall_s,
         }
+
+
+class MissingPeer(RuntimeError):
+    """A peer solver whose distribution is not installed here."""
+
+
+def _entry(spec) -> Callable[..., str]:
+    """The ``solve(problem, params, recorder, seed)`` function of ``spec``; MissingPeer,
+    saying what to install, for a peer whose distribution is missing."""
+    reason = spec.unavailable_reason()
+    if reason is not None:
+        raise MissingPeer(reason)
+    return getattr(importlib.import_module(spec.module), spec.entry)
 
 
 _warm: set[str] = set()
@@ -68,13 +85,13 @@ def warmup(solver: str) -> None:
     if solver in _warm:
         return
     spec = get_spec(solver)
-    module = importlib.import_module(spec.module)
+    entry = _entry(spec)
     for values in _param_variants(spec):
         for loss in spec.losses:
             for penalty in (p for p in spec.penalties if p in get_loss(loss).penalties):
                 problem = _tiny_problem(loss, penalty)
                 recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))
-                module.solve(problem, values, recorder, 0)
+                entry(problem, values, recorder, 0)
     _warm.add(solver)
 
 
@@ -113,15 +130,26 @@ def solve(
         Receives each trace point as it is recorded (outside the solver clock).
     """
     spec = get_spec(solver)
-    spec.check(problem.loss.name, problem.penalty.name)
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
     values = spec.parse_params(params)
     warmup(solver)
+    entry = _entry(spec)
     recorder = Recorder(problem, stop or StopRules(), on_point)
-    module = importlib.import_module(spec.module)
     # one thread for BLAS too: every method is timed serially, and a threaded level-1 call
     # competing for the cores with other work stalls (measured 1000× on a 62k-element dot)
     with threadpool_limits(limits=1):
-        recorder.start()  # the method's set-up (step sizes, sampling tables) is solver time
-        reason = module.solve(problem, values, recorder, int(seed))
+        if spec.trace_mode != "refit":  # a refit times each of its fits itself
+            recorder.start()  # the method's set-up (step sizes, sampling tables) is solver time
+        reason = entry(problem, values, recorder, int(seed))
     last = recorder.last
-    return Result(solver, values, int(seed), reason, recorder.points, last.x, last.y)
+    return Result(
+        solver,
+        values,
+        int(seed),
+        reason,
+        recorder.points,
+        last.x,
+        last.y,
+        spec.trace_mode,
+        recorder.wall_seconds(),
+    )

@@ -5,6 +5,12 @@ between chunks of work; the clock is stopped on entry and restarted on exit, so 
 evaluation of P, D, the gap and nnz(x) (and anything a ``on_point`` callback does, such as
 writing to a database) never counts as solver time. JIT compilation happens in warm-up
 before :meth:`Recorder.start`.
+
+A peer that reports no progress is refitted from scratch with growing budgets
+(``solvers.peers.refit``): each fit is timed by the peer adapter and recorded with
+:meth:`Recorder.record_fit`, so a point's ``time_s`` is that fit's own wall time and the
+stop rule on ``max_seconds`` applies to the sum of the fits. :meth:`Recorder.wall_seconds`
+is what the whole run cost, evaluation and refits included.
 """
 
 from __future__ import annotations
@@ -93,6 +99,11 @@ class Recorder:
         self.stop_reason: str | None = None
         self.last: Objective | None = None
         self._resumed_at: float | None = None
+        self._created_at = time.perf_counter()
+
+    def wall_seconds(self) -> float:
+        """Wall time since the recorder was made: everything the run cost."""
+        return time.perf_counter() - self._created_at
 
     def start(self) -> None:
         """Start the solver clock (after warm-up and set-up that is not the solver's)."""
@@ -135,6 +146,45 @@ class Recorder:
         ``x`` is a primal iterate, ``y`` a dual one: give the one the method runs on.
         ``final_reason`` forces a stop with that reason."""
         self.pause()
+        reason = self._record(self.solver_time, iteration, epoch, x, y, extras, final_reason)
+        if reason is None:
+            self.resume()
+        return reason
+
+    def record_fit(
+        self,
+        iteration: int,
+        epoch: float,
+        x: np.ndarray,
+        fit_seconds: float,
+        extras: dict | None = None,
+        time_s: float | None = None,
+    ) -> str | None:
+        """Record the result of one fit from scratch that took ``fit_seconds`` (timed by
+        the caller; the clock does not run): the point's ``time_s`` is that fit's own time
+        (or ``time_s``), and the time budget counts the sum of all fits. Returns a stop
+        reason or None."""
+        self.pause()
+        self.solver_time += float(fit_seconds)
+        point_time = float(fit_seconds if time_s is None else time_s)
+        return self._record(point_time, iteration, epoch, x, None, extras, None)
+
+    def end(self, reason: str) -> str:
+        """Stop with ``reason`` (the method ended by itself); the clock stays stopped."""
+        self.pause()
+        self.stop_reason = reason
+        return reason
+
+    def _record(
+        self,
+        time_s: float,
+        iteration: int,
+        epoch: float,
+        x: np.ndarray | None,
+        y: np.ndarray | None,
+        extras: dict | None,
+        final_reason: str | None,
+    ) -> str | None:
         obj = self.problem.evaluate(
             x=None if x is None else np.array(x, copy=True),
             y=None if y is None else np.array(y, copy=True),
@@ -144,7 +194,7 @@ class Recorder:
             seq=len(self.points),
             iteration=int(iteration),
             epoch=float(epoch),
-            time_s=self.solver_time,
+            time_s=time_s,
             primal=obj.primal,
             dual=obj.dual,
             gap=obj.gap,
@@ -156,8 +206,6 @@ class Recorder:
             self.on_point(point)
         reason = final_reason or self._reason(point)
         self.stop_reason = reason
-        if reason is None:
-            self.resume()
         return reason
 
     def _reason(self, point: TracePoint) -> str | None:

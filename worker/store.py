@@ -98,6 +98,8 @@ def claim_job(url: str, job_id: int, host: str) -> Claim | None:
                 time_s=None,
                 primal=None,
                 gap=None,
+                trace_mode=None,
+                wall_s=None,
             )
             .returning(Job.attempts, Job.spec, Job.dataset_id)
         ).one_or_none()
@@ -183,16 +185,18 @@ def _copy_rows(session: Session, rows: list[tuple]) -> None:
 
 
 class Identity(NamedTuple):
-    """What the worker learns of a job's objective by building its problem: the digest of
-    its data and the content-keyed objective hash (core.references)."""
+    """What the worker learns of a job before running it: the digest of its data and the
+    content-keyed objective hash (core.references), from building its problem, and how its
+    solver traces a run (``native``, ``callback`` or ``refit``: solvers.catalogue)."""
 
     data_hash: str
     objective_hash: str
+    trace_mode: str
 
 
 def set_identity(url: str, claim: Claim, identity: Identity) -> bool:
-    """Key this run's job by the content of its data; False if the run has been
-    superseded."""
+    """Key this run's job by the content of its data and say how its trace is made; False
+    if the run has been superseded."""
     with session_scope(url) as session:
         statement = update(Job).where(*_current(claim)).values(**identity._asdict())
         return bool(_changed(session, statement))
@@ -245,12 +249,19 @@ def finish_job(
     error: str | None,
     points: list,
     identity: Identity | None = None,
+    wall_s: float | None = None,
 ) -> bool:
-    """End this run's job, writing its last trace ``points`` and the ``identity`` of its
-    data, when known, in the same transaction; False if the run has been superseded
-    (nothing written)."""
+    """End this run's job, writing its last trace ``points``, the ``identity`` of its
+    data, when known, and ``wall_s``, the wall time the run cost (None when the solver did
+    not return), in the same transaction; False if the run has been superseded (nothing
+    written)."""
     with session_scope(url) as session:
-        values = {"status": status, "stop_reason": stop_reason, "error": error}
+        values: dict[str, Any] = {
+            "status": status,
+            "stop_reason": stop_reason,
+            "error": error,
+            "wall_s": wall_s,
+        }
         if identity is not None:
             values.update(identity._asdict())
         if points:

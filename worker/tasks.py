@@ -10,7 +10,7 @@ import socket
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
@@ -23,6 +23,7 @@ from faceoff.core.queue import RUN_JOB, time_limits
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import JobSpec
+from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.trace import CANCELLED as STOP_CANCELLED
 from faceoff.solvers.trace import DIVERGED, StopRules, TracePoint
 from faceoff.worker import store
@@ -32,6 +33,7 @@ from faceoff.worker.warmup import check_available
 
 if TYPE_CHECKING:
     from faceoff.solvers.problem import Problem
+    from faceoff.solvers.run import Result
 
 log = logging.getLogger(__name__)
 
@@ -182,11 +184,13 @@ def run_job(self: JobTask, job_id: int) -> None:
     log.info("job %d: attempt %d, %s", job_id, claim.attempt, claim.spec.get("solver"))
     writer = TraceWriter(url, claim, settings.TRACE_BATCH_POINTS, settings.TRACE_BATCH_SECONDS)
     with Heartbeat(settings, claim):
-        status, reason, error, identity = _run(self, claim, settings, writer)
+        end = _run(self, claim, settings, writer)
         points = [] if writer.superseded else writer.buffer
         try:
             finished = store.retrying(
-                lambda: store.finish_job(url, claim, status, reason, error, points, identity),
+                lambda: store.finish_job(
+                    url, claim, end.status, end.reason, end.error, points, end.identity, end.wall_s
+                ),
                 settings.DB_RETRY_SECONDS,
                 f"job {job_id}",
             )
@@ -196,16 +200,28 @@ def run_job(self: JobTask, job_id: int) -> None:
     if not finished:
         log.warning("job %d: attempt %d was superseded; outcome dropped", job_id, claim.attempt)
         return
-    log.info("job %d %s (%s)%s", job_id, status, reason, f": {error}" if error else "")
-    if status == SUCCEEDED:
+    log.info(
+        "job %d %s (%s)%s", job_id, end.status, end.reason, f": {end.error}" if end.error else ""
+    )
+    if end.status == SUCCEEDED:
         _record_reference(url, job_id)
 
 
-def _run(
-    task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWriter
-) -> tuple[str, str | None, str | None, store.Identity | None]:
-    """(status, stop reason, error, identity of the data once known) of solving the claimed
-    job; the trace points still in ``writer``'s buffer are written with the job's end."""
+class End(NamedTuple):
+    """How a run ended, as :func:`store.finish_job` writes it: status, stop reason, error,
+    the identity of the job once known, and the wall time the run cost when the solver
+    returned."""
+
+    status: str
+    reason: str | None
+    error: str | None
+    identity: store.Identity | None = None
+    wall_s: float | None = None
+
+
+def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWriter) -> End:
+    """How solving the claimed job ended; the trace points still in ``writer``'s buffer
+    are written with the job's end."""
     identity = None
     try:
         spec = JobSpec.model_validate(claim.spec)
@@ -214,15 +230,17 @@ def _run(
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
         check_job_memory(spec, shape, settings)  # before the method allocates its own
         identity = store.Identity(
-            data_hash, content_objective_hash(data_hash, spec.loss, spec.gamma, spec.l1, spec.l2)
+            data_hash,
+            content_objective_hash(data_hash, spec.loss, spec.gamma, spec.l1, spec.l2),
+            get_spec(spec.solver).trace_mode,
         )
         _show_identity(settings.database_url, claim, identity)
-        reason = _solve(spec, problem, claim, settings, writer)
-        status, error = _outcome(reason)
-        return status, reason, error, identity
+        result = _solve(spec, problem, claim, settings, writer)
+        status, error = _outcome(result.stop_reason)
+        return End(status, result.stop_reason, error, identity, result.wall_s)
     except SoftTimeLimitExceeded:
         soft = task.request.timelimit[1]
-        return (
+        return End(
             FAILED,
             None,
             f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
@@ -231,13 +249,13 @@ def _run(
         )
     except Exception as err:
         log.exception("job %d failed", claim.job_id)
-        return FAILED, None, describe(err), identity
+        return End(FAILED, None, describe(err), identity)
 
 
 def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> None:
-    """Write the job's data digest and content objective hash before it runs, so that its
-    live trace meets its reference P*; while the database is unavailable they are written
-    with the job's end instead."""
+    """Write the job's data digest, content objective hash and trace mode before it runs,
+    so that its live trace meets its reference P* and shows how it is made; while the
+    database is unavailable they are written with the job's end instead."""
     try:
         store.set_identity(url, claim, identity)
     except Exception as err:
@@ -248,7 +266,7 @@ def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> No
 
 def _solve(
     spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
-) -> str:
+) -> Result:
     from faceoff.solvers.run import solve
 
     stop = StopRules(
@@ -257,7 +275,7 @@ def _solve(
         tol=spec.stop.tol,
         should_stop=store.CancelCheck(settings.database_url, claim),
     )
-    return solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=writer).stop_reason
+    return solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=writer)
 
 
 def _outcome(reason: str) -> tuple[str, str | None]:

@@ -2,7 +2,9 @@
 
 A solver whose warm-up fails (its module does not import, or its kernels do not compile)
 is logged and recorded in :data:`UNAVAILABLE`; the worker starts anyway and fails that
-solver's jobs with the reason.
+solver's jobs with the reason. A peer whose distribution is not installed is recorded with
+one line naming the distribution and how to install it (``faceoff[peers]``). Peers are
+warmed up like kernels: their imports and first calls are paid here, not by a job.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ def warm_up(names: Iterable[str] | None = None) -> dict[str, str]:
     """Run ``faceoff.solvers.run.warmup`` for ``names`` (default: the whole catalogue); returns the
     solvers that failed, with the reason."""
     from faceoff.solvers.catalogue import CATALOGUE
-    from faceoff.solvers.run import warmup
+    from faceoff.solvers.run import MissingPeer, warmup
 
     started = time.perf_counter()
     for name in list(names or CATALOGUE):
         began = time.perf_counter()
         try:
             warmup(name)
+        except MissingPeer as err:
+            UNAVAILABLE[name] = str(err)
+            log.warning("%s; its jobs will fail", err)
         except Exception as err:
             UNAVAILABLE[name] = f"{type(err).__name__}: {err}"
             log.exception("warm-up of solver %r failed; its jobs will fail", name)

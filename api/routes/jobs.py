@@ -120,6 +120,8 @@ def read_job_trace(
         job_id=job.id,
         status=job.status,
         n_points=job.n_points,
+        trace_mode=job.trace_mode,
+        wall_s=job.wall_s,
         data=[TracePointPublic.model_validate(p) for p in points],
     )
 

@@ -48,6 +48,8 @@ COLUMNS = [
     ("primal", "P", "numeric"),
     ("gap", "gap", "numeric"),
     ("stop_reason", "stop", "text"),
+    ("trace_mode", "trace", "text"),
+    ("wall_s", "wall (s)", "numeric"),
 ]
 CSV_COLUMNS = (
     "id",
@@ -69,6 +71,8 @@ CSV_COLUMNS = (
     "primal",
     "gap",
     "stop_reason",
+    "trace_mode",
+    "wall_s",
 )
 
 
@@ -163,6 +167,8 @@ def _table_row(row: dict) -> dict:
         "primal": row["primal"],
         "gap": row["gap"],
         "stop_reason": row["stop_reason"] or "",
+        "trace_mode": row["trace_mode"] or "",
+        "wall_s": row["wall_s"],
     }
 
 

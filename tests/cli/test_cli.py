@@ -207,6 +207,11 @@ BAD_ARGS = [
     (["--max-epochs", "0"], ["--max-epochs", "> 0"]),
     (["--n-samples", "10"], ["--n-samples only applies to --synthetic"]),
     (["--positive", "one"], ["--positive", "comma-separated"]),
+    (
+        ["--loss", "smooth_hinge", "--gamma", "0.5", "--solver", "lightning.cd"],
+        ["'lightning.cd'", "gamma = 1 only", "got gamma=0.5", "use gamma = 1"],
+    ),
+    (["--l1", "1e-3", "--solver", "lightning.cd"], ["'elastic_net'", "l1 > 0", "supports l2"]),
 ]
 
 
@@ -321,3 +326,21 @@ def test_json_safe():
     assert json.dumps(json_safe(value), allow_nan=False) == (
         '{"a": 1.5, "b": [null, null, null], "c": 3}'
     )
+
+
+def test_a_peer_runs_like_any_solver(mirror):
+    """faceoff solve --solver sklearn.liblinear: one point per refit (budgets 1, 2, 4, 8),
+    certified, and the summary says how the trace was made and what the run cost."""
+    args = solve_args(mirror / "a1a.bz2", "--format", "jsonl", "--n-features", "123")
+    args[args.index("dual_cd")] = "sklearn.liblinear"
+    args[args.index("--max-epochs") + 1] = "8"
+    run = faceoff(*args)
+    assert run.returncode == 0, run.stderr
+    *points, last = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [p["extras"]["max_iter"] for p in points] == [0, 1, 2, 4, 8]
+    assert all(p["gap"] >= -1e-12 and p["dual"] <= p["primal"] for p in points)
+    summary = last["summary"]
+    assert summary["trace_mode"] == "refit" and summary["stop_reason"] == "max_epochs"
+    assert summary["wall_s"] >= sum(p["time_s"] for p in points)
+    table = faceoff(*args[:-4], "--n-features", "123", "--format", "table")
+    assert table.returncode == 0 and "refit (one fit from scratch" in table.stdout, table.stderr

@@ -162,6 +162,39 @@ def test_legend_names_the_objective_when_several_are_compared():
     assert legend_entries(fig) == ["dual_cd · l2=0.0001", "dual_cd · l2=1e-05"]
 
 
+def test_a_peers_trace_mode_is_named_and_a_refit_traces_points_are_marked():
+    """Each point of a refit trace is a fit of its own: marked, and named in the legend;
+    a callback trace is named; ours (native) and jobs not started yet are not."""
+    rows = [
+        {**row(1, "sklearn.liblinear"), "trace_mode": "refit"},
+        {**row(2, "lightning.sdca"), "trace_mode": "callback"},
+        {**row(3, "dual_cd"), "trace_mode": "native"},
+        {**row(4, "primal_cd"), "trace_mode": None},
+    ]
+    fig = figures.compare_figure(rows, "epoch", "subopt_rel", True, True, REFS)
+    by_name = {t.name: t for t in fig.data}
+    assert sorted(by_name) == [
+        "dual_cd",
+        "lightning.sdca (callback)",
+        "primal_cd",
+        "sklearn.liblinear (refit)",
+    ]
+    refit = by_name["sklearn.liblinear (refit)"]
+    assert refit.mode == "lines+markers" and refit.marker.symbol == "circle"
+    assert "this fit" in refit.hovertemplate
+    assert all(t.mode == "lines" for name, t in by_name.items() if "(refit)" not in name)
+    assert any(a.text == figures.REFIT_NOTE for a in fig.layout.annotations)
+    seeds = [{**row(i, "sklearn.saga", seed=i), "trace_mode": "refit"} for i in (5, 6)]
+    median = figures.compare_figure(seeds, "epoch", "gap", True, True, {})
+    assert legend_entries(median) == ["sklearn.saga (refit, median of 2)"]
+    assert median.data[-1].mode == "lines"  # a median's points are not fits: no markers
+    assert not median.layout.annotations
+    ours = figures.compare_figure(rows[2:], "epoch", "gap", True, True, {})
+    assert not ours.layout.annotations and all(t.mode == "lines" for t in ours.data)
+    series, _ = figures.compare_series(rows, "epoch", "gap", True, True, {})
+    assert [s.trace_mode for s in series] == ["native", "callback", None, "refit"]
+
+
 def test_series_csv_lists_every_plotted_point():
     rows = [row(1), row(2, seed=1, rate=0.6), row(3, "primal_cd")]
     series, _ = figures.compare_series(rows, "epoch", "gap", False, True, {})

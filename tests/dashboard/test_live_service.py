@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
+from faceoff.cli.up import DEMO_DATASET
 from tests.dashboard.conftest import REPO, point_count_js, running_dashboard
 from tests.service.test_api import LOCAL
 from tests.service.workers import running_worker, wait_for
@@ -158,3 +159,63 @@ def test_a_running_jobs_curve_grows(service, sqlite_url, page):
         assert page.evaluate(last_x) > before
         assert api.get(f"/api/v1/jobs/{job['id']}").json()["status"] == "running"
     api.post(f"/api/v1/jobs/{job['id']}/cancel")
+
+
+@pytest.mark.slow
+def test_compare_page_marks_a_refit_trace(service, sqlite_url, page, tmp_path):
+    """sklearn.liblinear (traced by refits) beside dual_cd, both run by the real worker:
+    the refit curve has a marker on each point (each is a fit of its own) and says
+    "(refit)" in its legend entry; ours is a plain line."""
+    api, worker = service
+    created = api.post("/api/v1/datasets", json=DEMO_DATASET)
+    assert created.status_code == 201, created.text
+    objective = {"dataset": "breast_cancer", "loss": "logistic", "l2": 1e-2}
+    stop = {"max_epochs": 1000, "max_seconds": 10, "tol": 1e-10}
+    ids = {}
+    for solver in ("sklearn.liblinear", "dual_cd"):
+        job = api.post("/api/v1/jobs", json={**objective, "solver": solver, "stop": stop})
+        assert job.status_code == 201, job.text
+        ids[solver] = job.json()["id"]
+    jobs = {
+        solver: wait_for(lambda job_id=job_id: _terminal(api, job_id), 300, f"job {job_id}", worker)
+        for solver, job_id in ids.items()
+    }
+    assert {job["status"] for job in jobs.values()} == {"succeeded"}, jobs
+    assert jobs["sklearn.liblinear"]["trace_mode"] == "refit"
+    assert jobs["dual_cd"]["trace_mode"] == "native"
+    n_fits = jobs["sklearn.liblinear"]["n_points"]
+    with running_dashboard(sqlite_url) as base:
+        page.goto(f"{base}/compare?jobs={ids['sklearn.liblinear']},{ids['dual_cd']}&y=gap")
+        legend = page.locator("#compare-graph .legend .traces")
+        legend.nth(1).wait_for()
+        assert sorted(legend.nth(i).text_content() for i in range(2)) == [
+            "dual_cd",
+            "sklearn.liblinear (refit)",
+        ]
+        curves = page.evaluate(
+            f"{PLOT}._fullData.map(t => ({{name: t.name, mode: t.mode, n: t.x.length,"
+            " symbol: t.marker && t.marker.symbol}))"
+        )
+        by_name = {curve["name"]: curve for curve in curves}
+        refit = by_name["sklearn.liblinear (refit)"]
+        assert (refit["mode"], refit["symbol"]) == ("lines+markers", "circle")
+        assert 2 <= refit["n"] <= n_fits  # the first fit's time axis point (0 s) is off a log x
+        assert by_name["dual_cd"]["mode"] == "lines"
+        # the markers are drawn: one per plotted fit, on the refit curve only
+        markers = page.locator("#compare-graph .scatterlayer .trace .points path")
+        assert markers.count() == refit["n"]
+        assert "each marked point is its own fit" in page.locator("#compare-graph").inner_text()
+        shot = tmp_path / "compare-refit.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        # against the certified P* the same curves keep their marking, the note its place
+        page.locator("#compare-y").get_by_text("(P − P*)/|P*|", exact=True).click()
+        page.wait_for_function(f"{PLOT}._fullLayout.yaxis.title.text.startsWith('relative')")
+        text = page.locator("#compare-graph").inner_text()
+        assert "P* certified" in text and "each marked point is its own fit" in text
+        page.screenshot(path=str(tmp_path / "compare-refit-subopt.png"), full_page=True)
+
+
+def _terminal(api, job_id: int) -> dict | None:
+    job = api.get(f"/api/v1/jobs/{job_id}").json()
+    return job if job["status"] in ("succeeded", "failed", "cancelled") else None

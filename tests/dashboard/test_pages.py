@@ -133,7 +133,9 @@ def test_compare_csv_download(client, sqlite_url):
     data = out["compare-download"]["data"]
     assert data["filename"] == "faceoff-compare.csv"
     lines = data["content"].splitlines()
-    assert lines[0] == "curve,solver,setting,objective,jobs,epoch,gap,band_low,band_high"
+    assert lines[0] == (
+        "curve,solver,setting,objective,trace_mode,jobs,epoch,gap,band_low,band_high"
+    )
     assert len(lines) == 1 + 4 * 50
 
 

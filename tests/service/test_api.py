@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 import redis
@@ -350,6 +351,54 @@ def test_solvers(sqlite_url, settings_for):
         "choices": None,
     }
     assert solvers["dual_cd"]["losses"] == ["logistic", "smooth_hinge", "squared"]
+    ours, peer = solvers["dual_cd"], solvers["sklearn.liblinear"]
+    assert (ours["trace_mode"], ours["requires"], ours["available"]) == ("native", None, True)
+    assert (peer["trace_mode"], peer["requires"], peer["losses"]) == (
+        "refit",
+        "scikit-learn",
+        ["logistic"],
+    )
+    assert peer["available"] and peer["unavailable_reason"] is None  # a dependency
+
+
+def test_solvers_says_which_peer_is_not_installed(sqlite_url, settings_for, monkeypatch):
+    """A peer whose distribution is missing is listed as unavailable, with what to install."""
+    from faceoff.solvers.catalogue import CATALOGUE
+
+    ghost = replace(CATALOGUE["cyanure"], name="ghost.peer", requires="faceoff-no-such-dist")
+    monkeypatch.setitem(CATALOGUE, "ghost.peer", ghost)
+    with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
+        body = client.get("/api/v1/solvers").json()
+    (entry,) = [s for s in body["data"] if s["name"] == "ghost.peer"]
+    assert entry["available"] is False
+    assert "'faceoff-no-such-dist'" in entry["unavailable_reason"]
+    assert 'pip install "faceoff[peers]"' in entry["unavailable_reason"]
+
+
+def test_a_job_on_an_unsupported_peer_combination_is_refused(api):
+    client, _ = api
+    job = {"dataset": "a1a", "loss": "smooth_hinge", "l2": 1e-3, "solver": "sklearn.liblinear"}
+    response = client.post("/api/v1/jobs", json=job)
+    assert response.status_code == 422, response.text
+    assert "does not support loss 'smooth_hinge'" in response.text
+
+
+def test_a_peer_s_unsupported_loss_parameter_is_refused_for_jobs_and_sweeps(api):
+    """lightning.cd's smoothed hinge has γ = 1 built in: γ = 0.5 is a 422 at the field gamma
+    (a job) or at the solver's gamma (a sweep), saying what is accepted; γ = 1 is queued."""
+    client, settings = api
+    job = {"dataset": "a1a", "loss": "smooth_hinge", "gamma": 0.5, "l2": 1e-3}
+    refused = client.post("/api/v1/jobs", json={**job, "solver": "lightning.cd"})
+    assert refused.status_code == 422, refused.text
+    (error,) = refused.json()["detail"]
+    assert error["loc"] == ["body", "gamma"] and "gamma = 1 only" in error["msg"]
+    sweep = {"datasets": ["a1a"], "losses": ["smooth_hinge"], "gamma": 0.5, "l2": [1e-3]}
+    swept = client.post("/api/v1/sweeps", json={**sweep, "solvers": ["agd", "lightning.cd"]})
+    assert swept.status_code == 422, swept.text
+    assert swept.json()["detail"][0]["loc"] == ["body", "solvers", 1, "gamma"]
+    assert queued(settings) == 0
+    accepted = client.post("/api/v1/jobs", json={**job, "gamma": 1.0, "solver": "lightning.cd"})
+    assert accepted.status_code == 201 and queued(settings) == 1
 
 
 def test_references(api):
@@ -409,3 +458,19 @@ def test_api_never_imports_numba(tmp_path):
     modules = "faceoff.api.main, faceoff.core.jobs, faceoff.core.sweeps, faceoff.core.references"
     code = f"import sys, {modules}; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one
+
+
+def test_solvers_state_the_loss_parameters_a_peer_supports(sqlite_url, settings_for):
+    """lightning.cd takes the smoothed hinge with γ = 1 only: GET /solvers says so."""
+    with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
+        body = client.get("/api/v1/solvers").json()
+    solvers = {s["name"]: s for s in body["data"]}
+    (rule,) = solvers["lightning.cd"]["loss_params"]
+    assert (rule["loss"], rule["param"], rule["low"], rule["high"]) == (
+        "smooth_hinge",
+        "gamma",
+        1.0,
+        1.0,
+    )
+    assert rule["why"]
+    assert solvers["dual_cd"]["loss_params"] == []

@@ -58,6 +58,7 @@ def finish(settings, job_id: int, n_points: int = 4) -> None:
             )
         job.status, job.stop_reason, job.finished_at = SUCCEEDED, "tol", utcnow()
         job.n_points, job.epoch, job.gap, job.primal = n_points, n_points - 1.0, 1e-3, 1.0
+        job.trace_mode, job.wall_s = "native", 0.25
 
 
 def test_client_round_trip(server, tmp_path):
@@ -104,7 +105,7 @@ def test_client_reports_an_unreachable_server():
     assert "(make up)" in str(err.value)
 
 
-def test_cli_commands(server, tmp_path, capsys):
+def test_cli_commands(server, tmp_path, capsys, monkeypatch):
     url, settings = server
     argv = ["--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
     assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=8"]) == 0
@@ -130,9 +131,16 @@ def test_cli_commands(server, tmp_path, capsys):
 
     finish(settings, 1)
     assert main(["trace", "--url", url, "1"]) == 0
-    assert "job 1: succeeded, 4 points" in capsys.readouterr().out
+    assert "job 1: succeeded, 4 points; native trace, wall 0.25 s" in capsys.readouterr().out
     assert main(["trace", "--url", url, "1", "--follow"]) == 0
-    assert capsys.readouterr().out.startswith("job 1: succeeded (tol), epoch 3")
+    assert capsys.readouterr().out.startswith(
+        "job 1: succeeded (tol), epoch 3, gap 1.000e-03; native trace, wall 0.25 s"
+    )
+    monkeypatch.setenv("COLUMNS", "160")  # a terminal wide enough not to fold the table
+    assert main(["status", "--url", url, "1"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[2:5:2]
+    assert header.split("┃")[-2].strip() == "trace, wall s"
+    assert row.split("│")[-2].strip() == "native, 0.25"
 
     assert main(["cancel", "--url", url, "2"]) == 0
     assert capsys.readouterr().out.strip() == "job 2: cancelled"

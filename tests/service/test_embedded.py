@@ -72,7 +72,12 @@ def test_up_runs_the_demo_sweep_and_stops_everything(tmp_path):
         sweeps = httpx.get(f"{api}/sweeps").json()["data"]
         assert len(sweeps) == 1
         progress = httpx.get(f"{api}/sweeps/{sweeps[0]['id']}").json()["progress"]
-        assert progress.get("succeeded") == sweeps[0]["n_jobs"] == 12, progress
+        assert progress.get("succeeded") == sweeps[0]["n_jobs"] == 16, progress
+        jobs = httpx.get(f"{api}/jobs", params={"sweep_id": sweeps[0]["id"]}).json()["data"]
+        modes = {job["solver"]: job["trace_mode"] for job in jobs}
+        assert modes["sklearn.liblinear"] == modes["sklearn.lbfgs"] == "refit"
+        assert modes["dual_cd"] == modes["lbfgs"] == "native"
+        assert all(job["wall_s"] >= job["time_s"] > 0 for job in jobs), jobs
         assert httpx.get(f"{api}/health").json()["database"] == "ok"
         assert (tmp_path / "home" / "faceoff.db").is_file()
     finally:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from faceoff.core.db import make_engine
+from faceoff.core.migrate import upgrade
 from faceoff.core.models import Base
+from tests.service.conftest import PG_HOST, PG_PORT, create_pg_database, drop_pg_database, require
 
 
 def test_migrations_match_models(database_url):
@@ -24,7 +30,7 @@ def test_upgrade_reaches_head_and_is_idempotent(sqlite_url):
     """The fixture's database is at the newest revision; upgrading again changes nothing."""
     from alembic.script import ScriptDirectory
 
-    from faceoff.core.migrate import alembic_config, upgrade
+    from faceoff.core.migrate import alembic_config
 
     head = ScriptDirectory.from_config(alembic_config(sqlite_url)).get_current_head()
     engine = make_engine(sqlite_url)
@@ -42,3 +48,82 @@ def test_upgrade_reaches_head_and_is_idempotent(sqlite_url):
     upgrade(sqlite_url)
     assert before[0] == head and state() == before
     engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def at_0005(request, tmp_path) -> Iterator[str]:
+    """A database migrated to revision 0005 only, on each backend."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'old.db'}"
+        upgrade(url, "0005")
+        yield url
+        return
+    require("PostgreSQL", PG_HOST, PG_PORT)
+    url = create_pg_database()
+    try:
+        upgrade(url, "0005")
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
+def test_0006_records_trace_modes_of_earlier_runs_and_downgrades(at_0005):
+    """Jobs that ran before 0006 get their solver's trace mode, queued ones none, and no
+    job has a wall time; downgrading drops both columns and keeps jobs and traces."""
+    from alembic import command
+
+    from faceoff.core.migrate import alembic_config
+
+    engine = make_engine(at_0005)
+    job = (
+        "INSERT INTO jobs (id, dataset_id, spec, spec_hash, objective_hash, solver, loss, "
+        "status, cancel_requested, attempts, created_at, n_points) VALUES (:id, 1, '{}', 'h', "
+        "'o', :solver, 'logistic', :status, false, 1, :now, :n_points)"
+    )
+    now = datetime.now(timezone.utc)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO datasets (id, name, source, created_at) VALUES (1, 'bc', '{}', :now)"
+            ),
+            {"now": now},
+        )
+        for id_, solver, status, n_points in (
+            (1, "sklearn.liblinear", "succeeded", 3),
+            (2, "dual_cd", "succeeded", 5),
+            (3, "lightning.sdca", "running", 2),
+            (4, "sklearn.lbfgs", "queued", 0),
+            (5, "acme.gone", "succeeded", 1),  # a plug-in no longer installed
+        ):
+            values = {"id": id_, "solver": solver, "status": status, "n_points": n_points}
+            conn.execute(text(job), {**values, "now": now})
+        conn.execute(
+            text(
+                "INSERT INTO trace_points (job_id, seq, iteration, epoch, time_s, primal, dual, "
+                "gap, nnz_x, extras) VALUES (1, 0, 1, 1.0, 0.01, 1.0, 0.9, 0.1, 3, '{}')"
+            )
+        )
+    engine.dispose()
+
+    upgrade(at_0005)
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, trace_mode, wall_s FROM jobs ORDER BY id")).all()
+    assert [tuple(r) for r in rows] == [
+        (1, "refit", None),
+        (2, "native", None),
+        (3, "callback", None),
+        (4, None, None),
+        (5, None, None),
+    ]
+    engine.dispose()
+
+    command.downgrade(alembic_config(at_0005), "0005")
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        columns = {c["name"] for c in inspect(conn).get_columns("jobs")}
+        kept = conn.execute(text("SELECT count(*) FROM trace_points")).scalar_one()
+        n_jobs = conn.execute(text("SELECT count(*) FROM jobs")).scalar_one()
+    engine.dispose()
+    assert not {"trace_mode", "wall_s"} & columns and "dispatched_at" in columns
+    assert (kept, n_jobs) == (1, 5)

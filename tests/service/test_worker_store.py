@@ -148,6 +148,29 @@ def test_a_requeued_job_restarts_its_trace_and_supersedes_the_lost_run(database_
     assert (job.status, job.n_points) == (SUCCEEDED, 3)
 
 
+def test_a_run_records_its_trace_mode_at_start_and_its_wall_time_at_its_end(database_url):
+    job_id = make_job(database_url)
+    first = store.claim_job(database_url, job_id, "host:1")
+    identity = store.Identity("d" * 64, "o" * 64, "refit")
+    assert store.set_identity(database_url, first, identity)
+    job = get_job(database_url, job_id)
+    assert (job.trace_mode, job.wall_s, job.data_hash) == ("refit", None, "d" * 64)
+    assert store.finish_job(database_url, first, SUCCEEDED, "converged", None, [], None, 1.5)
+    job = get_job(database_url, job_id)
+    assert (job.status, job.trace_mode, job.wall_s) == (SUCCEEDED, "refit", 1.5)
+
+    # a rerun starts without them; an identity not written at start comes with the end
+    with session_scope(database_url) as session:
+        session.execute(update(Job).where(Job.id == job_id).values(status=QUEUED))
+    second = store.claim_job(database_url, job_id, "host:2")
+    job = get_job(database_url, job_id)
+    assert (job.trace_mode, job.wall_s) == (None, None)
+    identity = store.Identity("e" * 64, "p" * 64, "native")
+    assert store.finish_job(database_url, second, FAILED, None, "boom", [], identity)
+    job = get_job(database_url, job_id)
+    assert (job.trace_mode, job.wall_s, job.data_hash) == ("native", None, "e" * 64)
+
+
 def test_a_job_whose_message_was_not_sent_is_requeued_again(database_url):
     job_id = make_job(database_url)
     store.claim_job(database_url, job_id, "host")

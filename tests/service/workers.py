@@ -118,3 +118,17 @@ def wait_for(probe: Callable[[], T | None], timeout: float, what: str, worker: W
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{worker.log()}")
+
+
+def succeeded_trace(api_url: str, job_id: int, worker: WorkerProcess, timeout: float = 300):
+    """Wait (through the API at ``api_url``) for job ``job_id`` to finish; assert it
+    succeeded (else fail with its error and the worker's log); return its trace points."""
+    import httpx
+
+    def finished():
+        body = httpx.get(f"{api_url}/jobs/{job_id}", timeout=30).json()
+        return body if body["status"] in ("succeeded", "failed", "cancelled") else None
+
+    done = wait_for(finished, timeout, f"job {job_id} to finish", worker)
+    assert done["status"] == "succeeded", (done["error"], worker.log()[-3000:])
+    return httpx.get(f"{api_url}/jobs/{job_id}/trace", timeout=30).json()["data"]

@@ -44,16 +44,17 @@ def _data(name: str, regression_targets: bool) -> tuple[Data, object]:
     return Data(A), b
 
 
-def make_problem(name: str, loss: str, penalty: str) -> Problem:
+def make_problem(name: str, loss: str, penalty: str, gamma: float = 1.0) -> Problem:
     """A test problem; squared loss uses regression targets on synthetic data and the ±1
-    labels as targets on real data."""
+    labels as targets on real data; ``gamma`` smooths the smoothed hinge."""
     l2, l1 = WEIGHTS[name]
     synthetic = name in ("dense", "sparse", "small_sparse")
     data, b = _data(name, loss == "squared" and synthetic)
-    return build_problem(data, b, loss, l1=l1 if penalty == "elastic_net" else 0.0, l2=l2)
+    l1 = l1 if penalty == "elastic_net" else 0.0
+    return build_problem(data, b, loss, gamma, l1=l1, l2=l2)
 
 
 @cache
-def reference(name: str, loss: str, penalty: str) -> float:
+def reference(name: str, loss: str, penalty: str, gamma: float = 1.0) -> float:
     """P* of :func:`make_problem` by the L-BFGS reference, computed once per process."""
-    return reference_optimum(make_problem(name, loss, penalty))[0]
+    return reference_optimum(make_problem(name, loss, penalty, gamma))[0]

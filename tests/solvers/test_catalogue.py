@@ -13,10 +13,12 @@ from faceoff.solvers.catalogue import (
     CATALOGUE,
     LOSSES,
     PENALTIES,
+    LossParamRange,
     OnlyWith,
     Param,
     ParamError,
     SolverSpec,
+    SupportError,
     get_spec,
 )
 
@@ -30,8 +32,46 @@ def test_unsupported_loss_or_penalty_is_named():
     spec = SolverSpec("only_l2", "t", "r", "m", "primal", losses=("squared",), penalties=("l2",))
     with pytest.raises(ValueError, match="does not support loss 'logistic'; it supports squared"):
         spec.check("logistic", "l2")
-    with pytest.raises(ValueError, match="does not support penalty 'elastic_net'; it supports l2"):
+    with pytest.raises(
+        ValueError, match="does not support penalty 'elastic_net'.*; it supports l2"
+    ):
         spec.check("squared", "elastic_net")
+
+
+def test_loss_parameter_ranges_name_the_parameter_and_what_is_accepted():
+    """A solver may take a loss for some of its parameters only: lightning's primal CD has the
+    smoothed hinge with γ = 1 built in, and lightning's SAGA steps too far for γ < 1."""
+    with pytest.raises(SupportError, match=r"'smooth_hinge' with gamma = 1 only .*gamma=0.5") as e:
+        get_spec("lightning.cd").check("smooth_hinge", "l2", gamma=0.5)
+    assert e.value.field == "gamma" and "use gamma = 1 or another solver" in str(e.value)
+    with pytest.raises(SupportError, match=r"with gamma ≥ 1 only .*got gamma=0.3"):
+        get_spec("lightning.saga").check("smooth_hinge", "elastic_net", gamma=0.3)
+    get_spec("lightning.cd").check("smooth_hinge", "l2", gamma=1.0)
+    get_spec("lightning.saga").check("smooth_hinge", "l2", gamma=2.5)
+    get_spec("lightning.cd").check("logistic", "l2", gamma=0.5)  # γ applies to its loss only
+    ranged = LossParamRange("smooth_hinge", "gamma", 0.5, 2.0, "why")
+    spec = SolverSpec("ranged", "t", "r", "m", "primal", loss_params=(ranged,))
+    with pytest.raises(SupportError, match=r"gamma in \[0.5, 2\] only \(why\), got gamma=3"):
+        spec.check("smooth_hinge", "l2", gamma=3.0)
+    assert spec.to_dict()["loss_params"] == [
+        {"loss": "smooth_hinge", "param": "gamma", "low": 0.5, "high": 2.0, "why": "why"}
+    ]
+
+
+@pytest.mark.parametrize("gamma", [0.5, 2.0])
+def test_submission_checks_the_loss_parameters(gamma):
+    """faceoff.core.specs (API, sweeps) refuses lightning.cd's smoothed hinge at γ ≠ 1, at the
+    field gamma; jobs, sweeps and the CLI reach the same SolverSpec.check."""
+    with pytest.raises(SpecError, match="gamma = 1 only") as refused:
+        check_solver("lightning.cd", "smooth_hinge", "l2", {}, gamma=gamma)
+    assert refused.value.loc == ("gamma",)
+    with pytest.raises(SpecError) as refused:
+        check_solver("lightning.cd", "smooth_hinge", "l2", {}, ("solvers", 2), gamma=gamma)
+    assert refused.value.loc == ("solvers", 2, "gamma")
+    assert check_solver("lightning.cd", "smooth_hinge", "l2", {}, gamma=1.0) == {}
+    with pytest.raises(SpecError) as refused:
+        check_solver("lightning.cd", "squared", "elastic_net", {})
+    assert refused.value.loc == ("l1",) and "l1 > 0 makes the penalty" in str(refused.value)
 
 
 def test_params_defaults_and_errors():
@@ -108,11 +148,26 @@ def test_every_spec_serializes_to_what_the_api_and_cli_show():
         assert spec.parse_params(defaults) == spec.parse_params(None)
 
 
-def test_every_catalogued_solver_has_a_module_with_solve():
+def test_every_catalogued_solver_has_a_module_with_its_entry():
     import importlib
 
     for spec in CATALOGUE.values():
-        assert callable(importlib.import_module(spec.module).solve), spec.module
+        if spec.unavailable_reason() is None:  # a peer's module imports its library lazily
+            entry = getattr(importlib.import_module(spec.module), spec.entry)
+            assert callable(entry), (spec.module, spec.entry)
+
+
+def test_importing_the_catalogue_imports_no_kernel_and_no_peer_library():
+    code = (
+        "import sys, faceoff.solvers.catalogue as c; c.CATALOGUE['cyanure'].to_dict(); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'numba', 'sklearn', 'cyanure', 'lightning'}))"
+    )
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run
 
 
 def test_working_memory_counts_the_data_twice_and_lbfgs_its_history():

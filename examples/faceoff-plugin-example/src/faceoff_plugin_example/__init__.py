@@ -1,0 +1,1 @@
+"""An example Faceoff plug-in: SpaRSA (proximal gradient with Barzilai–Borwein steps)."""

@@ -1,0 +1,66 @@
+"""Cyanure (Mairal 2019) as a peer, traced by refits.
+
+Cyanure's ``optimization_info_`` holds objective values and times at its own checks, not
+the iterates, so they cannot be certified through our Problem: the trace is made by refits
+(``refit``), budget ``max_iter`` = passes over the data, ``tol`` = ``refit.PEER_TOL``, its
+own gap checks off (``duality_gap_interval`` beyond the budget), one thread, seed = the run's.
+
+Weight mapping to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖²: Cyanure minimizes
+1/n Σ L(bᵢ, aᵢᵀw) + ψ(w) without intercept, its ``logistic`` and ``square`` (½(b − z)²) losses
+are ours, and **ψ = λ₁/2‖w‖² with penalty "l2", λ₁ = l2**; **penalty "elasticnet",
+λ₁ = l1, λ₂ = l2** gives λ₁‖w‖₁ + λ₂/2‖w‖² for qning-ista and svrg, but the MISO solvers
+(miso, catalyst-miso) use λ₁‖w‖₁ + λ₂‖w‖² (measured: their solution certifies P at 2·l2 to
+1e-16), so for them **λ₂ = l2/2**.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from faceoff.solvers.peers.refit import PEER_TOL, Fit, RefitPeer, layout, timed_fit
+from faceoff.solvers.problem import Problem
+
+_MISO = ("miso", "catalyst-miso", "qning-miso")
+_LOSSES = {"logistic": "logistic", "squared": "square"}
+
+
+def _fitter(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
+    """One of Cyanure's solvers (``params["solver"]``) traced by refits."""
+    from cyanure.estimators import Classifier, Regression
+
+    solver, l1, l2 = params["solver"], problem.penalty.l1, problem.penalty.l2
+    if l1 > 0:
+        weights = {"penalty": "elasticnet", "lambda_1": l1}
+        weights["lambda_2"] = l2 / 2 if solver in _MISO else l2
+    else:
+        weights = {"penalty": "l2", "lambda_1": l2}
+    A, b = layout(problem.data, "rows"), problem.b
+    loss = problem.loss.name
+
+    def fit(budget: int) -> Fit:
+        options: dict[str, Any] = dict(
+            fit_intercept=False,
+            tol=PEER_TOL,
+            solver=solver,
+            max_iter=budget,
+            duality_gap_interval=budget + 1,
+            verbose=False,
+            n_threads=1,
+            random_state=seed,
+            **weights,
+        )
+        if loss == "squared":
+            estimator = Regression(**options)
+        else:
+            estimator = Classifier(loss=_LOSSES[loss], **options)
+        seconds = timed_fit(estimator, A, b)
+        x = np.asarray(estimator.coef_, dtype=np.float64).ravel().copy()
+        return Fit(seconds, x, budget, False)
+
+    return fit
+
+
+solve = RefitPeer(_fitter)

@@ -1,0 +1,248 @@
+"""Traces of peer solvers: the library's callback, or refits with growing budgets.
+
+**Callback** (``trace_mode="callback"``): the library calls :class:`Progress` during its fit.
+The solver clock is stopped for the whole call; a point is recorded on the geometric epoch
+grid of ``solvers.driver.run_chunked`` (``points_per_decade`` a decade from
+``first_epoch``), every point certified through our Problem, and the stop rules are
+applied; a stop makes the callback ask the library to stop.
+
+**Refit** (``trace_mode="refit"``, a library that reports no progress): :func:`refit` fits from
+scratch with max_iter = 1, 2, 4, … (× ``REFIT_RATIO``), a fixed ``random_state`` and the
+tolerance ``PEER_TOL``, so small that the budget decides. One trace point per fit; its
+``time_s`` is that fit's own wall time (garbage collector off and warnings silenced, as in
+``timeit``: it collects once before the run's first fit, not before each; the input already
+in the peer's layout, made once per matrix by :func:`layout`), so times along such a trace
+are not cumulative. A fit shorter than ``REPEAT_BELOW_S`` is repeated (``REPEATS`` in all,
+same seed, same iterate) and its fastest time kept, and a point's time is at least the
+previous point's: a larger budget runs through the smaller one's iterations, so a smaller
+time is timer noise (the fit's own time is kept in the extras as ``fit_s``).
+``max_seconds`` bounds the sum of the fits: a fit whose predicted time (the last one's,
+scaled by the budget) would pass it is not started. Cancellation is checked between fits (a
+fit runs to its end). The run stops when the gap is within ``tol``, at ``max_epochs``, or
+once the budget stops changing the iterate (the peer stopped short of it, or returned the
+same coefficients).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import numpy as np
+import scipy.sparse as sp
+
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.trace import FINISHED, MAX_EPOCHS, MAX_SECONDS, Recorder
+
+PEER_TOL = 1e-15  # the tolerance handed to a refitted peer: its budget decides when it stops
+REFIT_RATIO = 2.0  # budgets grow by this factor (at least by one iteration)
+MAX_BUDGET = 10**7
+REPEAT_BELOW_S = 0.02  # a fit shorter than this is timed REPEATS times, the fastest kept
+REPEATS = 3
+
+_LAYOUTS: WeakKeyDictionary[Data, dict[str, Any]] = WeakKeyDictionary()
+
+
+def layout(data: Data, kind: str) -> Any:
+    """A in the layout a peer reads without converting: ``"rows"`` (CSR with int32 indices,
+    or a C-ordered array for dense data) or ``"columns"`` (CSC, or Fortran-ordered). Made
+    once per matrix and kept while the matrix lives."""
+    cached = _LAYOUTS.setdefault(data, {})
+    if kind not in cached:
+        if kind not in ("rows", "columns"):
+            raise ValueError(f"layout must be 'rows' or 'columns', got {kind!r}")
+        if not data.is_sparse:
+            dense = data.csr_matrix.toarray()
+            cached[kind] = dense if kind == "rows" else np.asfortranarray(dense)
+        else:
+            mat = data.csr_matrix if kind == "rows" else data.csc_matrix
+            cls = sp.csr_matrix if kind == "rows" else sp.csc_matrix
+            cached[kind] = cls(
+                (mat.data, mat.indices.astype(np.int32), mat.indptr.astype(np.int32)),
+                shape=mat.shape,
+            )
+    return cached[kind]
+
+
+def timed_fit(estimator: Any, A: Any, b: np.ndarray) -> float:
+    """Wall seconds of ``estimator.fit(A, b)``, garbage collector off, warnings silenced
+    (a budgeted fit warns that it did not converge). The caller collects garbage first: a
+    collection costs ~0.1 s in a worker process, more than most small fits."""
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            started = time.perf_counter()
+            estimator.fit(A, b)
+            return time.perf_counter() - started
+    finally:
+        gc.enable()
+
+
+@dataclass
+class Fit:
+    """One fit from scratch: its wall ``seconds``, coefficients ``x``, the iterations the
+    peer reports (``n_iter``) and whether it stopped before its budget (``ended``)."""
+
+    seconds: float
+    x: np.ndarray
+    n_iter: int
+    ended: bool
+
+
+def refit(
+    problem: Problem,
+    recorder: Recorder,
+    fit: Callable[[int], Fit],
+    passes: float = 1.0,
+    max_budget: int = MAX_BUDGET,
+) -> str:
+    """Trace a peer by fits from scratch with budgets 1, 2, 4, …; returns the stop reason.
+
+    Parameters
+    ----------
+    fit : callable
+        ``fit(k)`` fits with budget k (max_iter) and returns a :class:`Fit`.
+    passes : float
+        Passes over the data one unit of budget makes (the trace's epochs are
+        ``n_iter · passes``).
+    """
+    stop = recorder.stop
+    cap = max(1, min(max_budget, math.floor(stop.max_epochs / passes * (1 + 1e-12))))
+    reason = recorder.record_fit(
+        0, 0.0, np.zeros(problem.n_features), 0.0, {"max_iter": 0, "wall_s": 0.0}
+    )
+    budget, last, previous, shown = 1, None, None, 0.0
+    gc.collect()
+    while reason is None:
+        if last is not None and recorder.solver_time + last.seconds * budget / max(
+            last.n_iter, 1
+        ) > stop.max_seconds * (1 + 1e-12):
+            return recorder.end(MAX_SECONDS)
+        interrupted = recorder.interrupted()
+        if interrupted is not None:
+            return recorder.end(interrupted)
+        result = fit(budget)
+        if result.seconds < REPEAT_BELOW_S:
+            fastest = min([result.seconds] + [fit(budget).seconds for _ in range(REPEATS - 1)])
+            result = replace(result, seconds=fastest)
+        shown = max(shown, result.seconds)
+        extras = {"max_iter": budget, "fit_s": result.seconds, "wall_s": recorder.wall_seconds()}
+        reason = recorder.record_fit(
+            result.n_iter, result.n_iter * passes, result.x, result.seconds, extras, shown
+        )
+        if reason is not None:
+            break
+        if result.ended or (previous is not None and np.array_equal(result.x, previous)):
+            return recorder.end(FINISHED)
+        if budget >= cap:
+            return recorder.end(MAX_EPOCHS)
+        last, previous = result, result.x
+        budget = min(cap, max(budget + 1, round(budget * REFIT_RATIO)))
+    return reason
+
+
+class RefitPeer:
+    """A peer traced by refits: the catalogue's ``solve`` for it.
+
+    ``fitter(problem, params, seed)`` prepares what does not depend on the budget (the
+    input's layout, the weight mapping) and returns ``fit(budget) -> Fit``; the benchmarks
+    call it directly to time one budget (bench/run_part1.py).
+    """
+
+    def __init__(
+        self, fitter: Callable[[Problem, dict, int], Callable[[int], Fit]], passes: float = 1.0
+    ) -> None:
+        self.fitter, self.passes = fitter, passes
+        self.__doc__ = fitter.__doc__
+
+    def __call__(self, problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+        return refit(problem, recorder, self.fitter(problem, params, seed), self.passes)
+
+
+def budget_fitter(
+    solver: str, problem: Problem, params: dict | None = None, seed: int = 0
+) -> Callable[[int], Fit]:
+    """``fit(budget) -> Fit`` of the refitted peer ``solver`` on ``problem``."""
+    import importlib
+
+    from faceoff.solvers.catalogue import get_spec
+
+    spec = get_spec(solver)
+    if spec.trace_mode != "refit":
+        raise ValueError(f"solver {solver!r} is not traced by refits ({spec.trace_mode})")
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
+    peer = getattr(importlib.import_module(spec.module), spec.entry)
+    return peer.fitter(problem, spec.parse_params(params), seed)
+
+
+class Progress:
+    """The callback a library calls during its fit (``callback(estimator)``).
+
+    Parameters
+    ----------
+    recorder : Recorder
+        Its clock runs during the fit; it is stopped for the whole callback.
+    iterate : callable
+        ``iterate(estimator)``: the current coefficients x.
+    epoch : callable
+        ``epoch(calls)``: passes over the data done at the ``calls``-th call (from 0).
+    """
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        iterate: Callable[[Any], np.ndarray],
+        epoch: Callable[[int], float],
+        points_per_decade: int = 30,
+        first_epoch: float = 0.01,
+        check_seconds: float = 0.25,
+    ) -> None:
+        self.recorder, self.iterate, self.epoch = recorder, iterate, epoch
+        self.ratio = 10.0 ** (1.0 / points_per_decade)
+        self.next_epoch = first_epoch
+        self.check_seconds = check_seconds
+        self.checked = 0.0
+        self.calls = 0
+        self.reason: str | None = None
+
+    def start(self, n_features: int) -> str | None:
+        """Record the starting point x = 0 (before the fit)."""
+        self.reason = self.recorder.checkpoint(0, 0.0, x=np.zeros(n_features))
+        return self.reason
+
+    def __call__(self, estimator: Any) -> bool | None:
+        """True asks the library to stop (lightning: any value but None)."""
+        if self.reason is not None:
+            return True  # lightning's SDCA leaves only the current epoch: say it again
+        recorder = self.recorder
+        recorder.pause()
+        epoch = self.epoch(self.calls)
+        self.calls += 1
+        forced = None
+        if recorder.solver_time - self.checked >= self.check_seconds:
+            self.checked = recorder.solver_time
+            forced = recorder.interrupted()
+        if forced is None and epoch < self.next_epoch and epoch < recorder.stop.max_epochs:
+            recorder.resume()
+            return None
+        self.next_epoch = max(epoch, self.next_epoch) * self.ratio
+        self.reason = recorder.checkpoint(
+            self.calls, epoch, x=self.iterate(estimator), final_reason=forced
+        )
+        return True if self.reason is not None else None
+
+    def finish(self, estimator: Any) -> str:
+        """The stop reason once the fit has returned: ours, or the final iterate recorded
+        and FINISHED if the library ended by itself (its budget or its own test)."""
+        if self.reason is not None:
+            return self.reason
+        epoch = self.epoch(self.calls)
+        reason = self.recorder.checkpoint(self.calls, epoch, x=self.iterate(estimator))
+        return reason or self.recorder.end(FINISHED)
