@@ -26,7 +26,7 @@ COPY migrations migrations
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install ".[peers]" \
-    && pip install numpy cython setuptools wheel \
+    && pip install numpy cython "setuptools<81" wheel \
     && pip install --no-build-isolation sklearn-contrib-lightning \
     && apt-get purge -y gcc libc6-dev && apt-get autoremove -y \
     && rm -rf /var/lib/apt/lists/* /src \

@@ -12,8 +12,9 @@ $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev,peers]"
-	# lightning's sdist needs numpy, Cython and no build isolation (bench/README.md)
-	$(BIN)/python -m pip install --quiet numpy cython setuptools wheel
+	# lightning's sdist needs numpy, Cython and no build isolation (bench/README.md); it builds
+	# through numpy.distutils, which setuptools 81+ breaks (Compiler.__init__ signature)
+	$(BIN)/python -m pip install --quiet numpy cython "setuptools>=77,<81" wheel
 	$(BIN)/python -m pip install --quiet --no-build-isolation sklearn-contrib-lightning
 	touch $@
 

@@ -441,7 +441,7 @@ CATALOGUE: dict[str, SolverSpec] = {
 DEFAULT_PEER_INSTALL = 'pip install "faceoff[peers]"'
 PEER_INSTALL = {
     # no wheels; its sdist builds only without build isolation (bench/README.md)
-    "sklearn-contrib-lightning": "pip install numpy cython setuptools wheel && pip install "
+    "sklearn-contrib-lightning": "pip install numpy cython 'setuptools<81' wheel && pip install "
     "--no-build-isolation sklearn-contrib-lightning (faceoff[peers] cannot carry it)",
 }
 _SKLEARN, _CYANURE, _LIGHTNING = "scikit-learn", "cyanure", "sklearn-contrib-lightning"
