@@ -220,10 +220,10 @@ def median_band(
 
     The grid spans all curves, from the earliest first x to the latest last x. Each curve is
     interpolated onto it in the plotted scale (log10 of a log axis); beyond its last point a
-    curve keeps its final value (that run has finished: it stays where it ended), before its
-    first point it counts with its first value. So every grid point has the same members,
-    and curves that never rise give a median and band that never rise. Returns
-    ``(x, median, low, high)``.
+    curve keeps its final value (that run has finished and stays where it ended; a running
+    one counts where it is now), before its first point it counts with its first value. So
+    every grid point has the same members, and curves that never rise give a median and
+    band that never rise. Returns ``(x, median, low, high)``.
     """
     tx, ty = [], []
     for x, y in curves:
