@@ -230,7 +230,10 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
         [("sweep-csv", "n_clicks", 1)],
         [(i, p, v) for i, p, v in inputs[:4]],
     )["sweep-download"]["data"]
-    assert csv["content"].startswith("objective,dataset,setting,solver,value")
+    assert csv["content"].startswith("objective,dataset,setting,solver,value,q25,q75")
+    assert csv["filename"] == (
+        f"faceoff-sweep-{sweep_id}-time-to-1e-6-synthetic-300x40-logistic-2-objectives.csv"
+    )
     assert len(csv["content"].splitlines()) == 1 + 8
 
 
