@@ -9,16 +9,18 @@ A *job row* is a dict with ``id``, ``solver``, ``params``, ``seed``, ``dataset``
 
 from __future__ import annotations
 
+import colorsys
 import csv
 import io
 import math
-import warnings
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from faceoff.solvers.catalogue import CATALOGUE
 from faceoff.solvers.vocabulary import loss_label
@@ -95,8 +97,9 @@ def weights_label(l2: float, l1: float) -> str:
     return f"l2={l2:g}" + (f", l1={l1:g}" if l1 else "")
 
 
-def objective_labels(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """A short label per objective hash, naming only what differs between the objectives."""
+def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> dict[str, str]:
+    """A label per objective hash: naming only what differs between the objectives, or with
+    ``full`` everything (dataset · loss · normalization · weights)."""
     parts: dict[str, dict[str, str]] = {}
     for row in rows:
         parts[row["objective_hash"]] = {
@@ -106,12 +109,48 @@ def objective_labels(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             "weights": weights_label(row["l2"], row["l1"]),
         }
     varying = ["dataset", "loss", "normalize", "weights"]
-    if len(parts) > 1:
+    if len(parts) > 1 and not full:
         varying = [k for k in varying if len({p[k] for p in parts.values()}) > 1]
     labels = {h: " · ".join(p[k] for k in varying if p[k]) for h, p in parts.items()}
     if len(set(labels.values())) < len(labels):  # differing in what a label does not show
         labels = {h: f"{label} · objective {h[:8]}".strip(" ·") for h, label in labels.items()}
     return labels
+
+
+def objective_order(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The full labels of the objectives of ``rows`` in a reading order: by dataset, loss,
+    normalization, then by the weights as numbers (l2 = 1e-5 before 1e-4)."""
+    labels = objective_labels(rows, full=True)
+    keys = {
+        row["objective_hash"]: (
+            row["dataset"],
+            row["loss"],
+            row["gamma"] or 0.0,
+            row["normalize"],
+            row["l2"],
+            row["l1"],
+        )
+        for row in rows
+    }
+    return [labels[h] for h in sorted(keys, key=lambda h: (keys[h], h))]
+
+
+def export_name(prefix: str, objectives: Sequence[str]) -> str:
+    """A file name (without extension) naming the objective shown (full labels), or what
+    several share and how many: ``faceoff-compare-a9a-logistic-l2-0.0001``,
+    ``faceoff-compare-a9a-logistic-3-objectives``."""
+    if not objectives:
+        return prefix
+    parts = [o.split(" · ") for o in objectives]
+    shared = []  # the leading parts all share
+    for i, part in enumerate(parts[0]):
+        if not all(len(q) > i and q[i] == part for q in parts):
+            break
+        shared.append(part)
+    if len(objectives) > 1:
+        shared.append(f"{len(objectives)} objectives")
+    slug = re.sub(r"[^A-Za-z0-9._]+", "-", " ".join(shared)).strip("-")
+    return f"{prefix}-{slug[:150]}" if slug else prefix
 
 
 def y_values(
@@ -137,7 +176,8 @@ def y_values(
 
 @dataclass
 class Series:
-    """One curve of the compare figure: a job, or the median over the seeds of a setting."""
+    """One curve of the compare figure: a job, or the median over the seeds of a setting
+    (then ``members`` are its seeds' own curves)."""
 
     name: str
     solver: str
@@ -149,8 +189,8 @@ class Series:
     lo: np.ndarray | None = None  # quantile band over seeds
     hi: np.ndarray | None = None
     points: np.ndarray | None = None  # exact trace points of a single job, for hover
-    dash: str = "solid"
     trace_mode: str | None = None  # how its jobs' traces were made (None: not known yet)
+    members: list[Series] = field(default_factory=list)
 
     def legend(self, *notes: str) -> str:
         """Its legend entry: the name, then the trace mode unless native, and ``notes``:
@@ -178,9 +218,12 @@ def median_band(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Median and quantile band of several curves (x, y) on a common x grid.
 
-    Each curve is interpolated (in the plotted scale: log10 of a log axis) onto a grid
-    spanning all curves; outside its own range a curve does not count. Returns
-    ``(x, median, low, high)``.
+    The grid spans all curves, from the earliest first x to the latest last x. Each curve is
+    interpolated onto it in the plotted scale (log10 of a log axis); beyond its last point a
+    curve keeps its final value (that run has finished and stays where it ended; a running
+    one counts where it is now), before its first point it counts with its first value. So
+    every grid point has the same members, and curves that never rise give a median and
+    band that never rise. Returns ``(x, median, low, high)``.
     """
     tx, ty = [], []
     for x, y in curves:
@@ -189,6 +232,8 @@ def median_band(
         if keep.sum() == 0:
             continue
         x, y = x[keep], y[keep]
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
         tx.append(np.log10(x) if log_x else x)
         ty.append(np.log10(y) if log_y else y)
     if not tx:
@@ -196,19 +241,44 @@ def median_band(
         return empty, empty, empty, empty
     start, stop = min(t[0] for t in tx), max(t[-1] for t in tx)
     grid = np.linspace(start, stop, n_grid) if stop > start else np.array([start])
-    values = np.vstack(
-        [np.interp(grid, t, v, left=np.nan, right=np.nan) for t, v in zip(tx, ty, strict=True)]
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # grid points no curve covers
-        mid = np.nanmedian(values, axis=0)
-        low, high = np.nanquantile(values, quantiles, axis=0)
+    # np.interp holds the first and the last value outside a curve's own range
+    values = np.vstack([np.interp(grid, t, v) for t, v in zip(tx, ty, strict=True)])
+    mid = np.median(values, axis=0)
+    low, high = np.quantile(values, quantiles, axis=0)
     back_x = (lambda v: 10.0**v) if log_x else (lambda v: v)
     back_y = (lambda v: 10.0**v) if log_y else (lambda v: v)
     return back_x(grid), back_y(mid), back_y(low), back_y(high)
 
 
 POINT_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap")
+
+
+def _job_series(
+    row: Mapping[str, Any],
+    values: np.ndarray,
+    x_field: str,
+    log_x: bool,
+    log_y: bool,
+    objective: str,
+) -> Series:
+    """The curve of one job, with its exact trace points for hover."""
+    xs = np.asarray(row["trace"][x_field], dtype=float)
+    keep = _valid(xs, values, log_x, log_y)
+    points = np.column_stack(
+        [[row["id"]] * len(xs)] + [np.asarray(row["trace"][f], float) for f in POINT_FIELDS]
+    )[keep]
+    setting = setting_name(row)
+    return Series(
+        setting,
+        row["solver"],
+        setting,
+        objective,
+        [row["id"]],
+        xs[keep],
+        values[keep],
+        points=points,
+        trace_mode=row.get("trace_mode"),
+    )
 
 
 def compare_series(
@@ -222,12 +292,13 @@ def compare_series(
     """The curves of the compare figure, and the rows left out for want of a reference P*.
 
     Jobs that share a solver setting and an objective are seeds of one curve: their median
-    with a quantile band.
+    with a quantile band (:func:`median_band`). A curve's ``objective`` is the objective's
+    full label (:func:`objective_labels`).
     """
     if x not in X_AXES:
         raise ValueError(f"unknown x axis {x!r}; accepted: {', '.join(X_AXES)}")
     x_field = X_AXES[x][0]
-    labels = objective_labels(rows)
+    labels = objective_labels(rows, full=True)
     groups: dict[tuple[str, str, str], list[tuple[Mapping[str, Any], np.ndarray]]] = {}
     missing = []
     for row in rows:
@@ -237,44 +308,29 @@ def compare_series(
             continue
         key = (row["solver"], setting_name(row), row["objective_hash"])
         groups.setdefault(key, []).append((row, values))
-    several_objectives = len(labels) > 1
-    dash_index: dict[str, int] = {}
     series = []
     for (solver, setting, digest), members in sorted(groups.items()):
         objective = labels[digest]
-        name = f"{setting} · {objective}" if several_objectives else setting
-        dash = DASHES[dash_index.setdefault(solver, 0) % len(DASHES)]
-        dash_index[solver] += 1
-        ids = [r["id"] for r, _ in members]
+        seeds = [_job_series(r, v, x_field, log_x, log_y, objective) for r, v in members]
         modes = sorted({r["trace_mode"] for r, _ in members if r.get("trace_mode")})
         trace_mode = "/".join(modes) or None
-        if len(members) == 1:
-            row, values = members[0]
-            xs = np.asarray(row["trace"][x_field], dtype=float)
-            keep = _valid(xs, values, log_x, log_y)
-            points = np.column_stack(
-                [[row["id"]] * len(xs)] + [np.asarray(row["trace"][f], float) for f in POINT_FIELDS]
-            )[keep]
-            series.append(
-                Series(
-                    name,
-                    solver,
-                    setting,
-                    objective,
-                    ids,
-                    xs[keep],
-                    values[keep],
-                    points=points,
-                    dash=dash,
-                    trace_mode=trace_mode,
-                )
-            )
+        if len(seeds) == 1:
+            seeds[0].trace_mode = trace_mode
+            series.append(seeds[0])
             continue
-        curves = [(np.asarray(r["trace"][x_field], dtype=float), v) for r, v in members]
-        gx, mid, low, high = median_band(curves, log_x, log_y)
-        band = (gx, mid, low, high)
+        band = median_band([(s.x, s.y) for s in seeds], log_x, log_y)
+        ids = [r["id"] for r, _ in members]
         series.append(
-            Series(name, solver, setting, objective, ids, *band, dash=dash, trace_mode=trace_mode)
+            Series(
+                setting,
+                solver,
+                setting,
+                objective,
+                ids,
+                *band,
+                trace_mode=trace_mode,
+                members=seeds,
+            )
         )
     return series, missing
 
@@ -301,6 +357,77 @@ def _reference_note(
     return f"P* certified to a duality gap ≤ {worst:.1e}"
 
 
+def _shade(hex_color: str, k: int) -> str:
+    """The ``k``-th shade of a colour: itself, then alternately darker and lighter."""
+    r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    hue, light, sat = colorsys.rgb_to_hls(r, g, b)
+    step = (0.0, -0.17, 0.17, -0.29, 0.27, -0.36, 0.34)[k % 7]
+    r, g, b = colorsys.hls_to_rgb(hue, min(0.88, max(0.12, light + step)), sat)
+    return "#" + "".join(f"{round(c * 255):02x}" for c in (r, g, b))
+
+
+def setting_styles(settings: Iterable[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """(colour, dash) per solver setting, from (solver, setting) pairs: the solver's colour
+    (:func:`solver_color`) in a shade of its own and a line style of its own for each of
+    its settings, so that settings of one solver stay apart; the same in every panel."""
+    by_solver: dict[str, list[str]] = {}
+    for solver, setting in sorted(set(settings)):
+        by_solver.setdefault(solver, []).append(setting)
+    return {
+        setting: (_shade(solver_color(solver), k), DASHES[k % len(DASHES)])
+        for solver, names in by_solver.items()
+        for k, setting in enumerate(names)
+    }
+
+
+def _seed_note(series: Sequence[Series]) -> dict[str, str]:
+    """The legend note of each setting: ``median of 3`` (``of 2–3`` when panels differ)."""
+    counts: dict[str, set[int]] = {}
+    for s in series:
+        counts.setdefault(s.setting, set()).add(len(s.job_ids))
+    notes = {}
+    for setting, n in counts.items():
+        low, high = min(n), max(n)
+        if high > 1:
+            notes[setting] = f"median of {low}" if low == high else f"median of {low}–{high}"
+    return notes
+
+
+def _point_trace(s: Series, y_label: str, line: dict[str, Any], **kwargs: Any) -> go.Scatter:
+    """The curve of one job, with its exact trace point on hover; a refit trace's points
+    are marked (each is a fit of its own)."""
+    refit = s.trace_mode == "refit"
+    return go.Scatter(
+        x=s.x,
+        y=s.y,
+        mode="lines+markers" if refit else "lines",
+        line=line,
+        marker={**REFIT_MARKER, "color": line["color"]} if refit else None,
+        customdata=s.points,
+        hovertemplate=(
+            f"<b>{s.setting}</b> · {s.objective}<br>job %{{customdata[0]:d}} · point "
+            "%{customdata[1]:d}<br>iteration %{customdata[2]:d} · epoch "
+            f"%{{customdata[3]:.4g}} · {'this fit' if refit else 'time'} "
+            "%{customdata[4]:.4g} s<br>P = "
+            "%{customdata[5]:.12g}<br>gap = %{customdata[6]:.3e}<br>"
+            f"{y_label} = %{{y:.4e}}<extra></extra>"
+        ),
+        **kwargs,
+    )
+
+
+def _grid(n: int) -> tuple[int, int]:
+    """(rows, columns) of ``n`` panels: one column for one panel, else two."""
+    cols = 1 if n <= 1 else 2
+    return max(1, math.ceil(n / cols)), cols
+
+
+def compare_height(n_panels: int) -> int:
+    """The compare figure's height in pixels for ``n_panels`` objectives."""
+    rows, _ = _grid(n_panels)
+    return 640 if n_panels <= 1 else 150 + 380 * rows
+
+
 def compare_figure(
     rows: Sequence[Mapping[str, Any]],
     x: str,
@@ -308,121 +435,131 @@ def compare_figure(
     log_x: bool,
     log_y: bool,
     references: Mapping[str, Mapping[str, float]],
+    seeds: bool = False,
 ) -> go.Figure:
-    """Convergence curves of the jobs in ``rows``: one colour per solver, one line style per
-    parameter setting, median over seeds with a quantile band; the exact point on hover.
+    """Convergence curves of the jobs in ``rows``, one panel per objective titled with it:
+    a colour and line style per solver setting, the same in every panel, with one legend
+    entry (clicking it toggles the setting in all panels); median over seeds with a quantile
+    band, and with ``seeds`` each seed's own curve too; the exact point on hover.
     A peer's trace mode other than native is named in its legend entry, and a single
     refit-traced job's points are marked: each is a fit of its own."""
     series, missing = compare_series(rows, x, y, log_x, log_y, references)
     x_label, y_label = X_AXES[x][1], Y_MEASURES[y]
-    fig = go.Figure()
+    plotted = {s.objective for s in series}
+    objectives = [o for o in objective_order(rows) if o in plotted]
+    n_rows, n_cols = _grid(len(objectives))
+    height = compare_height(len(objectives))
+    fig = make_subplots(
+        rows=n_rows,
+        cols=n_cols,
+        subplot_titles=objectives if len(objectives) > 1 else None,
+        horizontal_spacing=0.08,
+        vertical_spacing=min(0.3, 110 / height),
+    )
+    styles = setting_styles((s.solver, s.setting) for s in series)
+    notes = _seed_note(series)
+    shown: set[str] = set()
     for s in series:
-        color = solver_color(s.solver)
-        line = {"color": color, "dash": s.dash, "width": 2}
+        index = objectives.index(s.objective)
+        cell = {"row": index // n_cols + 1, "col": index % n_cols + 1}
+        color, dash = styles[s.setting]
+        line = {"color": color, "dash": dash, "width": 2}
+        legend = {
+            "name": s.legend(*filter(None, [notes.get(s.setting)])),
+            "legendgroup": s.setting,
+            "showlegend": s.setting not in shown,
+        }
+        shown.add(s.setting)
         if s.points is not None:
-            refit = s.trace_mode == "refit"
+            fig.add_trace(_point_trace(s, y_label, line, **legend), **cell)
+            continue
+        n = len(s.job_ids)
+        for bound, fill in ((s.hi, None), (s.lo, "tonexty")):
             fig.add_trace(
                 go.Scatter(
                     x=s.x,
-                    y=s.y,
-                    name=s.legend(),
-                    legendgroup=s.name,
-                    mode="lines+markers" if refit else "lines",
-                    line=line,
-                    marker={**REFIT_MARKER, "color": color} if refit else None,
-                    customdata=s.points,
-                    hovertemplate=(
-                        "<b>%{fullData.name}</b><br>job %{customdata[0]:d} · point "
-                        "%{customdata[1]:d}<br>iteration %{customdata[2]:d} · epoch "
-                        f"%{{customdata[3]:.4g}} · {'this fit' if refit else 'time'} "
-                        "%{customdata[4]:.4g} s<br>P = "
-                        "%{customdata[5]:.12g}<br>gap = %{customdata[6]:.3e}<br>"
-                        f"{y_label} = %{{y:.4e}}<extra></extra>"
+                    y=bound,
+                    mode="lines",
+                    line={"width": 0, "color": color},
+                    fill=fill,
+                    fillcolor=_rgba(color, 0.18) if fill else None,
+                    legendgroup=s.setting,
+                    showlegend=False,
+                    hoverinfo="skip",
+                ),
+                **cell,
+            )
+        if seeds:
+            seed_line = {"color": color, "dash": dash, "width": 1}
+            for member in s.members:
+                fig.add_trace(
+                    _point_trace(
+                        member,
+                        y_label,
+                        seed_line,
+                        name=f"{s.setting} · job {member.job_ids[0]}",
+                        legendgroup=s.setting,
+                        showlegend=False,
+                        opacity=0.55,
                     ),
+                    **cell,
                 )
-            )
-            continue
-        n = len(s.job_ids)
-        fig.add_trace(
-            go.Scatter(
-                x=s.x,
-                y=s.hi,
-                mode="lines",
-                line={"width": 0, "color": color},
-                legendgroup=s.name,
-                showlegend=False,
-                hoverinfo="skip",
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=s.x,
-                y=s.lo,
-                mode="lines",
-                line={"width": 0, "color": color},
-                fill="tonexty",
-                fillcolor=_rgba(color, 0.18),
-                legendgroup=s.name,
-                showlegend=False,
-                hoverinfo="skip",
-            )
-        )
         fig.add_trace(
             go.Scatter(
                 x=s.x,
                 y=s.y,
-                name=s.legend(f"median of {n}"),
-                legendgroup=s.name,
                 mode="lines",
                 line=line,
                 customdata=np.column_stack([s.lo, s.hi]),
                 hovertemplate=(
-                    f"<b>%{{fullData.name}}</b><br>{x_label} %{{x:.4g}}<br>median "
+                    f"<b>{s.setting}</b> · {s.objective}<br>{x_label} %{{x:.4g}}<br>median "
                     f"%{{y:.4e}}<br>{int(BAND[0] * 100)}–{int(BAND[1] * 100)}% of {n} seeds: "
                     "[%{customdata[0]:.3e}, %{customdata[1]:.3e}]<extra></extra>"
                 ),
-            )
+                **legend,
+            ),
+            **cell,
         )
-    note = _reference_note(rows, missing, references, y)
+    title = f"{y_label} vs {x_label}"
+    if len(objectives) == 1:
+        title += f" · {objectives[0]}"
+    fig.update_xaxes(type="log" if log_x else "linear")
+    fig.update_yaxes(type="log" if log_y else "linear", exponentformat="power")
+    for index in range(max(1, len(objectives))):
+        row, col = index // n_cols + 1, index % n_cols + 1
+        if index + n_cols >= len(objectives):  # no panel below it
+            fig.update_xaxes(title_text=x_label, row=row, col=col)
+        if col == 1:
+            fig.update_yaxes(title_text=y_label, row=row, col=col)
     fig.update_layout(
         template="plotly_white",
-        title={"text": f"{y_label} vs {x_label}", "x": 0.01},
-        xaxis={"title": x_label, "type": "log" if log_x else "linear"},
-        yaxis={
-            "title": y_label,
-            "type": "log" if log_y else "linear",
-            "exponentformat": "power",
-        },
+        title={"text": title, "x": 0.01},
         legend={"title": {"text": "solver[settings]"}},
+        showlegend=bool(series),
         hovermode="closest",
-        margin={"l": 70, "r": 20, "t": 60, "b": 90},
+        height=height,
+        margin={"l": 70, "r": 20, "t": 70, "b": 90},
         uirevision=f"{x}-{y}-{log_x}-{log_y}",
+        meta={"export": export_name("faceoff-compare", objectives)},
     )
-    if note:
+    below = [t for t in (_reference_note(rows, missing, references, y),) if t]
+    if any(s.trace_mode == "refit" and (s.points is not None or seeds) for s in series):
+        below.append(REFIT_NOTE)
+    for i, text in enumerate(below):
         fig.add_annotation(
-            text=note,
+            text=text,
             xref="paper",
             yref="paper",
             x=0,
-            y=-0.16 if series else 0.5,
+            y=0 if series else 0.5,
+            yanchor="top",
+            yshift=-45 - 20 * i if series else 0,
             xanchor="left",
             showarrow=False,
-            font={"color": "#b00020" if missing else "#555", "size": 12 if series else 15},
+            font={"color": "#b00020" if missing and i == 0 else "#555", "size": 12},
         )
-    if any(s.trace_mode == "refit" and s.points is not None for s in series):
-        fig.add_annotation(
-            text=REFIT_NOTE,
-            xref="paper",
-            yref="paper",
-            x=0,
-            y=-0.16,
-            yshift=-20 if note else 0,  # a line below the reference note
-            xanchor="left",
-            showarrow=False,
-            font={"color": "#555", "size": 12},
-        )
-        if note:
-            fig.update_layout(margin={"b": 110})
+    if len(below) > 1:
+        fig.update_layout(margin={"b": 110})
     return fig
 
 
@@ -432,7 +569,7 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 
 def series_csv(series: Iterable[Series], x: str, y: str) -> str:
-    """The plotted curves as CSV, one line per point."""
+    """The plotted curves as CSV, one line per point, each naming its objective."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(
@@ -496,6 +633,18 @@ def first_reached(
     return float(trace[X_AXES[x][0]][hit[0]]) if hit.size else None
 
 
+def _quantile(values: Sequence[float], q: float) -> float:
+    """The q-quantile (linear interpolation) of values that may be inf (never reached):
+    inf as soon as the interpolation touches an inf."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    h = (len(ordered) - 1) * q
+    lo, hi = math.floor(h), math.ceil(h)
+    a, b = ordered[lo], ordered[hi]
+    if math.isinf(b) and (hi > lo or math.isinf(a)):
+        return math.inf
+    return float(a + (b - a) * (h - lo))
+
+
 def time_to_eps(
     rows: Sequence[Mapping[str, Any]],
     eps: float,
@@ -503,14 +652,17 @@ def time_to_eps(
     references: Mapping[str, Mapping[str, float]],
     x: str = "time",
 ) -> list[dict[str, Any]]:
-    """Time (or epochs, iterations) to ε per solver setting and objective: the median over
-    seeds, counting a seed that never reached ε as infinitely slow.
+    """Time (or epochs, iterations) to ε per solver setting and objective: the median and
+    the interquartile range over seeds, counting a seed that never reached ε as infinitely
+    slow.
 
-    Each result: ``setting``, ``solver``, ``objective`` (label), ``objective_hash``,
-    ``dataset``, ``value`` (None if the median seed did not reach ε, NaN if undecidable),
+    Each result: ``setting``, ``solver``, ``objective`` (label naming what differs),
+    ``objective_name`` (full label), ``objective_hash``, ``dataset``, ``value`` (None if the
+    median seed did not reach ε, NaN if undecidable), ``q25`` and ``q75`` (alike),
     ``reached`` and ``seeds`` (counts), ``job_ids``.
     """
     labels = objective_labels(rows)
+    names = objective_labels(rows, full=True)
     groups: dict[tuple[str, str], list[tuple[Mapping[str, Any], float | None]]] = {}
     for row in rows:
         value = first_reached(
@@ -521,20 +673,23 @@ def time_to_eps(
     for (setting, digest), members in sorted(groups.items()):
         values = [v for _, v in members]
         if any(v is not None and math.isnan(v) for v in values):
-            value: float | None = math.nan
+            stats: list[float | None] = [math.nan] * 3
         else:
-            finite = np.array([math.inf if v is None else v for v in values])
-            median = float(np.median(finite))
-            value = None if math.isinf(median) else median
+            finite = [math.inf if v is None else v for v in values]
+            stats = [_quantile(finite, q) for q in (0.5, *BAND)]
+            stats = [None if math.isinf(v) else v for v in stats]
         first = members[0][0]
         results.append(
             {
                 "setting": setting,
                 "solver": first["solver"],
                 "objective": labels[digest] or first["dataset"],
+                "objective_name": names[digest],
                 "objective_hash": digest,
                 "dataset": first["dataset"],
-                "value": value,
+                "value": stats[0],
+                "q25": stats[1],
+                "q75": stats[2],
                 "reached": sum(v is not None and not math.isnan(v) for v in values),
                 "seeds": len(values),
                 "job_ids": [r["id"] for r, _ in members],
@@ -543,40 +698,88 @@ def time_to_eps(
     return results
 
 
+NOT_REACHED = "not reached"
+NO_REFERENCE = "no P*"
+NOT_RUN = "not run"
+GREY = "#9e9e9e"  # cells and bars of settings without a time: never reached, no P*
+GREY_SCALE = [[0.0, "#d9d9d9"], [1.0, GREY]]
+
+
+def _state(value: float | None) -> str | None:
+    """Why a result has no time: never reached, no reference; None when it has one."""
+    if value is None:
+        return NOT_REACHED
+    return NO_REFERENCE if math.isnan(value) else None
+
+
+def _spread(r: Mapping[str, Any]) -> str:
+    """``0.012`` or, over several seeds, ``0.012 [0.010–0.015]`` (median [q25–q75])."""
+    state = _state(r["value"])
+    if state:
+        return state
+    text = f"{r['value']:.3g}"
+    if r.get("seeds", 1) > 1 and "q25" in r:
+        q75 = NOT_REACHED if r["q75"] is None else f"{r['q75']:.3g}"
+        text += f" [{r['q25']:.3g}–{q75}]"
+    return text
+
+
 def _matrix(
     results: Sequence[Mapping[str, Any]],
-) -> tuple[list[str], list[str], np.ndarray, list[list[str]]]:
-    """Settings × objectives: the values (inf: not reached, NaN: no value) and their text."""
+) -> tuple[list[str], list[str], dict[tuple[int, int], Mapping[str, Any]]]:
+    """Settings × objectives and the result of each cell that was run."""
     settings = sorted({r["setting"] for r in results})
     objectives = list(dict.fromkeys(r["objective"] for r in results))
+    cells = {(settings.index(r["setting"]), objectives.index(r["objective"])): r for r in results}
+    return settings, objectives, cells
+
+
+def _grey_layer(
+    settings: Sequence[str], objectives: Sequence[str], states: Mapping[tuple[int, int], str]
+) -> go.Heatmap:
+    """The cells with no time or rank, grey and labelled with why."""
     z = np.full((len(settings), len(objectives)), np.nan)
-    text = [["not run"] * len(objectives) for _ in settings]
-    for r in results:
-        i, j = settings.index(r["setting"]), objectives.index(r["objective"])
-        v = r["value"]
-        z[i, j] = math.inf if v is None else v
-        text[i][j] = "no P*" if math.isnan(z[i, j]) else _value_text(z[i, j])
-    return settings, objectives, z, text
-
-
-def _value_text(v: float) -> str:
-    return "not reached" if math.isinf(v) else f"{v:.3g}"
+    text = [[""] * len(objectives) for _ in settings]
+    for (i, j), state in states.items():
+        z[i, j] = 1.0 if state == NOT_REACHED else 0.0
+        text[i][j] = state
+    return go.Heatmap(
+        z=z,
+        x=list(objectives),
+        y=list(settings),
+        text=text,
+        texttemplate="%{text}",
+        textfont={"color": "#222"},
+        colorscale=GREY_SCALE,
+        zmin=0,
+        zmax=1,
+        showscale=False,
+        name="no time",
+        hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>",
+    )
 
 
 def time_to_eps_figure(
     results: Sequence[Mapping[str, Any]], chart: str, eps: float, criterion: str, x: str = "time"
 ) -> go.Figure:
-    """Time to ε across solver settings × objectives, as grouped bars or a heatmap."""
+    """Time to ε across solver settings × objectives, as grouped bars (median with the
+    interquartile range over seeds as error bars) or a heatmap. A setting that never
+    reached ε is shown as such, grey and labelled, never as a time."""
     unit = {"time": "seconds", "epoch": "epochs", "iteration": "iterations"}[x]
     title = f"{unit} to {CRITERIA[criterion].replace('ε', f'ε = {eps:g}')}"
-    settings, objectives, z, text = _matrix(results)
-    solvers = {r["setting"]: r["solver"] for r in results}
+    settings, objectives, cells = _matrix(results)
+    states = {k: s for k, r in cells.items() if (s := _state(r["value"]))}
     fig = go.Figure()
     if chart == "heatmap":
-        shown = np.where(np.isfinite(z) & (z > 0), z, np.nan)
+        z = np.full((len(settings), len(objectives)), np.nan)
+        text = [[NOT_RUN] * len(objectives) for _ in settings]
+        for (i, j), r in cells.items():
+            text[i][j] = _spread(r)
+            if (i, j) not in states and r["value"] > 0:
+                z[i, j] = math.log10(r["value"])
         fig.add_trace(
             go.Heatmap(
-                z=np.log10(shown),
+                z=z,
                 x=objectives,
                 y=settings,
                 text=text,
@@ -586,25 +789,11 @@ def time_to_eps_figure(
                 hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>",
             )
         )
+        if states:
+            fig.add_trace(_grey_layer(settings, objectives, states))
         fig.update_layout(yaxis={"autorange": "reversed"})
     elif chart == "bars":
-        pattern_index: dict[str, int] = {}
-        for i, setting in enumerate(settings):
-            solver = solvers[setting]
-            pattern = PATTERNS[pattern_index.setdefault(solver, 0) % len(PATTERNS)]
-            pattern_index[solver] += 1
-            fig.add_trace(
-                go.Bar(
-                    x=objectives,
-                    y=[v if np.isfinite(v) else None for v in z[i]],
-                    name=setting,
-                    marker={"color": solver_color(solver), "pattern": {"shape": pattern}},
-                    text=text[i],
-                    textposition="outside",
-                    hovertemplate=f"{setting}<br>%{{x}}<br>%{{text}} {unit}<extra></extra>",
-                )
-            )
-        fig.update_layout(barmode="group", yaxis={"type": "log", "title": unit})
+        _time_bars(fig, results, settings, objectives, cells, states, unit)
     else:
         raise ValueError(f"unknown chart {chart!r}; accepted: bars, heatmap")
     fig.update_layout(
@@ -616,23 +805,84 @@ def time_to_eps_figure(
     return fig
 
 
+def _time_bars(
+    fig: go.Figure,
+    results: Sequence[Mapping[str, Any]],
+    settings: Sequence[str],
+    objectives: Sequence[str],
+    cells: Mapping[tuple[int, int], Mapping[str, Any]],
+    states: Mapping[tuple[int, int], str],
+    unit: str,
+) -> None:
+    """Grouped bars: the median, error bars to the quartiles; a setting without a time gets
+    a grey bar up to the top of the chart in its slot, labelled with why."""
+    styles = setting_styles((r["solver"], r["setting"]) for r in results)
+    times = [r[k] for r in cells.values() for k in ("value", "q75") if r.get(k)]
+    times = [t for t in times if t > 0 and math.isfinite(t)]
+    ceiling = max(times) * 3 if times else 1.0
+    grey_legend = True
+    for i, setting in enumerate(settings):
+        row = [cells.get((i, j)) for j in range(len(objectives))]
+        timed = [r if r is not None and (i, j) not in states else None for j, r in enumerate(row)]
+        median = [r["value"] if r else None for r in timed]
+        high = [
+            (ceiling if r.get("q75") is None else r["q75"]) - r["value"]
+            if r and r.get("seeds", 1) > 1
+            else 0
+            for r in timed
+        ]
+        low = [r["value"] - r["q25"] if r and r.get("seeds", 1) > 1 else 0 for r in timed]
+        fig.add_trace(
+            go.Bar(
+                x=list(objectives),
+                y=median,
+                name=setting,
+                offsetgroup=setting,
+                legendgroup=setting,
+                marker={
+                    "color": styles[setting][0],
+                    "pattern": {"shape": PATTERNS[DASHES.index(styles[setting][1])]},
+                },
+                error_y={"type": "data", "array": high, "arrayminus": low, "thickness": 1.2},
+                text=[_spread(r) if r else "" for r in timed],
+                textposition="outside",
+                hovertemplate=f"{setting}<br>%{{x}}<br>%{{text}} {unit}<extra></extra>",
+            )
+        )
+        missing = {j: states[(i, j)] for j in range(len(objectives)) if (i, j) in states}
+        if missing:
+            fig.add_trace(
+                go.Bar(
+                    x=list(objectives),
+                    y=[ceiling if j in missing else None for j in range(len(objectives))],
+                    name=f"{NOT_REACHED} / {NO_REFERENCE} (grey)",
+                    offsetgroup=setting,
+                    legendgroup="no time",
+                    showlegend=grey_legend,
+                    marker={"color": GREY, "opacity": 0.45, "line": {"color": GREY}},
+                    text=[missing.get(j, "") for j in range(len(objectives))],
+                    textposition="inside",
+                    insidetextanchor="end",
+                    textangle=-90,
+                    hovertemplate=f"{setting}<br>%{{x}}<br>%{{text}}<extra></extra>",
+                )
+            )
+            grey_legend = False
+    fig.update_layout(barmode="group", yaxis={"type": "log", "title": unit})
+
+
 def ranking(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per objective: the settings ranked by time to ε (1 = fastest; settings that did not
-    reach ε share the last rank). Each item: ``objective``, ``winner``, ``value``,
-    ``runner_up``, ``speedup`` (runner-up / winner), ``ranks`` {setting: rank or None}."""
+    """Per objective: the settings that reached ε ranked by time to ε (1 = fastest). A
+    setting that never reached ε, or cannot be decided (no P*), gets no rank: it is in
+    ``unranked`` with why. Each item: ``objective``, ``winner``, ``value``, ``runner_up``,
+    ``speedup`` (runner-up / winner), ``ranks`` {setting: rank}, ``unranked``
+    {setting: "not reached" or "no P*"}."""
     by_objective: dict[str, list[Mapping[str, Any]]] = {}
     for r in results:
         by_objective.setdefault(r["objective"], []).append(r)
     out = []
     for objective, members in by_objective.items():
-        timed = sorted(
-            (r for r in members if r["value"] is not None and not math.isnan(r["value"])),
-            key=lambda r: r["value"],
-        )
-        ranks: dict[str, int | None] = {r["setting"]: i + 1 for i, r in enumerate(timed)}
-        for r in members:
-            if r["setting"] not in ranks:
-                ranks[r["setting"]] = None if r["value"] is not None else len(timed) + 1
+        timed = sorted((r for r in members if not _state(r["value"])), key=lambda r: r["value"])
         winner = timed[0] if timed else None
         runner = timed[1] if len(timed) > 1 else None
         out.append(
@@ -644,22 +894,27 @@ def ranking(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "speedup": runner["value"] / winner["value"]
                 if runner and winner["value"] > 0
                 else None,
-                "ranks": ranks,
+                "ranks": {r["setting"]: i + 1 for i, r in enumerate(timed)},
+                "unranked": {r["setting"]: s for r in members if (s := _state(r["value"]))},
             }
         )
     return out
 
 
 def ranking_figure(ranked: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Rank of each solver setting on each objective (1 = fastest to ε): who wins where."""
-    settings = sorted({s for r in ranked for s in r["ranks"]})
+    """Rank of each solver setting on each objective (1 = fastest to ε): who wins where.
+    Settings that never reached ε (or have no P*) are grey cells saying so, with no rank."""
+    settings = sorted({s for r in ranked for s in (*r["ranks"], *r.get("unranked", {}))})
     objectives = [r["objective"] for r in ranked]
     z = np.full((len(settings), len(objectives)), np.nan)
+    states = {}
     for j, r in enumerate(ranked):
         for setting, rank in r["ranks"].items():
-            if rank is not None:
-                z[settings.index(setting), j] = rank
+            z[settings.index(setting), j] = rank
+        for setting, state in r.get("unranked", {}).items():
+            states[(settings.index(setting), j)] = state
     text = [["" if np.isnan(v) else f"{int(v)}" for v in row] for row in z]
+    worst = max(2, int(np.nanmax(z)) if np.isfinite(z).any() else 2)
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -668,13 +923,17 @@ def ranking_figure(ranked: Sequence[Mapping[str, Any]]) -> go.Figure:
             text=text,
             texttemplate="%{text}",
             colorscale="RdYlGn_r",
+            zmin=1,
+            zmax=worst,
             colorbar={"title": "rank"},
             hovertemplate="%{y}<br>%{x}<br>rank %{text}<extra></extra>",
         )
     )
+    if states:
+        fig.add_trace(_grey_layer(settings, objectives, states))
     fig.update_layout(
         template="plotly_white",
-        title={"text": "ranking: who wins where (1 = fastest to ε)", "x": 0.01},
+        title={"text": "ranking: who wins where (1 = fastest to ε; grey: no rank)", "x": 0.01},
         yaxis={"autorange": "reversed"},
         margin={"l": 70, "r": 20, "t": 60, "b": 60},
     )
@@ -704,40 +963,79 @@ def empty_figure(message: str) -> go.Figure:
     return fig
 
 
-def advisor_figure(advice: Mapping[str, float], measured: Mapping[str, float | None]) -> go.Figure:
-    """Predicted passes T/nnz(A) of primal and dual CD (uniform and importance sampling,
-    Faceoff eqs. (12)–(15), up to the log factor) next to the measured epochs to ε."""
-    nnz = advice["nnz"]
-    sides = ["primal_cd", "dual_cd"]
-    fig = go.Figure()
-    for name, keys, pattern in (
-        ("predicted, uniform", ("T_P_uniform", "T_D_uniform"), "/"),
-        ("predicted, importance", ("T_P", "T_D"), ""),
-    ):
-        fig.add_trace(
-            go.Bar(
-                x=sides,
-                y=[advice[k] / nnz for k in keys],
-                name=name,
-                marker={"color": [solver_color(s) for s in sides], "pattern": {"shape": pattern}},
-                opacity=0.55,
-                hovertemplate="%{x}: %{y:.3g} passes<extra>" + name + "</extra>",
-            )
-        )
-    fig.add_trace(
+def log_ticks(values: Iterable[float]) -> tuple[list[float], list[str]]:
+    """Tick values and their labels for a log axis spanning ``values`` (positive ones):
+    1, 2, 5 × 10^k written out in full (20, 50, not Plotly's bare 2, 5), only the powers
+    of ten over more than four decades."""
+    shown = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not shown:
+        return [1.0], ["1"]
+    lo = math.floor(math.log10(min(shown)))
+    hi = math.ceil(math.log10(max(shown)))
+    steps = (1,) if hi - lo > 4 else (1, 2, 5)
+    ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in steps]
+    ticks = [t for t in ticks if min(shown) / 2.5 <= t <= max(shown) * 2.5] or [10.0**lo]
+    return ticks, [f"{t:g}" for t in ticks]
+
+
+def advisor_figure(
+    advice: Mapping[str, float],
+    epochs: Mapping[str, float | None],
+    seconds: Mapping[str, float | None] | None = None,
+    objective: str = "",
+) -> go.Figure:
+    """Primal vs dual coordinate descent, like with like: the advisor's predicted work
+    ratio T_P/T_D (Faceoff eqs. (12)–(15), uniform and importance sampling; the log(1/ε)
+    factor cancels in the ratio) beside the measured ratios of epochs and of seconds to ε
+    of the best primal_cd and dual_cd settings (``epochs``, ``seconds`` by solver, None
+    when it did not reach ε). Above 1 dual CD does less work, below 1 primal CD."""
+    seconds = seconds or {}
+    bars = {
+        "predicted<br>uniform sampling": advice["T_P_uniform"] / advice["T_D_uniform"],
+        "predicted<br>importance sampling": advice["T_P"] / advice["T_D"],
+    }
+    for label, measured in (("epochs", epochs), ("seconds", seconds)):
+        p, d = measured.get("primal_cd"), measured.get("dual_cd")
+        bars[f"measured<br>{label} to ε"] = p / d if p and d else None
+    names = list(bars)
+    fig = go.Figure(
         go.Bar(
-            x=sides,
-            y=[measured.get(s) for s in sides],
-            name="measured epochs to ε (best setting)",
-            marker={"color": [solver_color(s) for s in sides], "pattern": {"shape": "x"}},
-            hovertemplate="%{x}: %{y:.3g} epochs<extra>measured</extra>",
+            x=names,
+            y=list(bars.values()),
+            marker={
+                "color": ["#9ecae1", "#3182bd", "#fdae6b", "#e6550d"],
+                "pattern": {"shape": ["/", "", "x", "x"]},
+            },
+            text=[f"{v:.3g}" if v else "" for v in bars.values()],
+            textposition="outside",
+            hovertemplate="%{x}: T_P/T_D = %{y:.3g}<extra></extra>",
         )
     )
+    for name, value in bars.items():
+        if value is None:
+            fig.add_annotation(
+                x=name,
+                y=0,
+                yref="y",
+                text="not measured:<br>primal_cd and dual_cd<br>must both reach ε",
+                showarrow=False,
+                font={"color": "#555", "size": 11},
+            )
+    ticks, labels = log_ticks([*bars.values(), 1.0])
+    fig.add_hline(y=1, line={"dash": "dot", "color": "#555"})
+    title = "primal ÷ dual CD work: predicted T_P/T_D beside measured (> 1: dual CD wins)"
     fig.update_layout(
         template="plotly_white",
-        barmode="group",
-        title={"text": "Faceoff advisor: predicted passes vs measured epochs", "x": 0.01},
-        yaxis={"type": "log", "title": "passes over A"},
-        margin={"l": 70, "r": 20, "t": 60, "b": 40},
+        title={"text": f"{title}<br><sub>{objective}</sub>" if objective else title, "x": 0.01},
+        yaxis={
+            "type": "log",
+            "title": "ratio primal ÷ dual (T_P/T_D)",
+            "tickvals": ticks,
+            "ticktext": labels,
+            "range": [math.log10(ticks[0] / 1.5), math.log10(ticks[-1] * 1.5)],
+        },
+        showlegend=False,
+        margin={"l": 70, "r": 20, "t": 80, "b": 60},
+        meta={"export": export_name("faceoff-advisor", [objective] if objective else [])},
     )
     return fig

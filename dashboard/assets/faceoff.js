@@ -15,7 +15,9 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
             if (clicks && plot) {
                 window.Plotly.downloadImage(plot, {
                     format: id.format,
-                    filename: "faceoff-" + id.graph.replace(/-graph$/, ""),
+                    // the figure names its export (layout.meta.export: the objective)
+                    filename: (plot.layout.meta && plot.layout.meta.export)
+                        || "faceoff-" + id.graph.replace(/-graph$/, ""),
                     width: plot._fullLayout.width,
                     height: plot._fullLayout.height,
                 });

@@ -1,7 +1,8 @@
 """Compare: the convergence curves of the selected jobs, growing live while they run.
 
 URL: ``/compare?jobs=1,2,3`` or ``/compare?sweep=ID`` with ``x`` (time, epoch, iteration),
-``y`` (subopt, subopt_rel, gap, primal), ``logx`` and ``logy`` (log, linear).
+``y`` (subopt, subopt_rel, gap, primal), ``logx`` and ``logy`` (log, linear), ``seeds``
+(median: the median over seeds with its band; all: each seed's curve too).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from faceoff.dashboard.components import (
 dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
 
 SCALES = ("linear", "log")
+SEEDS = {"median": "median + band", "all": "median + each seed"}
 REFRESH_MS = 1500
 
 
@@ -50,6 +52,7 @@ def layout(
     y: str | None = None,
     logx: str | None = None,
     logy: str | None = None,
+    seeds: str | None = None,
     **_: str,
 ) -> html.Div:
     axis_names = {"time": "time", "epoch": "epochs", "iteration": "iterations"}
@@ -118,6 +121,13 @@ def layout(
                         ],
                         className="control",
                     ),
+                    html.Div(
+                        [
+                            html.Label("seeds"),
+                            _radio("compare-seeds", SEEDS, choice(seeds, SEEDS, "median")),
+                        ],
+                        className="control",
+                    ),
                 ],
                 className="controls",
             ),
@@ -128,18 +138,19 @@ def layout(
                     share_link("compare"),
                 ]
             ),
-            dcc.Graph(
-                id="compare-graph",
-                style={"height": "640px"},
-                config={
-                    "displaylogo": False,
-                    "toImageButtonOptions": {"format": "png", "filename": "faceoff-compare"},
-                },
-            ),
+            dcc.Graph(id="compare-graph", config=_config("faceoff-compare")),
             export_bar("compare", ["compare-graph"]),
             dcc.Interval(id="compare-interval", interval=REFRESH_MS, disabled=True),
         ]
     )
+
+
+def _config(filename: str) -> dict[str, Any]:
+    """The graph's options: its PNG named ``filename`` (the figure names the objective)."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": filename},
+    }
 
 
 def _selection(jobs: Any, sweep: Any) -> tuple[JobFilter | None, dict[str, Any]]:
@@ -162,11 +173,19 @@ def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
     )
 
 
+def _graph(figure) -> tuple[Any, dict[str, Any], dict[str, str]]:
+    """The figure, the graph's options and size for it (its height grows with its panels)."""
+    name = figure.layout.meta["export"] if figure.layout.meta else "faceoff-compare"
+    return figure, _config(name), {"height": f"{figure.layout.height or 640}px"}
+
+
 url_sync("compare")
 
 
 @callback(
     Output("compare-graph", "figure"),
+    Output("compare-graph", "config"),
+    Output("compare-graph", "style"),
     Output("compare-interval", "disabled"),
     Output("compare-status", "children"),
     Output("compare-share", "href"),
@@ -176,21 +195,27 @@ url_sync("compare")
     Input("compare-y", "value"),
     Input("compare-logx", "value"),
     Input("compare-logy", "value"),
+    Input("compare-seeds", "value"),
     Input("compare-interval", "n_intervals"),
 )
-def update(jobs, sweep, x, y, logx, logy, _n):
+def update(jobs, sweep, x, y, logx, logy, seeds, _n):
     """Redraw from the database; keep refreshing while a selected job is queued or running."""
     x, y, logx, logy = _axes(x, y, logx, logy)
+    seeds = choice(seeds, SEEDS, "median")
+    blank = _graph(figures.compare_figure([], x, y, False, False, {}))
     try:
         where, params = _selection(jobs, sweep)
     except InputError as err:
-        return figures.compare_figure([], x, y, False, False, {}), True, str(err), dash.no_update
-    link = href("/compare", {**params, "x": x, "y": y, "logx": logx, "logy": logy})
+        return *blank, True, str(err), dash.no_update
+    view = {"x": x, "y": y, "logx": logx, "logy": logy}
+    link = href("/compare", {**params, **view, "seeds": None if seeds == "median" else seeds})
     if where is None:
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
-        return figures.compare_figure([], x, y, False, False, {}), True, message, link
+        return *blank, True, message, link
     found, refs = rows.job_traces(database_url(), where, team_id=viewer_team())
-    figure = figures.compare_figure(found, x, y, logx == "log", logy == "log", refs)
+    figure = figures.compare_figure(
+        found, x, y, logx == "log", logy == "log", refs, seeds=seeds == "all"
+    )
     live = rows.active(found)
     counts: dict[str, int] = {}
     for row in found:
@@ -200,7 +225,7 @@ def update(jobs, sweep, x, y, logx, logy, _n):
         status = "no such jobs"
     if live:
         status += f" · live, updated {time.strftime('%H:%M:%S')}"
-    return figure, not live, status, link
+    return *_graph(figure), not live, status, link
 
 
 @callback(
@@ -225,4 +250,5 @@ def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
         rows.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})
     )
     series, _ = figures.compare_series(found, x, y, logx == "log", logy == "log", refs)
-    return dcc.send_string(figures.series_csv(series, x, y), "faceoff-compare.csv")
+    name = figures.export_name("faceoff-compare", sorted({s.objective for s in series}))
+    return dcc.send_string(figures.series_csv(series, x, y), f"{name}.csv")

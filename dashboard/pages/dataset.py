@@ -145,10 +145,10 @@ def _advice_items(advice: dict[str, Any]) -> list[tuple[str, Any]]:
         ("κ = R²β/λ", advice["kappa"]),
         ("C_P = Σⱼ nnz(A:ⱼ)‖A:ⱼ‖²", advice["C_P"]),
         ("C_D = Σᵢ nnz(aᵢ)‖aᵢ‖²", advice["C_D"]),
-        ("T_P uniform (passes)", advice["T_P_uniform"] / advice["nnz"]),
-        ("T_D uniform (passes)", advice["T_D_uniform"] / advice["nnz"]),
-        ("T_P importance (passes)", advice["T_P"] / advice["nnz"]),
-        ("T_D importance (passes)", advice["T_D"] / advice["nnz"]),
+        ("T_P uniform (passes per log 1/ε)", advice["T_P_uniform"] / advice["nnz"]),
+        ("T_D uniform (passes per log 1/ε)", advice["T_D_uniform"] / advice["nnz"]),
+        ("T_P importance (passes per log 1/ε)", advice["T_P"] / advice["nnz"]),
+        ("T_D importance (passes per log 1/ε)", advice["T_D"] / advice["nnz"]),
         ("T_P / T_D", advice["ratio"]),
         ("predicted winner", advice["winner"]),
     ]
@@ -288,9 +288,12 @@ def update(dataset_id, index, eps):
         stats, advice = info["stats"], None
         advice_view = html.Div(str(err), className="error")
     measured = _measured(dataset_id, objective, float(eps))
-    epochs = {s: r and measured["epochs"][r["setting"]] for s, r in measured["best"].items()}
+    best = measured["best"]
+    epochs = {s: r and measured["epochs"][r["setting"]] for s, r in best.items()}
+    seconds = {s: r and r["value"] for s, r in best.items()}
+    label = f"{info['name']} · {_objective_label(objective)}"
     figure = (
-        figures.advisor_figure(advice, epochs)
+        figures.advisor_figure(advice, epochs, seconds, label)
         if advice
         else figures.empty_figure("the advisor needs the data, which cannot be loaded")
     )
@@ -325,5 +328,6 @@ def download_csv(_clicks, dataset_id, index):
     objective = info["objectives"][_index(index, info["objectives"])]
     stats, advice = _analysis(dataset_id, objective)
     records = [{"name": k, "value": v} for k, v in _stat_items(stats) + _advice_items(advice)]
-    name = f"faceoff-dataset-{info['name']}.csv"
+    label = f"{info['name']} · {_objective_label(objective)}"
+    name = figures.export_name("faceoff-dataset", [label]) + ".csv"
     return dcc.send_string(figures.records_csv(records, ("name", "value")), name)

@@ -37,9 +37,13 @@ CSV_COLUMNS = (
     "setting",
     "solver",
     "value",
+    "q25",
+    "q75",
     "reached",
     "seeds",
     "job_ids",
+    "objective_name",
+    "objective_hash",
 )
 
 
@@ -166,6 +170,11 @@ def _winners_table(ranked: list[dict], unit: str) -> html.Table:
     return html.Table([html.Thead(head), html.Tbody(body)], className="facts")
 
 
+def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
+    """An export's file name: the sweep, what it shows and its objective (or how many)."""
+    return figures.export_name(f"faceoff-sweep-{sweep_id}-{what}", objectives)
+
+
 @callback(
     Output("sweep-title", "children"),
     Output("sweep-tte", "figure"),
@@ -205,10 +214,15 @@ def update(sweep_id, eps, criterion, x, chart, _n):
     ):
         status += " · some objectives have no certified P*: choose the gap criterion for them"
     title = f"Sweep #{summary['id']}" + (f" · {summary['name']}" if summary["name"] else "")
+    objectives = sorted({r["objective_name"] for r in results})
+    tte = figures.time_to_eps_figure(results, chart, float(eps), criterion, x)
+    tte.update_layout(meta={"export": _export(sweep_id, f"time-to-{eps}", objectives)})
+    ranking = figures.ranking_figure(ranked)
+    ranking.update_layout(meta={"export": _export(sweep_id, f"ranking-{eps}", objectives)})
     return (
         title,
-        figures.time_to_eps_figure(results, chart, float(eps), criterion, x),
-        figures.ranking_figure(ranked),
+        tte,
+        ranking,
         _winners_table(ranked, X_CHOICES[x]),
         status,
         not rows.active(found),
@@ -234,5 +248,5 @@ def download_csv(_clicks, sweep_id, eps, criterion, x):
     if sweep_id is None:
         return dash.no_update
     _, results = _results(sweep_id, eps, criterion, x)
-    name = f"faceoff-sweep-{sweep_id}-time-to-{eps}.csv"
-    return dcc.send_string(figures.records_csv(results, CSV_COLUMNS), name)
+    name = _export(sweep_id, f"time-to-{eps}", sorted({r["objective_name"] for r in results}))
+    return dcc.send_string(figures.records_csv(results, CSV_COLUMNS), f"{name}.csv")

@@ -38,7 +38,8 @@ def test_compare_page_of_a_finished_sweep(sqlite_url, page, tmp_path):
         for button, suffix in (("SVG", ".svg"), ("CSV", ".csv")):
             with page.expect_download() as download:
                 page.get_by_role("button", name=button, exact=True).click()
-            assert download.value.suggested_filename == f"faceoff-compare{suffix}"
+            name = f"faceoff-compare-synthetic-300x40-logistic-l2-0.001{suffix}"  # the objective
+            assert download.value.suggested_filename == name
             saved = tmp_path / download.value.suggested_filename
             download.value.save_as(saved)
             head = saved.read_text()[:200]

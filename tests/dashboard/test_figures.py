@@ -84,7 +84,8 @@ def test_compare_figure_one_entry_per_job_colour_per_solver_style_per_setting():
     ]
     by_name = {t.name: t for t in fig.data}
     dual, dual_imp = by_name["dual_cd"], by_name["dual_cd[sampling=importance]"]
-    assert dual.line.color == dual_imp.line.color != by_name["primal_cd"].line.color
+    assert dual.line.color == figures.solver_color("dual_cd")  # a solver's first setting
+    assert dual_imp.line.color not in (dual.line.color, by_name["primal_cd"].line.color)
     assert dual.line.dash != dual_imp.line.dash
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     np.testing.assert_allclose(dual.y, 0.8 ** np.asarray(dual.x) / P_STAR, rtol=1e-6)
@@ -119,14 +120,19 @@ def test_log_axes_drop_points_they_cannot_show():
 def test_missing_reference_is_said_on_the_plot():
     rows = [row(1), row(2, "primal_cd", objective="obj-b", l2=1e-5)]
     fig = figures.compare_figure(rows, "epoch", "subopt_rel", False, True, REFS)
-    assert legend_entries(fig) == ["dual_cd · l2=0.0001"]
+    assert legend_entries(fig) == ["dual_cd"]  # the one objective with P* is plotted
+    assert fig.layout.title.text.endswith(" · a9a · logistic · l2=0.0001")
     note = fig.layout.annotations[0].text
     assert "No certified reference P*" in note and "1 job(s) (l2=1e-05)" in note
     blank = figures.compare_figure([row(3, objective="obj-b")], "epoch", "subopt", False, True, {})
     assert not blank.data and "No certified reference" in blank.layout.annotations[0].text
     # the gap needs no reference; and a certified reference is reported with its gap
     gap = figures.compare_figure(rows, "epoch", "gap", False, True, {})
-    assert len(legend_entries(gap)) == 2 and not gap.layout.annotations
+    assert len(legend_entries(gap)) == 2  # two panels, titled, and no note below
+    assert [a.text for a in gap.layout.annotations] == [
+        "a9a · logistic · l2=1e-05",
+        "a9a · logistic · l2=0.0001",
+    ]
     certified = figures.compare_figure([row(1)], "epoch", "subopt", False, True, REFS)
     assert "certified" in certified.layout.annotations[0].text
 
@@ -149,17 +155,100 @@ def test_median_band_covers_curves_of_different_lengths():
     b = (np.array([1.0, 2.0]), np.array([6.0, 5.0]))
     x, mid, lo, hi = figures.median_band([a, b], log_x=False, log_y=False, n_grid=7)
     assert x[0] == 1.0 and x[-1] == 4.0
-    assert mid[0] == pytest.approx(5.0) and mid[-1] == pytest.approx(1.0)
+    # b has finished at x = 2 and keeps its final value 5 up to the end of a
+    assert mid[0] == pytest.approx(5.0) and mid[-1] == pytest.approx(3.0)
     assert lo[0] == pytest.approx(4.5) and hi[0] == pytest.approx(5.5)
+    assert lo[-1] == pytest.approx(2.0) and hi[-1] == pytest.approx(4.0)
     empty = figures.median_band([(np.array([0.0]), np.array([-1.0]))], True, True)
     assert all(len(v) == 0 for v in empty)
 
 
-def test_legend_names_the_objective_when_several_are_compared():
-    rows = [row(1, l2=1e-4), row(2, l2=1e-5, objective="obj-b")]
-    refs = {**REFS, "obj-b": {"primal": P_STAR, "gap": 1e-12}}
-    fig = figures.compare_figure(rows, "epoch", "gap", False, True, refs)
-    assert legend_entries(fig) == ["dual_cd · l2=0.0001", "dual_cd · l2=1e-05"]
+def test_median_band_keeps_finished_seeds_at_their_final_value():
+    """The issue's case: the fastest seed ends first at 1e-10; the median of the three
+    must not jump up to the other two when it ends."""
+    fast = (np.array([0.01, 0.1, 0.31]), np.array([1.0, 1e-4, 1e-10]))
+    mid_seed = (np.array([0.01, 0.2, 0.6]), np.array([1.0, 1e-3, 1e-8]))
+    slow = (np.array([0.02, 0.5, 1.0]), np.array([1.0, 1e-2, 1e-6]))
+    for log_x in (False, True):
+        x, mid, lo, hi = figures.median_band([fast, mid_seed, slow], log_x, True)
+        assert x[0] == pytest.approx(0.01) and x[-1] == pytest.approx(1.0)  # longest seed
+        assert np.all(np.diff(np.log10(mid)) <= 1e-12)
+        assert mid[-1] == pytest.approx(1e-8) and lo[-1] < mid[-1] < hi[-1]
+        # a finished seed holds its final value: at the end the band spans 1e-10 … 1e-6
+        assert 1e-10 < lo[-1] < 1e-8 < hi[-1] < 1e-6
+
+
+@pytest.mark.parametrize("log_x", [False, True])
+@pytest.mark.parametrize("log_y", [False, True])
+def test_median_and_band_are_monotone_when_the_curves_are(log_x, log_y):
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        curves = []
+        for _ in range(rng.integers(2, 7)):
+            n = rng.integers(2, 40)
+            x = np.cumsum(rng.uniform(0.001, 1.0, n)) + rng.uniform(0, 2)
+            y = 10 ** -np.cumsum(rng.uniform(0, 1.5, n))  # never rising, in (0, 1]
+            curves.append((x, y))
+        x, mid, lo, hi = figures.median_band(curves, log_x, log_y)
+        assert np.all(np.diff(x) > 0)
+        assert x[-1] == pytest.approx(max(c[0][-1] for c in curves))
+        for values in (mid, lo, hi):
+            assert np.all(np.diff(values) <= 1e-12 * np.abs(values[:-1]) + 1e-300)
+
+
+def test_several_objectives_get_one_panel_each_with_stable_setting_styles():
+    rows = [
+        row(1, dataset="breast_cancer"),
+        row(2, "dual_cd", {"sampling": "importance"}, dataset="breast_cancer"),
+        row(3, dataset="syn5k", objective="obj-b"),
+        row(4, seed=1, dataset="syn5k", objective="obj-b"),
+        row(5, "dual_cd", {"sampling": "importance"}, dataset="syn5k", objective="obj-b"),
+        row(6, "primal_cd", l2=1e-5, dataset="syn5k", objective="obj-c"),
+    ]
+    refs = {h: {"primal": P_STAR, "gap": 1e-12} for h in ("obj-a", "obj-b", "obj-c")}
+    fig = figures.compare_figure(rows, "time", "subopt_rel", True, True, refs)
+    titles = [a.text for a in fig.layout.annotations][:-1]  # then the note on P*
+    assert titles == [
+        "breast_cancer · logistic · l2=0.0001",
+        "syn5k · logistic · l2=1e-05",  # weights in numeric order
+        "syn5k · logistic · l2=0.0001",
+    ]
+    assert fig.layout.xaxis3.anchor == "y3"  # a third panel
+    assert fig.layout.height == figures.compare_height(3) > 640
+    # one legend entry per setting, although dual_cd appears in two panels
+    assert sorted(legend_entries(fig)) == [
+        "dual_cd (median of 1–2)",
+        "dual_cd[sampling=importance]",
+        "primal_cd",
+    ]
+    styles = {}
+    for t in fig.data:
+        if t.line.width:  # not a band edge
+            styles.setdefault(t.legendgroup, set()).add((t.line.color, t.line.dash))
+    assert all(len(s) == 1 for s in styles.values())  # the same in every panel
+    assert len({next(iter(s)) for s in styles.values()}) == 3
+    # titles and exports name the objective
+    assert fig.layout.meta["export"] == "faceoff-compare-3-objectives"  # nothing shared
+    assert figures.export_name("x", titles[1:]) == "x-syn5k-logistic-2-objectives"
+    series, _ = figures.compare_series(rows, "time", "subopt_rel", True, True, refs)
+    records = list(csv.DictReader(io.StringIO(figures.series_csv(series, "time", "gap"))))
+    assert {r["objective"] for r in records} == set(titles)
+    one = figures.compare_figure(rows[:1], "time", "subopt_rel", True, True, refs)
+    assert one.layout.title.text.endswith("breast_cancer · logistic · l2=0.0001")
+    assert one.layout.meta["export"] == "faceoff-compare-breast_cancer-logistic-l2-0.0001"
+    assert one.layout.showlegend is True and one.data[0].showlegend is True  # a single curve
+
+
+def test_individual_seeds_are_drawn_in_their_settings_colour():
+    rows = [row(i, seed=i, rate=rate) for i, rate in enumerate((0.7, 0.8, 0.9), start=1)]
+    median = figures.compare_figure(rows, "epoch", "gap", False, True, {})
+    seeds = figures.compare_figure(rows, "epoch", "gap", False, True, {}, seeds=True)
+    assert len(seeds.data) == len(median.data) + 3
+    own = [t for t in seeds.data if t.customdata is not None and t.customdata.shape[1] == 7]
+    assert sorted(int(t.customdata[0, 0]) for t in own) == [1, 2, 3]
+    assert {t.line.color for t in own} == {median.data[-1].line.color}
+    assert not any(t.showlegend for t in own)
+    np.testing.assert_allclose(own[0].y, rows[0]["trace"]["gap"])
 
 
 def test_a_peers_trace_mode_is_named_and_a_refit_traces_points_are_marked():
@@ -220,6 +309,8 @@ def test_time_to_eps_first_point_median_over_seeds_and_unreached():
     first = epochs[np.flatnonzero(0.2**epochs / P_STAR <= 1e-3)[0]]
     assert results["dual_cd"]["value"] == pytest.approx(first * 2.0)  # median of 1×, 2×, 3×
     assert results["dual_cd"]["reached"] == 3 and results["dual_cd"]["seeds"] == 3
+    assert results["dual_cd"]["q25"] == pytest.approx(first * 1.5)  # interquartile range
+    assert results["dual_cd"]["q75"] == pytest.approx(first * 2.5)
     assert results["primal_cd"]["value"] is None and results["primal_cd"]["reached"] == 0
     assert math.isnan(results["agd"]["value"])  # no reference P*: undecidable
     by_epoch = figures.time_to_eps(rows[:1], 1e-3, "subopt_rel", REFS, "epoch")
@@ -231,17 +322,22 @@ def test_time_to_eps_first_point_median_over_seeds_and_unreached():
 def test_time_to_eps_figures_bars_and_heatmap():
     rows = [row(1), row(2, "primal_cd", rate=0.99), row(3, l2=1e-5, objective="obj-b")]
     refs = {**REFS, "obj-b": {"primal": P_STAR, "gap": 1e-12}}
-    results = figures.time_to_eps(rows, 1e-4, "subopt_rel", refs)
-    bars = figures.time_to_eps_figure(results, "bars", 1e-4, "subopt_rel")
-    assert [t.name for t in bars.data] == ["dual_cd", "primal_cd"]
-    assert list(bars.data[0].x) == ["l2=0.0001", "l2=1e-05"]
-    assert bars.data[1].y[0] is None and list(bars.data[1].text) == ["not reached", "not run"]
-    heat = figures.time_to_eps_figure(results, "heatmap", 1e-4, "subopt_rel")
+    results = figures.time_to_eps(rows, 0.1, "subopt_rel", refs)
+    bars = figures.time_to_eps_figure(results, "bars", 0.1, "subopt_rel")
+    dual, primal, grey = bars.data
+    assert [dual.name, primal.name] == ["dual_cd", "primal_cd"]
+    assert list(dual.x) == ["l2=0.0001", "l2=1e-05"]
+    # never reached: no time, but a grey bar in its slot that says so
+    assert primal.y[0] is None and grey.offsetgroup == "primal_cd"
+    assert list(grey.text) == ["not reached", ""] and grey.marker.color == figures.GREY
+    assert grey.y[0] > max(dual.y)
+    heat = figures.time_to_eps_figure(results, "heatmap", 0.1, "subopt_rel")
     assert list(heat.data[0].y) == ["dual_cd", "primal_cd"]
     assert heat.data[0].text[1] == ["not reached", "not run"]
-    assert "ε = 0.0001" in heat.layout.title.text
+    assert np.isnan(heat.data[0].z[1][0]) and heat.data[1].text[1][0] == "not reached"
+    assert "ε = 0.1" in heat.layout.title.text
     with pytest.raises(ValueError, match="bars, heatmap"):
-        figures.time_to_eps_figure(results, "pie", 1e-4, "subopt_rel")
+        figures.time_to_eps_figure(results, "pie", 0.1, "subopt_rel")
 
 
 def test_ranking_names_the_winner_per_objective():
@@ -255,16 +351,51 @@ def test_ranking_names_the_winner_per_objective():
     ]
     ranked = {r["objective"]: r for r in figures.ranking(results)}
     assert ranked["a9a"]["winner"] == "a" and ranked["a9a"]["speedup"] == pytest.approx(3.0)
-    assert ranked["a9a"]["ranks"] == {"a": 1, "b": 2, "c": 3}
-    assert ranked["w8a"]["winner"] == "b" and ranked["w8a"]["ranks"]["c"] is None
+    assert ranked["a9a"]["ranks"] == {"a": 1, "b": 2}
+    assert ranked["a9a"]["unranked"] == {"c": "not reached"}
+    assert ranked["w8a"]["winner"] == "b" and ranked["w8a"]["unranked"] == {"c": "no P*"}
     fig = figures.ranking_figure(list(ranked.values()))
-    assert list(fig.data[0].x) == ["a9a", "w8a"] and fig.data[0].z[0][1] == 2
+    ranks, grey = fig.data
+    assert list(ranks.x) == ["a9a", "w8a"] and ranks.z[0][1] == 2
+    assert np.isnan(ranks.z[2][0]) and ranks.text[2][0] == ""  # never a rank
+    assert grey.text[2] == ["not reached", "no P*"] and grey.showscale is False
+    assert grey.colorscale[-1][1] == figures.GREY
+
+
+def test_ranking_never_ranks_settings_that_did_not_reach_eps():
+    """The issue's case: six of seven settings never reached ε on breast_cancer."""
+    results = [{"setting": "a", "objective": "breast_cancer", "value": 0.5}] + [
+        {"setting": f"s{i}", "objective": "breast_cancer", "value": None} for i in range(6)
+    ]
+    (ranked,) = figures.ranking(results)
+    assert ranked["ranks"] == {"a": 1} and ranked["runner_up"] is None
+    assert set(ranked["unranked"].values()) == {"not reached"}
+    fig = figures.ranking_figure([ranked])
+    ranks, grey = fig.data
+    assert [t for t in ranks.text if t != [""]] == [["1"]]
+    assert [t for t in grey.text if t != [""]] == [["not reached"]] * 6
 
 
 def test_records_csv_and_advisor_figure():
     text = figures.records_csv([{"a": 1, "b": [2, 3]}], ("a", "b"))
     assert text.splitlines() == ["a,b", "1,2 3"]
-    advice = {"nnz": 100, "T_P_uniform": 800, "T_D_uniform": 400, "T_P": 600, "T_D": 300}
-    fig = figures.advisor_figure(advice, {"primal_cd": 7.0, "dual_cd": None})
-    assert list(fig.data[1].y) == [6.0, 3.0] and list(fig.data[2].y) == [7.0, None]
     assert figures.empty_figure("nothing").layout.annotations[0].text == "nothing"
+
+
+def test_advisor_compares_like_with_like_with_readable_log_ticks():
+    """The predicted ratio T_P/T_D (the log(1/ε) factor cancels) beside the measured ratios
+    of epochs and seconds to ε; the log axis reads 20, 50, not 2, 5."""
+    advice = {"nnz": 100, "T_P_uniform": 800, "T_D_uniform": 400, "T_P": 2650, "T_D": 100}
+    epochs = {"primal_cd": 121.0, "dual_cd": 2.0}
+    fig = figures.advisor_figure(advice, epochs, {"primal_cd": 3.0, "dual_cd": 0.1}, "a9a")
+    (bars,) = fig.data
+    np.testing.assert_allclose(bars.y, [2.0, 26.5, 60.5, 30.0])
+    assert "T_P/T_D" in fig.layout.yaxis.title.text and fig.layout.yaxis.type == "log"
+    ticks = dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext, strict=True))
+    assert ticks[20.0] == "20" and ticks[50.0] == "50" and ticks[1.0] == "1"
+    assert all(float(text) == value for value, text in ticks.items())
+    assert "a9a" in fig.layout.title.text
+    unmeasured = figures.advisor_figure(advice, {"primal_cd": 7.0, "dual_cd": None})
+    assert list(unmeasured.data[0].y)[2:] == [None, None]
+    assert "not measured" in unmeasured.layout.annotations[0].text
+    assert figures.log_ticks([0.01, 1e4])[1] == ["0.01", "0.1", "1", "10", "100", "1000", "10000"]

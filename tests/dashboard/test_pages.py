@@ -40,9 +40,13 @@ def values(array) -> np.ndarray:
     return np.asarray(array)
 
 
-def compare(client, jobs="", sweep="", x="time", y="subopt_rel", logx="linear", logy="log"):
+def compare(
+    client, jobs="", sweep="", x="time", y="subopt_rel", logx="linear", logy="log", seeds="median"
+):
     outputs = [
         ("compare-graph", "figure"),
+        ("compare-graph", "config"),
+        ("compare-graph", "style"),
         ("compare-interval", "disabled"),
         ("compare-status", "children"),
         ("compare-share", "href"),
@@ -54,6 +58,7 @@ def compare(client, jobs="", sweep="", x="time", y="subopt_rel", logx="linear", 
         ("compare-y", "value", y),
         ("compare-logx", "value", logx),
         ("compare-logy", "value", logy),
+        ("compare-seeds", "value", seeds),
         ("compare-interval", "n_intervals", None),
     ]
     return call(client, outputs, inputs)
@@ -131,7 +136,7 @@ def test_compare_csv_download(client, sqlite_url):
         ],
     )
     data = out["compare-download"]["data"]
-    assert data["filename"] == "faceoff-compare.csv"
+    assert data["filename"] == "faceoff-compare-synthetic-300x40-logistic-l2-0.001.csv"
     lines = data["content"].splitlines()
     assert lines[0] == (
         "curve,solver,setting,objective,trace_mode,jobs,epoch,gap,band_low,band_high"
@@ -225,7 +230,10 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
         [("sweep-csv", "n_clicks", 1)],
         [(i, p, v) for i, p, v in inputs[:4]],
     )["sweep-download"]["data"]
-    assert csv["content"].startswith("objective,dataset,setting,solver,value")
+    assert csv["content"].startswith("objective,dataset,setting,solver,value,q25,q75")
+    assert csv["filename"] == (
+        f"faceoff-sweep-{sweep_id}-time-to-1e-6-synthetic-300x40-logistic-2-objectives.csv"
+    )
     assert len(csv["content"].splitlines()) == 1 + 8
 
 
@@ -269,4 +277,5 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
     assert verdict.startswith("The advisor predicts") and "measured: dual_cd" in verdict
     measured = json.dumps(out["dataset-measured"]["children"])
     assert "dual_cd[sampling=importance]" in measured
-    assert len(out["dataset-graph"]["figure"]["data"]) == 3
+    (ratios,) = out["dataset-graph"]["figure"]["data"]  # predicted T_P/T_D beside measured
+    assert len(ratios["y"]) == 4 and all(ratios["y"])
