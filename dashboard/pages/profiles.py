@@ -351,6 +351,7 @@ def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
         f"Performance profile: {unit} to {criterion_text}",
         f"τ: {unit} to ε ÷ the fastest setting's (log)",
         "τ",
+        from_zero=False,
     )
     data = profiles.profile_figure(
         found,
@@ -358,6 +359,7 @@ def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
         f"Data profile: epochs to {criterion_text}",
         "κ: passes over the data (epochs) to ε (log)",
         "κ",
+        from_zero=True,
     )
     return performance, data
 
