@@ -35,7 +35,7 @@ from faceoff.dashboard.components import (
 dash.register_page(__name__, path="/profiles", title="Faceoff · profiles", order=4)
 
 MEASURES = {"time": "seconds", "epoch": "epochs"}
-JOB_CAP = 400  # the newest finished jobs read (full traces)
+JOB_CAP = 300  # the newest finished jobs read, with their full traces (~2 s at 500 points each)
 FINISHED = (SUCCEEDED, FAILED)  # a failed run counts for what its trace reached
 UNFINISHED = (QUEUED, RUNNING, CANCELLED)
 DATA_UNIT_NOTE = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -317,3 +318,14 @@ def test_hostile_values_fall_back_and_say_so(client, sqlite_url):
     assert (
         filled["profiles-unknown"]["children"] == "no sweep 99; no jobs with loss 'hinge' (ignored)"
     )
+
+
+def test_the_job_cap_and_unfinished_jobs_are_stated(client, sqlite_url, monkeypatch):
+    factories.add_sweep(sqlite_url, seeds=(0, 1))
+    factories.add_running_job(sqlite_url)
+    client.use(sqlite_url)
+    (page,) = [m for m in list(sys.modules.values()) if hasattr(m, "JOB_CAP")]
+    monkeypatch.setattr(page, "JOB_CAP", 5)
+    notes = json.dumps(update(client)["profiles-notes"]["children"])
+    assert "only the newest 5 of the 8 matching finished jobs were read (at most 5)" in notes
+    assert "1 queued, running or cancelled jobs are not counted" in notes

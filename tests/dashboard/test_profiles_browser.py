@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.dashboard import factories
 from tests.dashboard.conftest import running_dashboard
+from tests.reliability.test_dashboard_auth import secured_dashboard  # noqa: F401
 
 PERFORMANCE = "document.querySelector('#profiles-performance .js-plotly-plot')"
 SETTINGS = [
@@ -107,3 +108,26 @@ def test_hostile_addresses_fall_back_and_say_what_is_accepted(sqlite_url, page):
                 f"/profiles?sweep={sweep}&eps=1e-6&criterion=subopt_rel&measure=time"
             )
         )
+
+
+def test_a_team_profiles_only_its_own_jobs(secured_dashboard, page):  # noqa: F811
+    """Alpha owns a sweep of the first two settings, beta one of the last two: alpha's
+    profiles show its two settings only, and beta's sweep is not there to choose."""
+    base, _, teams = secured_dashboard
+    _, alpha_secret, alpha_sweep, _ = teams["alpha"]
+    _, _, beta_sweep, _ = teams["beta"]
+    page.goto(f"{base}/profiles?sweep={beta_sweep}")
+    page.wait_for_selector("#login-submit")
+    page.fill("#token", alpha_secret)
+    page.click("#login-submit")
+    page.wait_for_url(f"{base}/profiles?sweep={beta_sweep}")
+    unknown = page.locator("#profiles-unknown")
+    unknown.filter(has_text=f"no sweep {beta_sweep} (ignored)").wait_for()
+    page.locator("#profiles-status").filter(has_text="1 problems × 2 settings").wait_for()
+    legend = page.locator("#profiles-performance .legend .traces")
+    names = sorted(legend.nth(i).text_content() for i in range(legend.count()))
+    assert names == SETTINGS[:2]
+    page.locator("#profiles-sweep").click()
+    options = page.get_by_role("option").filter(has_text="synthetic faceoff")
+    options.first.wait_for()
+    assert options.all_inner_texts() == [f"#{alpha_sweep} synthetic faceoff"]
