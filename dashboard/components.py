@@ -217,6 +217,21 @@ def options(values: Sequence[Any]) -> list[dict[str, Any]]:
     ]
 
 
+def control(label: str, component: Any) -> html.Div:
+    """A labelled control of a page's control bar."""
+    return html.Div([html.Label(label), component], className="control")
+
+
+def radio(page_id: str, labels: Mapping[str, str], value: Any, default: str) -> dcc.RadioItems:
+    """Inline radio items {value: label}, ``value`` if accepted, else ``default``."""
+    return dcc.RadioItems(
+        id=page_id,
+        options=[{"label": label, "value": v} for v, label in labels.items()],
+        value=choice(value, labels, default),
+        inline=True,
+    )
+
+
 def export_bar(page: str, graphs: Sequence[str], csv_label: str = "CSV") -> html.Div:
     """PNG and SVG buttons for each graph (drawn by the browser) and a CSV download of the
     data shown (the page's ``{page}-csv`` callback fills ``{page}-download``)."""

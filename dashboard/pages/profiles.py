@@ -20,6 +20,7 @@ from faceoff.dashboard import figures, profiles, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
+    control,
     database_url,
     export_bar,
     href,
@@ -27,6 +28,7 @@ from faceoff.dashboard.components import (
     options,
     parse_eps,
     parse_id_list,
+    radio,
     share_link,
     url_sync,
     viewer_team,
@@ -47,8 +49,9 @@ DATA_UNIT_NOTE = (
 )
 
 
-def _control(label: str, component) -> html.Div:
-    return html.Div([html.Label(label), component], className="control")
+def _multi(page_id: str) -> dcc.Dropdown:
+    """A dropdown of several ids, filled by :func:`fill_filters`."""
+    return dcc.Dropdown(id=page_id, multi=True, placeholder="any", style={"minWidth": "220px"})
 
 
 def layout(
@@ -84,47 +87,17 @@ def layout(
             dcc.Store(id="profiles-chosen", data=chosen),
             html.Div(
                 [
-                    _control(
-                        "sweeps",
-                        dcc.Dropdown(
-                            id="profiles-sweep",
-                            multi=True,
-                            placeholder="any",
-                            style={"minWidth": "220px"},
-                        ),
+                    control("sweeps", _multi("profiles-sweep")),
+                    control("datasets", _multi("profiles-dataset")),
+                    control("loss", dcc.Dropdown(id="profiles-loss", placeholder="any")),
+                    control(
+                        "ε", dcc.Input(id="profiles-eps", value=eps_text, debounce=True, size="8")
                     ),
-                    _control(
-                        "datasets",
-                        dcc.Dropdown(
-                            id="profiles-dataset",
-                            multi=True,
-                            placeholder="any",
-                            style={"minWidth": "220px"},
-                        ),
-                    ),
-                    _control("loss", dcc.Dropdown(id="profiles-loss", placeholder="any")),
-                    _control(
-                        "ε",
-                        dcc.Input(id="profiles-eps", value=eps_text, debounce=True, size="8"),
-                    ),
-                    _control(
+                    control(
                         "criterion",
-                        dcc.RadioItems(
-                            id="profiles-criterion",
-                            options=[{"label": v, "value": k} for k, v in figures.CRITERIA.items()],
-                            value=choice(criterion, figures.CRITERIA, "subopt_rel"),
-                            inline=True,
-                        ),
+                        radio("profiles-criterion", figures.CRITERIA, criterion, "subopt_rel"),
                     ),
-                    _control(
-                        "measured in",
-                        dcc.RadioItems(
-                            id="profiles-measure",
-                            options=[{"label": v, "value": k} for k, v in MEASURES.items()],
-                            value=choice(measure, MEASURES, "time"),
-                            inline=True,
-                        ),
-                    ),
+                    control("measured in", radio("profiles-measure", MEASURES, measure, "time")),
                 ],
                 className="controls",
             ),
@@ -135,7 +108,12 @@ def layout(
                     share_link("profiles"),
                 ]
             ),
-            html.Div("; ".join(rejected), id="profiles-rejected", className="status error"),
+            html.Div(
+                f"In the address: {'; '.join(rejected)}" if rejected else "",
+                id="profiles-address",
+                className="status error",
+            ),
+            html.Div(id="profiles-rejected", className="status error"),
             html.Div(id="profiles-unknown", className="status error"),
             html.Ul(id="profiles-notes", className="status"),
             html.Div(

@@ -96,11 +96,15 @@ def test_hostile_addresses_fall_back_and_say_what_is_accepted(sqlite_url, page):
             (f"sweep={2**31}", "sweep 2147483648 is out of range: ids go from 1 to 2147483647"),
         ):
             page.goto(f"{base}/profiles?{query}")
-            page.locator("#profiles-rejected").filter(has_text=said).wait_for()
             status = page.locator("#profiles-status")
             status.filter(has_text="ε = 1e-6").wait_for()  # the default, shown
             assert status.inner_text().startswith("1 problems × 4 settings")
+            assert said in page.locator("#profiles-address").inner_text()  # still said
             assert not page.locator(".error.banner").inner_text().strip()
+        page.fill("#profiles-eps", "1e-400")  # typed: a message, the default used
+        page.press("#profiles-eps", "Enter")
+        page.locator("#profiles-rejected").filter(has_text="ε '1e-400' is not accepted").wait_for()
+        assert page.locator("#profiles-status").inner_text().startswith("1 problems × 4 settings")
         page.goto(f"{base}/profiles?sweep={sweep},99")
         page.locator("#profiles-unknown").filter(has_text="no sweep 99 (ignored)").wait_for()
         page.wait_for_url(
