@@ -194,6 +194,9 @@ class JobFilter:
     loss: str | None = None
     dataset_id: int | None = None
     job_ids: tuple[int, ...] | None = None
+    sweep_ids: tuple[int, ...] | None = None  # any of these sweeps
+    dataset_ids: tuple[int, ...] | None = None
+    statuses: tuple[str, ...] | None = None
 
 
 def list_jobs(
@@ -216,8 +219,14 @@ def list_jobs(
     ):
         if value is not None:
             query = query.where(column == value)
-    if where.job_ids is not None:
-        query = query.where(Job.id.in_(where.job_ids))
+    for column, values in (
+        (Job.id, where.job_ids),
+        (Job.sweep_id, where.sweep_ids),
+        (Job.dataset_id, where.dataset_ids),
+        (Job.status, where.statuses),
+    ):
+        if values is not None:
+            query = query.where(column.in_(values))
     if where.dataset is not None:
         query = query.join(Job.dataset).where(Dataset.name == where.dataset)
     return page(session, query.order_by(Job.id.desc()), limit, offset)

@@ -4,6 +4,7 @@ inputs checked, the error banner every callback reports to, export buttons."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -111,6 +112,49 @@ def parse_int(text: Any) -> int | None:
     return int(text) if DIGITS.fullmatch(text) and len(text) <= 10 and int(text) <= MAX_ID else None
 
 
+EPS_DEFAULT = "1e-6"
+EPS_RANGE = (1e-16, 1.0)
+EPS_ACCEPTED = f"a number from {EPS_RANGE[0]:g} to {EPS_RANGE[1]:g}, such as 1e-6"
+MAX_CHOSEN = 50  # ids per filter of a list
+
+
+def parse_eps(value: Any) -> tuple[str, str | None]:
+    """(ε as text, None) if ``value`` is a number in EPS_RANGE, else (the default, why)."""
+    if value is None or value == "":
+        return EPS_DEFAULT, None
+    text = str(value).strip()[:40]
+    try:
+        eps = float(text)
+    except ValueError:
+        eps = math.nan
+    if math.isfinite(eps) and EPS_RANGE[0] <= eps <= EPS_RANGE[1]:
+        return re.sub(r"e([+-])0*(?=\d)", r"e\1", f"{eps:g}"), None  # 1e-06 → 1e-6
+    return EPS_DEFAULT, f"ε {text!r} is not accepted ({EPS_ACCEPTED}); showing ε = {EPS_DEFAULT}"
+
+
+def parse_id_list(value: Any, name: str) -> tuple[list[int], list[str]]:
+    """The ids of a URL value ``"3,1,2"`` or of a dropdown's list, and what was rejected."""
+    if value is None or value == "":
+        return [], []
+    if isinstance(value, list):
+        parts = value
+    elif isinstance(value, str | int) and not isinstance(value, bool):
+        parts = str(value).split(",")
+    else:
+        return [], [f"{name} {str(value)[:40]!r} is not a list of ids such as 1,2"]
+    ids, rejected = [], []
+    for part in parts[: MAX_CHOSEN + 1]:
+        if isinstance(part, str) and not part.strip():
+            continue
+        try:
+            ids.append(to_id(part.strip() if isinstance(part, str) else part, name))
+        except InputError as err:
+            rejected.append(f"{err}; ignored")
+    if len(parts) > MAX_CHOSEN:
+        rejected.append(f"more than {MAX_CHOSEN} {name}s: the first {MAX_CHOSEN} are used")
+    return sorted(set(ids))[:MAX_CHOSEN], rejected
+
+
 def choice(value: Any, accepted: Sequence[str] | Mapping[str, Any], default: str) -> str:
     """``value`` if it is one of ``accepted``, else ``default`` (URLs are typed by people)."""
     return value if isinstance(value, str) and value in accepted else default
@@ -171,6 +215,21 @@ def options(values: Sequence[Any]) -> list[dict[str, Any]]:
         {"label": v[1], "value": v[0]} if isinstance(v, tuple) else {"label": str(v), "value": v}
         for v in values
     ]
+
+
+def control(label: str, component: Any) -> html.Div:
+    """A labelled control of a page's control bar."""
+    return html.Div([html.Label(label), component], className="control")
+
+
+def radio(page_id: str, labels: Mapping[str, str], value: Any, default: str) -> dcc.RadioItems:
+    """Inline radio items {value: label}, ``value`` if accepted, else ``default``."""
+    return dcc.RadioItems(
+        id=page_id,
+        options=[{"label": label, "value": v} for v, label in labels.items()],
+        value=choice(value, labels, default),
+        inline=True,
+    )
 
 
 def export_bar(page: str, graphs: Sequence[str], csv_label: str = "CSV") -> html.Div:

@@ -44,6 +44,13 @@ def test_list_jobs_filters_pages_and_keeps_teams_apart(database_url):
         assert listed(JobFilter(job_ids=(ids[0], ids[3], running))) == [running, ids[3]]
         assert listed(JobFilter(status="running", solver="dual_cd", loss="logistic")) == [running]
         assert listed(JobFilter(solver="primal_cd"), team) == []
+        several = JobFilter(sweep_ids=(sweep_id, sweep_id + 1), dataset_ids=(dataset_id,))
+        assert listed(several) == []  # the sweep's jobs are on another dataset
+        both = (session.get(Job, ids[0]).dataset_id, dataset_id)
+        assert listed(JobFilter(dataset_ids=both)) == [running, *reversed(mine)]
+        assert listed(JobFilter(statuses=("succeeded", "failed"))) == mine[::-1]
+        assert listed(JobFilter(sweep_ids=(sweep_id,), statuses=("running",))) == []
+        assert listed(JobFilter(sweep_ids=(sweep_id,)), team) == sorted(ids[:2], reverse=True)
         first, count = jobs.list_jobs(session, JobFilter(), 2, 1, team_id=None)
         assert [job.id for job in first] == mine[::-1][:2] and count == len(mine) + 1
         facets = jobs.job_facets(session, team_id=None)

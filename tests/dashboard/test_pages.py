@@ -13,7 +13,14 @@ from faceoff.core.db import session_scope
 from faceoff.core.models import Job
 from tests.dashboard import factories
 
-PAGES = ("/", "/compare?sweep=1&x=epoch", "/sweep/1?eps=1e-4", "/dataset/1", "/nowhere")
+PAGES = (
+    "/",
+    "/compare?sweep=1&x=epoch",
+    "/sweep/1?eps=1e-4",
+    "/dataset/1",
+    "/profiles?sweep=abc,2147483648&eps=1e400",
+    "/nowhere",
+)
 
 
 def call(client, outputs, inputs, state=()):

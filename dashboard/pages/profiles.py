@@ -1,0 +1,402 @@
+"""Profiles: performance profiles (Dolan & Moré) and data profiles (Moré & Wild) of time to ε
+over many objectives, chosen by sweeps, datasets and loss (dashboard.profiles).
+
+URL: ``/profiles?sweep=1,2&dataset=3&loss=logistic&eps=1e-6&criterion=subopt_rel|gap_rel
+&measure=time|epoch``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import dash
+from dash import Input, Output, State, callback, dcc, html
+
+from faceoff.core.jobs import JobFilter
+from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED
+from faceoff.dashboard import figures, profiles, rows
+from faceoff.dashboard.components import (
+    InputError,
+    choice,
+    control,
+    database_url,
+    export_bar,
+    href,
+    name_filter,
+    options,
+    parse_eps,
+    parse_id_list,
+    radio,
+    share_link,
+    url_sync,
+    viewer_team,
+)
+
+dash.register_page(__name__, path="/profiles", title="Faceoff · profiles", order=4)
+
+MEASURES = {"time": "seconds", "epoch": "epochs"}
+JOB_CAP = 300  # the newest finished jobs read, with their full traces (~2 s at 500 points each)
+FINISHED = (SUCCEEDED, FAILED)  # a failed run counts for what its trace reached
+UNFINISHED = (QUEUED, RUNNING, CANCELLED)
+DATA_UNIT_NOTE = (
+    "Data profile in epochs: κ counts passes over the problem's data (an epoch is nnz(A) "
+    "non-zeros visited, the same unit for every solver), Moré & Wild's cost unit c_p. It is "
+    "not drawn in seconds: no time per pass is recorded for a problem independently of the "
+    "solvers (a setting's own seconds per epoch would make its time profile its epoch "
+    "profile; a pooled one would change with the settings selected)."
+)
+
+
+def _multi(page_id: str) -> dcc.Dropdown:
+    """A dropdown of several ids, filled by :func:`fill_filters`."""
+    return dcc.Dropdown(id=page_id, multi=True, placeholder="any", style={"minWidth": "220px"})
+
+
+def layout(
+    sweep: str | None = None,
+    dataset: str | None = None,
+    loss: str | None = None,
+    eps: str | None = None,
+    criterion: str | None = None,
+    measure: str | None = None,
+    **_: str,
+) -> html.Div:
+    sweeps, bad_sweeps = parse_id_list(sweep, "sweep")
+    datasets, bad_datasets = parse_id_list(dataset, "dataset")
+    eps_text, bad_eps = parse_eps(eps)
+    rejected = [*bad_sweeps, *bad_datasets, *([bad_eps] if bad_eps else [])]
+    try:
+        loss = name_filter(loss, "loss")
+    except InputError as err:
+        loss, rejected = None, [*rejected, f"{err}; ignored"]
+    chosen = {"sweep": sweeps, "dataset": datasets, "loss": loss}
+    return html.Div(
+        [
+            html.H2("Performance and data profiles"),
+            html.P(
+                "Which solver setting reaches ε fastest over many problems? A problem is an "
+                "objective (data, loss, weights); a setting's time to ε on it is the median "
+                "over its seeds. The performance profile ρ(τ) is the fraction of problems a "
+                "setting solves within τ times the fastest setting's time (Dolan & Moré "
+                "2002); the data profile d(κ), the fraction it solves within κ passes over "
+                "the data (Moré & Wild 2009).",
+                className="status",
+            ),
+            dcc.Store(id="profiles-chosen", data=chosen),
+            html.Div(
+                [
+                    control("sweeps", _multi("profiles-sweep")),
+                    control("datasets", _multi("profiles-dataset")),
+                    control("loss", dcc.Dropdown(id="profiles-loss", placeholder="any")),
+                    control(
+                        "ε", dcc.Input(id="profiles-eps", value=eps_text, debounce=True, size="8")
+                    ),
+                    control(
+                        "criterion",
+                        radio("profiles-criterion", figures.CRITERIA, criterion, "subopt_rel"),
+                    ),
+                    control("measured in", radio("profiles-measure", MEASURES, measure, "time")),
+                ],
+                className="controls",
+            ),
+            html.Div(
+                [
+                    html.Span(id="profiles-status", className="status"),
+                    " · ",
+                    share_link("profiles"),
+                ]
+            ),
+            html.Div(
+                f"In the address: {'; '.join(rejected)}" if rejected else "",
+                id="profiles-address",
+                className="status error",
+            ),
+            html.Div(id="profiles-rejected", className="status error"),
+            html.Div(id="profiles-unknown", className="status error"),
+            html.Ul(id="profiles-notes", className="status"),
+            html.Div(
+                [
+                    dcc.Graph(
+                        id="profiles-performance",
+                        style={"height": "480px"},
+                        config={"displaylogo": False},
+                    ),
+                    dcc.Graph(
+                        id="profiles-data", style={"height": "480px"}, config={"displaylogo": False}
+                    ),
+                ],
+                className="row",
+            ),
+            export_bar(
+                "profiles",
+                ["profiles-performance", "profiles-data"],
+                csv_label="CSV (profile curves)",
+            ),
+            html.H3("Settings"),
+            html.Div(id="profiles-settings"),
+            html.H3("Problems"),
+            html.Div(id="profiles-problems"),
+        ]
+    )
+
+
+url_sync("profiles")
+
+
+@callback(
+    Output("profiles-sweep", "options"),
+    Output("profiles-dataset", "options"),
+    Output("profiles-loss", "options"),
+    Output("profiles-sweep", "value"),
+    Output("profiles-dataset", "value"),
+    Output("profiles-loss", "value"),
+    Output("profiles-unknown", "children"),
+    Input("profiles-chosen", "data"),
+)
+def fill_filters(chosen):
+    """What the team can filter by, with the URL's choices that it may see selected."""
+    if not isinstance(chosen, dict):
+        raise InputError(f"the filters {chosen!r:.40} are not a mapping of filter to value")
+    sweeps, _ = parse_id_list(chosen.get("sweep"), "sweep")
+    datasets, _ = parse_id_list(chosen.get("dataset"), "dataset")
+    loss = name_filter(chosen.get("loss"), "loss")
+    available = rows.filter_options(database_url(), team_id=viewer_team())
+    known_sweeps = {s for s, _ in available["sweep"]}
+    known_datasets = {d for d, _ in available["dataset"]}
+    unknown = [f"no sweep {s}" for s in sweeps if s not in known_sweeps]
+    unknown += [f"no dataset {d}" for d in datasets if d not in known_datasets]
+    if loss is not None and loss not in available["loss"]:
+        unknown.append(f"no jobs with loss {loss!r}")
+        loss = None
+    return (
+        options(available["sweep"]),
+        options(available["dataset"]),
+        options(available["loss"]),
+        [s for s in sweeps if s in known_sweeps],
+        [d for d in datasets if d in known_datasets],
+        loss,
+        "; ".join(unknown) + (" (ignored)" if unknown else ""),
+    )
+
+
+def _view(sweep, dataset, loss, eps, criterion, measure) -> tuple[JobFilter, dict[str, Any], str]:
+    """(the finished jobs to read, the view's URL parameters, what was not accepted)."""
+    sweeps, bad = parse_id_list(sweep, "sweep")
+    datasets, bad_datasets = parse_id_list(dataset, "dataset")
+    eps, bad_eps = parse_eps(eps)
+    where = JobFilter(
+        sweep_ids=tuple(sweeps) or None,
+        dataset_ids=tuple(datasets) or None,
+        loss=name_filter(loss, "loss"),
+        statuses=FINISHED,
+    )
+    params = {
+        "sweep": ",".join(map(str, sweeps)),
+        "dataset": ",".join(map(str, datasets)),
+        "loss": where.loss,
+        "eps": eps,
+        "criterion": choice(criterion, figures.CRITERIA, "subopt_rel"),
+        "measure": choice(measure, MEASURES, "time"),
+    }
+    return where, params, "; ".join([*bad, *bad_datasets, *([bad_eps] if bad_eps else [])])
+
+
+def compute(where: JobFilter, eps: float, criterion: str, measure: str) -> dict[str, Any]:
+    """The profiles of the newest JOB_CAP finished jobs matching ``where``: the problems,
+    the performance profile in ``measure``, the data profile in epochs, and the counts."""
+    url, team = database_url(), viewer_team()
+    found, refs, total = rows.newest_job_traces(url, where, JOB_CAP, None, team_id=team)
+    _, unfinished = rows.list_jobs(url, replace(where, statuses=UNFINISHED), 0, team_id=team)
+    results = figures.time_to_eps(found, eps, criterion, refs, measure)
+    epochs = (
+        results if measure == "epoch" else figures.time_to_eps(found, eps, criterion, refs, "epoch")
+    )
+    matrix = profiles.problems(results)  # the same problems and settings in either measure
+    return {
+        "jobs": len(found),
+        "total": total,
+        "unfinished": unfinished,
+        "problems": matrix,
+        "results": results,
+        "performance": profiles.performance_profile(matrix.t),
+        "data": profiles.data_profile(profiles.problems(epochs).t),
+    }
+
+
+def _notes(view: dict[str, Any], criterion: str) -> list[html.Li]:
+    found: profiles.Problems = view["problems"]
+    n = len(found.hashes)
+    notes = [
+        f"|P| = {n} problems from {view['jobs']} finished jobs and {len(found.settings)} "
+        "solver settings"
+    ]
+    if found.unsolved:
+        k, names = len(found.unsolved), "; ".join(found.labels[h] for h in found.unsolved)
+        notes.append(
+            f"{k} of the {n} problems were solved by no setting: they count in |P|, so no "
+            f"curve rises above {1 - k / n:.0%} ({names})"
+        )
+    if found.not_run:
+        notes.append(
+            f"{found.not_run} (problem, setting) pairs were not run: they count as not reaching ε"
+        )
+    if found.undecided:
+        why = (
+            "no certified P* for the relative suboptimality (the gap criterion needs none)"
+            if criterion == "subopt_rel"
+            else "undecidable"
+        )
+        notes.append(
+            f"{len(found.undecided)} objectives left out of P, {why}: "
+            + "; ".join(found.labels[h] for h in found.undecided)
+        )
+    if view["total"] > view["jobs"]:
+        notes.append(
+            f"only the newest {view['jobs']} of the {view['total']} matching finished jobs "
+            f"were read (at most {JOB_CAP}): choose sweeps, datasets or a loss to narrow"
+        )
+    if view["unfinished"]:
+        notes.append(f"{view['unfinished']} queued, running or cancelled jobs are not counted")
+    notes.append(DATA_UNIT_NOTE)
+    return [html.Li(text) for text in notes]
+
+
+def _table(head: list[str], body: list[list[Any]], numeric: set[int]) -> html.Table:
+    return html.Table(
+        [
+            html.Thead(html.Tr([html.Th(h) for h in head])),
+            html.Tbody(
+                [
+                    html.Tr(
+                        [
+                            html.Td(v, className="num" if i in numeric else None)
+                            for i, v in enumerate(r)
+                        ]
+                    )
+                    for r in body
+                ]
+            ),
+        ],
+        className="facts",
+    )
+
+
+def _settings_table(found: profiles.Problems) -> html.Table:
+    body = [
+        [
+            s["setting"],
+            f"{s['run']}",
+            f"{s['solved']} of {s['problems']}",
+            f"{s['fraction_solved']:.0%}",
+            f"{s['fastest']} ({s['fraction_fastest']:.0%})",
+        ]
+        for s in profiles.solved_summary(found)
+    ]
+    head = ["setting", "problems run", "reached ε on", "fraction solved", "fastest on (ρ(1))"]
+    return _table(head, body, {1, 2, 3, 4})
+
+
+def _problems_table(found: profiles.Problems, unit: str) -> html.Table:
+    body = []
+    for i, digest in enumerate(found.hashes):
+        t = found.t[i]
+        solved, best = int((t < math.inf).sum()), int(t.argmin())
+        body.append(
+            [
+                found.labels[digest],
+                found.settings[best] if solved else "nobody reached ε",
+                f"{t[best]:.3g} {unit}" if solved else "",
+                f"{solved} of {int(found.ran[i].sum())}",
+            ]
+        )
+    for digest in found.undecided:
+        body.append([found.labels[digest], "left out: no certified P*", "", ""])
+    head = ["objective", "fastest setting", "its time to ε", "settings reaching ε"]
+    return _table(head, body, {2, 3})
+
+
+def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
+    found, unit = view["problems"], MEASURES[measure]
+    criterion_text = figures.CRITERIA[criterion].replace("ε", f"ε = {eps}")
+    if not found.hashes:
+        blank = figures.empty_figure("no finished jobs with traces match the filters")
+        return blank, blank
+    performance = profiles.profile_figure(
+        found,
+        view["performance"],
+        f"Performance profile: {unit} to {criterion_text}",
+        f"τ: {unit} to ε ÷ the fastest setting's (log)",
+        "τ",
+        from_zero=False,
+    )
+    data = profiles.profile_figure(
+        found,
+        view["data"],
+        f"Data profile: epochs to {criterion_text}",
+        "κ: passes over the data (epochs) to ε (log)",
+        "κ",
+        from_zero=True,
+    )
+    return performance, data
+
+
+@callback(
+    Output("profiles-performance", "figure"),
+    Output("profiles-data", "figure"),
+    Output("profiles-status", "children"),
+    Output("profiles-rejected", "children"),
+    Output("profiles-notes", "children"),
+    Output("profiles-settings", "children"),
+    Output("profiles-problems", "children"),
+    Output("profiles-share", "href"),
+    Input("profiles-sweep", "value"),
+    Input("profiles-dataset", "value"),
+    Input("profiles-loss", "value"),
+    Input("profiles-eps", "value"),
+    Input("profiles-criterion", "value"),
+    Input("profiles-measure", "value"),
+)
+def update(sweep, dataset, loss, eps, criterion, measure):
+    """The profiles of the chosen objectives."""
+    where, params, rejected = _view(sweep, dataset, loss, eps, criterion, measure)
+    eps, criterion, measure = params["eps"], params["criterion"], params["measure"]
+    view = compute(where, float(eps), criterion, measure)
+    found = view["problems"]
+    performance, data = _figures(view, eps, criterion, measure)
+    status = (
+        f"{len(found.hashes)} problems × {len(found.settings)} settings, "
+        f"ε = {eps}, {figures.CRITERIA[criterion]}"
+    )
+    return (
+        performance,
+        data,
+        status,
+        rejected,
+        _notes(view, criterion),
+        _settings_table(found),
+        _problems_table(found, MEASURES[measure]),
+        href("/profiles", params),
+    )
+
+
+@callback(
+    Output("profiles-download", "data"),
+    Input("profiles-csv", "n_clicks"),
+    State("profiles-sweep", "value"),
+    State("profiles-dataset", "value"),
+    State("profiles-loss", "value"),
+    State("profiles-eps", "value"),
+    State("profiles-criterion", "value"),
+    State("profiles-measure", "value"),
+    prevent_initial_call=True,
+)
+def download_csv(_clicks, sweep, dataset, loss, eps, criterion, measure):
+    """The profile curves as CSV."""
+    where, params, _ = _view(sweep, dataset, loss, eps, criterion, measure)
+    eps, criterion, measure = params["eps"], params["criterion"], params["measure"]
+    view = compute(where, float(eps), criterion, measure)
+    curves = {"performance": (measure, view["performance"]), "data": ("epoch", view["data"])}
+    text = profiles.profiles_csv(view["problems"], curves)
+    return dcc.send_string(text, f"faceoff-profiles-{measure}-{eps}.csv")

@@ -1,0 +1,331 @@
+"""Performance and data profiles (dashboard.profiles) against hand-computed cases and the
+definitions written out, and the profiles page through Dash's HTTP interface."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from faceoff.dashboard import figures, profiles
+from faceoff.dashboard.components import parse_eps, parse_id_list
+from tests.dashboard import factories
+from tests.dashboard.test_pages import call, values
+
+INF = math.inf
+# problems × settings A, B, C: A fastest on p1, B on p2, nobody solves p3
+T = np.array([[1.0, 2.0, INF], [4.0, 2.0, 8.0], [INF, INF, INF]])
+
+
+def test_performance_profile_of_a_hand_computed_case():
+    ratios = profiles.performance_ratios(T)
+    assert ratios.tolist() == [[1, 2, INF], [2, 1, 4], [INF, INF, INF]]
+    profile = profiles.performance_profile(T)
+    assert profile.x.tolist() == [1, 2, 4]  # from 1 to the largest finite ratio
+    third = 1 / 3
+    np.testing.assert_allclose(
+        profile.y, [[third, third, 0], [2 * third, 2 * third, 0], [2 * third, 2 * third, third]]
+    )
+    assert profile.counts.tolist() == [[1, 1, 0], [2, 2, 0], [2, 2, 1]]
+    assert profile.n_problems == 3  # p3, solved by nobody, still counts
+    assert profiles.fraction_within(ratios, 1e9).tolist() == pytest.approx([2 / 3, 2 / 3, 1 / 3])
+
+
+def test_data_profile_of_a_hand_computed_case():
+    profile = profiles.data_profile(T)  # t in epochs, c_p = one pass
+    assert profile.x.tolist() == [1, 2, 4, 8]
+    assert profile.counts.tolist() == [[1, 0, 0], [1, 2, 0], [2, 2, 0], [2, 2, 1]]
+    assert profile.y[-1].tolist() == pytest.approx([2 / 3, 2 / 3, 1 / 3])
+
+
+def test_ties_and_a_zero_best_time():
+    # p1: a tie at 3 (both ratio 1); p2: ε met at the start by A (0/0 = 1, 5/0 = ∞)
+    t = np.array([[3.0, 3.0], [0.0, 5.0]])
+    assert profiles.performance_ratios(t).tolist() == [[1, 1], [1, INF]]
+    profile = profiles.performance_profile(t)
+    assert profile.x.tolist() == [1]
+    assert profile.counts.tolist() == [[2, 1]]
+
+
+def test_nobody_solves_anything_and_no_problems():
+    t = np.full((2, 2), INF)
+    profile = profiles.performance_profile(t)
+    assert profile.x.tolist() == [1] and profile.counts.tolist() == [[0, 0]]
+    assert profiles.data_profile(t).x.size == 0
+    empty = profiles.performance_profile(np.zeros((0, 2)))
+    assert empty.n_problems == 0 and empty.y.shape == (1, 2)
+
+
+def _rho_by_definition(t: np.ndarray, tau: float) -> list[float]:
+    """ρ_s(τ) written out from Dolan & Moré (2002), eqs. (1)–(2), with loops."""
+    n_p, n_s = t.shape
+    out = []
+    for s in range(n_s):
+        count = 0
+        for p in range(n_p):
+            best = min(t[p])
+            if math.isfinite(t[p][s]) and t[p][s] / best <= tau:
+                count += 1
+        out.append(count / n_p)
+    return out
+
+
+def test_performance_profile_equals_the_definition_on_random_cases():
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n_p, n_s = rng.integers(1, 9), rng.integers(1, 6)
+        t = rng.choice([0.5, 1.0, 1.5, 2.0, 3.7, 10.0, INF], size=(n_p, n_s))
+        profile = profiles.performance_profile(t)
+        finite = profiles.performance_ratios(t)
+        finite = finite[np.isfinite(finite)]
+        assert profile.x[0] == 1 and profile.x[-1] == max(1.0, finite.max(initial=1.0))
+        for k, tau in enumerate(profile.x):
+            assert profile.y[k].tolist() == pytest.approx(_rho_by_definition(t, tau))
+            below = np.nextafter(tau, 0)  # a step function: constant up to the next break
+            if k:
+                assert _rho_by_definition(t, below) == pytest.approx(profile.y[k - 1].tolist())
+
+
+def _result(setting, digest, value, solver="dual_cd"):
+    return {
+        "setting": setting,
+        "solver": solver,
+        "objective": f"label {digest}",
+        "objective_hash": digest,
+        "dataset": "d",
+        "value": value,
+        "reached": 0,
+        "seeds": 1,
+        "job_ids": [],
+    }
+
+
+def test_problems_from_time_to_eps_results():
+    results = [
+        _result("A", "h1", 1.0),
+        _result("B", "h1", None),  # not reached
+        _result("A", "h2", 2.0),  # B not run on h2
+        _result("A", "h3", math.nan),  # no P*
+        _result("B", "h3", math.nan),
+    ]
+    found = profiles.problems(results)
+    assert found.settings == ["A", "B"] and found.hashes == ["h1", "h2"]
+    assert found.t.tolist() == [[1, INF], [2, INF]]
+    assert found.ran.tolist() == [[True, True], [True, False]]
+    assert found.not_run == 1 and found.undecided == ["h3"] and found.unsolved == []
+    summary = {s["setting"]: s for s in profiles.solved_summary(found)}
+    assert summary["A"]["fraction_solved"] == 1 and summary["A"]["fastest"] == 2
+    assert (summary["B"]["run"], summary["B"]["solved"]) == (1, 0)
+
+
+def _row(job_id, solver, objective, seed, reached_at):
+    """A job row whose relative suboptimality drops below 1e-6 at time ``reached_at`` (None:
+    never); its epochs are ten times its seconds."""
+    times = [1.0, 2.0, 3.0, 4.0, 5.0]
+    subopt = [1e-2 if reached_at is None or t < reached_at else 1e-8 for t in times]
+    return {
+        "id": job_id,
+        "solver": solver,
+        "params": {},
+        "seed": seed,
+        "dataset": f"data-{objective}",
+        "loss": "logistic",
+        "gamma": 1.0,
+        "l1": 0.0,
+        "l2": 1e-3,
+        "normalize": "none",
+        "objective_hash": objective,
+        "trace": {
+            "seq": list(range(5)),
+            "iteration": list(range(5)),
+            "epoch": [10 * t for t in times],
+            "time_s": times,
+            "primal": [1.0 + s for s in subopt],
+            "gap": subopt,
+        },
+    }
+
+
+def test_median_over_seeds_through_time_to_eps():
+    """Three seeds of dual_cd reach ε at 1, 3 and never: median 3; primal_cd at 2, never,
+    never: median ∞. On the second objective both reach at 4 and 2 (one seed each)."""
+    rows = [
+        _row(1, "dual_cd", "o1", 0, 1.0),
+        _row(2, "dual_cd", "o1", 1, 3.0),
+        _row(3, "dual_cd", "o1", 2, None),
+        _row(4, "primal_cd", "o1", 0, 2.0),
+        _row(5, "primal_cd", "o1", 1, None),
+        _row(6, "primal_cd", "o1", 2, None),
+        _row(7, "dual_cd", "o2", 0, 4.0),
+        _row(8, "primal_cd", "o2", 0, 2.0),
+    ]
+    refs = {"o1": {"primal": 1.0, "gap": 0.0}, "o2": {"primal": 1.0, "gap": 0.0}}
+    found = profiles.problems(figures.time_to_eps(rows, 1e-6, "subopt_rel", refs, "time"))
+    assert found.settings == ["dual_cd", "primal_cd"]
+    assert found.t.tolist() == [[3, INF], [4, 2]]
+    assert profiles.performance_profile(found.t).counts.tolist() == [[1, 1], [2, 1]]  # τ = 1, 2
+    epochs = profiles.problems(figures.time_to_eps(rows, 1e-6, "subopt_rel", refs, "epoch"))
+    data = profiles.data_profile(epochs.t)
+    assert data.x.tolist() == [20, 30, 40] and data.counts.tolist() == [[0, 1], [1, 1], [2, 1]]
+    no_reference = figures.time_to_eps(rows, 1e-6, "subopt_rel", {"o1": refs["o1"]}, "time")
+    assert profiles.problems(no_reference).undecided == ["o2"]
+
+
+def test_profiles_csv_lists_every_breakpoint_of_every_setting():
+    results = [_result("A", "h1", 1.0), _result("B", "h1", 3.0), _result("B", "h2", 2.0)]
+    found = profiles.problems(results)
+    curves = {
+        "performance": ("time", profiles.performance_profile(found.t)),
+        "data": ("epoch", profiles.data_profile(found.t)),
+    }
+    lines = profiles.profiles_csv(found, curves).splitlines()
+    assert lines[0] == "profile,measure,setting,solver,x,fraction,within,problems"
+    assert "performance,time,B,dual_cd,3.0,1.0,2,2" in lines  # τ = 3: both problems
+    assert "data,epoch,A,dual_cd,3.0,0.5,1,2" in lines
+    assert len(lines) == 1 + 2 * 2 + 2 * 3  # breakpoints τ ∈ {1, 3}, κ ∈ {1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    ("text", "shown", "rejected"),
+    [
+        ("1e-8", "1e-8", False),
+        ("0.00025", "0.00025", False),
+        ("1E-10", "1e-10", False),
+        ("", "1e-6", False),
+        ("1e400", "1e-6", True),
+        ("nan", "1e-6", True),
+        ("-1", "1e-6", True),
+        ("2", "1e-6", True),
+        ("abc", "1e-6", True),
+    ],
+)
+def test_eps_from_the_url(text, shown, rejected):
+    eps, why = parse_eps(text)
+    assert eps == shown and (why is not None) == rejected
+    if rejected:
+        assert "a number from 1e-16 to 1" in why
+
+
+def test_ids_from_the_url():
+    assert parse_id_list("3, 1,3", "sweep") == ([1, 3], [])
+    ids, rejected = parse_id_list(f"abc,{2**31},2", "sweep")
+    assert ids == [2]
+    assert "'abc' is not a positive integer" in rejected[0]
+    assert "out of range" in rejected[1]
+    assert parse_id_list({"x": 1}, "sweep")[0] == []
+
+
+# ---------------------------------------------------------------- the page's callbacks
+
+OUTPUTS = [
+    ("profiles-performance", "figure"),
+    ("profiles-data", "figure"),
+    ("profiles-status", "children"),
+    ("profiles-rejected", "children"),
+    ("profiles-notes", "children"),
+    ("profiles-settings", "children"),
+    ("profiles-problems", "children"),
+    ("profiles-share", "href"),
+]
+
+
+def update(
+    client, sweep=None, dataset=None, loss=None, eps="1e-6", criterion="subopt_rel", measure="time"
+):
+    inputs = [
+        ("profiles-sweep", "value", sweep),
+        ("profiles-dataset", "value", dataset),
+        ("profiles-loss", "value", loss),
+        ("profiles-eps", "value", eps),
+        ("profiles-criterion", "value", criterion),
+        ("profiles-measure", "value", measure),
+    ]
+    return call(client, OUTPUTS, inputs)
+
+
+def test_profiles_of_two_sweeps(client, sqlite_url):
+    one, _ = factories.add_sweep(sqlite_url, l2s=(1e-3, 1e-4), seeds=(0, 1))
+    two, _ = factories.add_sweep(
+        sqlite_url, settings=factories.SETTINGS[:2], dataset_name="second", reference=False
+    )
+    client.use(sqlite_url)
+    out = update(client, sweep=[one, two], measure="epoch")
+    assert out["profiles-status"]["children"].startswith("2 problems × 4 settings")
+    assert out["profiles-share"]["href"] == (
+        f"/profiles?sweep={one}%2C{two}&eps=1e-6&criterion=subopt_rel&measure=epoch"
+    )
+    notes = json.dumps(out["profiles-notes"]["children"])
+    assert "1 objectives left out of P, no certified P*" in notes  # the second sweep's
+    assert "Data profile in epochs" in notes
+    curves = out["profiles-performance"]["figure"]["data"]
+    assert sorted(c["name"] for c in curves) == [
+        "dual_cd",
+        "dual_cd[sampling=importance]",
+        "primal_cd",
+        "spdc[batch_size=8,sampling=weighted]",
+    ]
+    fastest = next(c for c in curves if c["name"] == "dual_cd[sampling=importance]")
+    assert values(fastest["y"])[0] == 1.0  # fastest on both problems: ρ(1) = 1
+    gap = update(client, sweep=[one, two], criterion="gap_rel")
+    assert gap["profiles-status"]["children"].startswith("3 problems × 4 settings")
+    notes = json.dumps(gap["profiles-notes"]["children"])
+    assert "2 (problem, setting) pairs were not run" in notes  # primal_cd and spdc on "second"
+    csv = call(
+        client,
+        [("profiles-download", "data")],
+        [("profiles-csv", "n_clicks", 1)],
+        [
+            ("profiles-sweep", "value", [one, two]),
+            ("profiles-dataset", "value", None),
+            ("profiles-loss", "value", None),
+            ("profiles-eps", "value", "1e-6"),
+            ("profiles-criterion", "value", "gap_rel"),
+            ("profiles-measure", "value", "time"),
+        ],
+    )["profiles-download"]["data"]
+    assert csv["filename"] == "faceoff-profiles-time-1e-6.csv"
+    lines = csv["content"].splitlines()
+    assert lines[0].startswith("profile,measure,setting") and len(lines) > 8
+
+
+def test_hostile_values_fall_back_and_say_so(client, sqlite_url):
+    sweep, _ = factories.add_sweep(sqlite_url)
+    client.use(sqlite_url)
+    out = update(client, sweep=["abc", 2**31, sweep], eps="1e400")
+    rejected = out["profiles-rejected"]["children"]
+    assert "'abc' is not a positive integer" in rejected and "out of range" in rejected
+    assert "ε '1e400' is not accepted" in rejected
+    assert out["profiles-share"]["href"].startswith(f"/profiles?sweep={sweep}&eps=1e-6")
+    empty = update(client, sweep=[99], eps="nan")
+    assert "no finished jobs" in json.dumps(empty["profiles-performance"]["figure"])
+    filled = call(
+        client,
+        [
+            ("profiles-sweep", "options"),
+            ("profiles-dataset", "options"),
+            ("profiles-loss", "options"),
+            ("profiles-sweep", "value"),
+            ("profiles-dataset", "value"),
+            ("profiles-loss", "value"),
+            ("profiles-unknown", "children"),
+        ],
+        [("profiles-chosen", "data", {"sweep": [sweep, 99], "dataset": [], "loss": "hinge"})],
+    )
+    assert filled["profiles-sweep"]["value"] == [sweep]
+    assert (
+        filled["profiles-unknown"]["children"] == "no sweep 99; no jobs with loss 'hinge' (ignored)"
+    )
+
+
+def test_the_job_cap_and_unfinished_jobs_are_stated(client, sqlite_url, monkeypatch):
+    factories.add_sweep(sqlite_url, seeds=(0, 1))
+    factories.add_running_job(sqlite_url)
+    client.use(sqlite_url)
+    (page,) = [m for m in list(sys.modules.values()) if hasattr(m, "JOB_CAP")]
+    monkeypatch.setattr(page, "JOB_CAP", 5)
+    notes = json.dumps(update(client)["profiles-notes"]["children"])
+    assert "only the newest 5 of the 8 matching finished jobs were read (at most 5)" in notes
+    assert "1 queued, running or cancelled jobs are not counted" in notes
