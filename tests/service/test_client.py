@@ -37,7 +37,7 @@ def server(sqlite_url, redis_url, settings_for):
     thread.join(timeout=10)
 
 
-def finish(settings, job_id: int, n_points: int = 4) -> None:
+def finish(settings, job_id: int, n_points: int = 4, stop_reason: str = "tol") -> None:
     """What a worker does: write the trace and mark the job succeeded."""
     with session_scope(settings.database_url) as session:
         job = session.get(Job, job_id)
@@ -56,7 +56,7 @@ def finish(settings, job_id: int, n_points: int = 4) -> None:
                     extras={},
                 )
             )
-        job.status, job.stop_reason, job.finished_at = SUCCEEDED, "tol", utcnow()
+        job.status, job.stop_reason, job.finished_at = SUCCEEDED, stop_reason, utcnow()
         job.n_points, job.epoch, job.gap, job.primal = n_points, n_points - 1.0, 1e-3, 1.0
         job.trace_mode, job.wall_s = "native", 0.25
 
