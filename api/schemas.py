@@ -304,6 +304,11 @@ class ReferencePublic(_Public):
     created_at: datetime
 
 
+class ReferencesPublic(BaseModel):
+    data: list[ReferencePublic]
+    count: int
+
+
 # ---------------------------------------------------------------- health
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from faceoff.cli import InputError
-from faceoff.cli.service import add_service_commands
+from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
 from faceoff.solvers.catalogue import CATALOGUE
@@ -100,6 +100,7 @@ def build_parser() -> Parser:
         description="Benchmark regularized ERM solvers: "
         "minimize 1/n sum_i loss(a_i^T x, b_i) + l1 |x|_1 + l2/2 |x|^2.",
     )
+    parser.add_argument("--url", dest="global_url", metavar="URL", help=URL_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     solve = commands.add_parser(
@@ -227,20 +228,51 @@ def build_parser() -> Parser:
 
     datasets = commands.add_parser(
         "datasets",
-        help="list, describe and fetch the named datasets",
+        help="list, describe, fetch and upload datasets",
         description="The registry of named datasets: the mirror folder (FACEOFF_DATA_MIRROR) "
         "first, then the cache (FACEOFF_DATA_CACHE, default ~/.cache/faceoff/datasets), "
-        "then the LIBSVM site.",
+        "then the LIBSVM site. info also reads a local svmlight file; with --url, list and "
+        "info ask a Faceoff server, upload sends a file to it.",
     )
     actions = datasets.add_subparsers(dest="action", required=True, metavar="ACTION")
     for action, text in (
-        ("list", "every dataset: task, shape and where its file is"),
-        ("info", "one dataset: shape, statistics, labels, provenance, primal-vs-dual advice"),
+        ("list", "every dataset: task, shape and where its file is (--url: the server's)"),
+        (
+            "info",
+            "one dataset (a registry name, a local svmlight file, or with --url a dataset of "
+            "the server): shape, statistics, labels, provenance, primal-vs-dual advice",
+        ),
         ("fetch", "download (or copy from the mirror) into the cache"),
+        ("upload", "upload an svmlight file (plain, .bz2 or .gz) to the server"),
     ):
         sub = actions.add_parser(action, help=text, description=text)
-        if action != "list":
-            sub.add_argument("name", metavar="NAME", help="a name of faceoff datasets list")
+        if action in ("info", "fetch"):
+            sub.add_argument(
+                "name",
+                metavar="NAME" if action == "fetch" else "NAME|FILE",
+                help="a name of faceoff datasets list"
+                + (
+                    ", or a local svmlight file; with --url a name or id"
+                    if action == "info"
+                    else ""
+                ),
+            )
+        if action in ("list", "info", "upload"):
+            sub.add_argument(
+                "--url",
+                help="a Faceoff API: ask it instead of the local registry"
+                if action != "upload"
+                else URL_HELP,
+            )
+        if action == "upload":
+            sub.add_argument("file", metavar="FILE", help="LIBSVM/svmlight file")
+            sub.add_argument("--name", help="the dataset's name (default: from the file name)")
+            sub.add_argument(
+                "--n-features",
+                type=_positive_int,
+                metavar="D",
+                help="number of columns (default: the largest index in the file)",
+            )
         if action == "info":
             sub.add_argument(
                 "--loss",
@@ -324,7 +356,13 @@ def attach_negative_values(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``faceoff`` command; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(attach_negative_values(argv))
+    parser = build_parser()
+    args = parser.parse_args(attach_negative_values(argv))
+    if args.global_url is not None:  # faceoff --url URL COMMAND: as COMMAND --url URL
+        if not hasattr(args, "url"):
+            parser.error(f"--url does not apply to faceoff {args.command}")
+        if args.url is None:
+            args.url = args.global_url
     try:
         return args.handler(args)
     except InputError as err:

@@ -14,7 +14,14 @@ from rich.table import Table
 
 from faceoff.core.jsonsafe import json_safe
 from faceoff.solvers.catalogue import BROKEN_PLUGINS, CATALOGUE
-from faceoff.solvers.trace import StopRules, TracePoint
+from faceoff.solvers.trace import (
+    CONVERGED,
+    FINISHED,
+    MAX_EPOCHS,
+    MAX_SECONDS,
+    StopRules,
+    TracePoint,
+)
 
 
 def relative_gap(point: TracePoint) -> float:
@@ -34,6 +41,24 @@ def progress_fraction(point: TracePoint, stop: StopRules, first_gap: float) -> f
         elif gap < first_gap:
             parts.append(math.log(first_gap / gap) / math.log(first_gap / stop.tol))
     return min(max(parts), 1.0)
+
+
+# stop reasons that mean the run went as far as it was asked to: its bar ends full
+COMPLETE = (CONVERGED, MAX_EPOCHS, MAX_SECONDS, FINISHED)
+
+
+def final_fraction(reason: str | None, last: float) -> float:
+    """Where the bar ends: full when a stop rule was met or the method ended by itself
+    (whichever rule fired, not only the one the bar was tracking), ``last`` when the run
+    was cancelled or diverged."""
+    return 1.0 if reason in COMPLETE else last
+
+
+def bar_column() -> BarColumn:
+    """A progress bar whose colours stay apart in a 16-colour terminal (TERM=xterm): rich's
+    default green of a finished bar and grey of its background both become bright black
+    there, so a finished bar looked empty and a converging one seemed to stop short."""
+    return BarColumn(style="bright_black", complete_style="magenta", finished_style="green")
 
 
 def log_spaced(points: list[TracePoint], count: int = 20) -> list[TracePoint]:
@@ -94,15 +119,15 @@ class TableReporter:
         self.out = Console()
         self.progress = Progress(
             TextColumn("{task.description}"),
-            BarColumn(),
+            bar_column(),
             TaskProgressColumn(),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
             console=Console(stderr=True),
-            transient=True,
         )
         self.task = self.progress.add_task("warm-up", total=1.0, status="compiling kernels")
         self.first_gap = math.nan
+        self.fraction = 0.0
 
     def __enter__(self) -> TableReporter:
         info = self.request.info
@@ -122,14 +147,26 @@ class TableReporter:
     def point(self, point: TracePoint) -> None:
         if point.seq == 0:
             self.first_gap = relative_gap(point)
+        self.fraction = progress_fraction(point, self.stop, self.first_gap)
         self.progress.update(
             self.task,
             description="solving",
-            completed=progress_fraction(point, self.stop, self.first_gap),
-            status=f"epoch {point.epoch:.3g}  gap {point.gap:.2e}",
+            completed=self.fraction,
+            status=_point_text(point),
         )
 
     def finish(self, result) -> None:
+        """Leave the bar in its final state (full, unless cancelled or diverged, with the
+        stop reason and the last point), then print the table and the summary."""
+        reason = result.stop_reason
+        last = f"  {_point_text(result.trace[-1])}" if result.trace else ""
+        self.progress.update(
+            self.task,
+            description="done" if reason in COMPLETE else "stopped",
+            completed=final_fraction(reason, self.fraction),
+            status=f"{reason}{last}",
+        )
+        self.progress.refresh()
         self.progress.stop()
         table = Table(title="trace (log-spaced points)", title_justify="left")
         for name in ("epoch", "time (s)", "primal P(x)", "dual D(y)", "gap", "nnz(x)"):
@@ -170,6 +207,10 @@ TRACE_MODES = {
     "callback": "callback (the library called us back; our time excluded)",
     "refit": "refit (one fit from scratch per budget; a point's time is its own fit's)",
 }
+
+
+def _point_text(point: TracePoint) -> str:
+    return f"epoch {point.epoch:.3g}  gap {point.gap:.2e}"
 
 
 def _params_text(params: dict) -> str:

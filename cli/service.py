@@ -17,24 +17,30 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from faceoff.cli import InputError
-from faceoff.solvers.vocabulary import LOSS_NAMES, NORMALIZATION_NAMES, SMOOTHED_LOSS_NAMES
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.vocabulary import (
+    LOSS_NAMES,
+    NORMALIZATION_NAMES,
+    PENALTY_NAMES,
+    SMOOTHED_LOSS_NAMES,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+URL_HELP = (
+    f"the Faceoff API (default: $FACEOFF_URL or {DEFAULT_URL}); also accepted before the "
+    "command: faceoff --url URL status"
+)
 TERMINAL = ("succeeded", "failed", "cancelled")
 
 
 def add_service_commands(commands: argparse._SubParsersAction) -> None:
     """Register the client subcommands on the ``faceoff`` parser."""
     url = argparse.ArgumentParser(add_help=False)
-    url.add_argument(
-        "--url",
-        default=os.environ.get("FACEOFF_URL", DEFAULT_URL),
-        help=f"the Faceoff API (default: $FACEOFF_URL or {DEFAULT_URL})",
-    )
+    url.add_argument("--url", help=URL_HELP)
 
     submit = commands.add_parser(
         "submit",
@@ -85,6 +91,11 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     status.add_argument("job_id", nargs="?", type=int, metavar="JOB_ID")
     status.add_argument("--sweep", type=int, metavar="ID")
     status.add_argument("--format", choices=("table", "json"), default="table")
+    status.add_argument(
+        "--wide",
+        action="store_true",
+        help="also l1, epoch, trace mode and wall time, at least 160 columns wide",
+    )
     status.set_defaults(handler=_guarded(_status))
 
     trace = commands.add_parser(
@@ -99,6 +110,24 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     trace.add_argument("--max-points", type=int, default=30, help="rows of the table")
     trace.add_argument("--format", choices=("table", "json"), default="table")
     trace.set_defaults(handler=_guarded(_trace))
+
+    refs = commands.add_parser(
+        "references",
+        parents=[url],
+        help="list the certified optima P* of objectives",
+        description="The reference optima P* the service has certified (every succeeded "
+        "job offers its final point; POST /references runs a high-precision one), newest "
+        "first. P* lies in [P - gap, P].",
+    )
+    refs.add_argument("--objective-hash", metavar="HASH", help="a job's objective_hash")
+    refs.add_argument("--dataset", help="a shared dataset's name, or one of your team's")
+    refs.add_argument("--loss", choices=LOSS_NAMES)
+    refs.add_argument("--penalty", choices=PENALTY_NAMES)
+    refs.add_argument("--l1", type=float)
+    refs.add_argument("--l2", type=float)
+    refs.add_argument("--limit", type=int, default=50, help="rows (default 50)")
+    refs.add_argument("--format", choices=("table", "json"), default="table")
+    refs.set_defaults(handler=_guarded(_references))
 
     cancel = commands.add_parser("cancel", parents=[url], help="cancel a queued or running job")
     cancel.add_argument("job_id", type=int, metavar="JOB")
@@ -121,10 +150,12 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def _client(args: argparse.Namespace):
+def client_of(args: argparse.Namespace):
+    """The client of ``--url`` (else $FACEOFF_URL, else the default), with $FACEOFF_TOKEN."""
     from faceoff.client import Client
 
-    return Client(args.url, token=os.environ.get("FACEOFF_TOKEN"))
+    url = args.url or os.environ.get("FACEOFF_URL") or DEFAULT_URL
+    return Client(url, token=os.environ.get("FACEOFF_TOKEN"))
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -168,9 +199,13 @@ def job_spec(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _submit(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        job = client.submit_job(job_spec(args), force=args.force)
-    print(f"job {job['id']}: {job['status']} ({job['solver']} on {job['spec']['dataset']})")
+    with client_of(args) as client:
+        job, created = client.submit_job_created(job_spec(args), force=args.force)
+    what = "submitted job" if created else "existing job"
+    print(
+        f"{what} {job['id']} ({job['status']}): {job['solver']} on {job['spec']['dataset']}"
+        + ("" if created else "; an identical job exists, --force runs it again")
+    )
     return 0
 
 
@@ -186,7 +221,7 @@ def _sweep(args: argparse.Namespace) -> int:
         raise InputError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
     if not isinstance(spec, dict):
         raise InputError(f"{path} must hold a mapping of SweepSpec fields (datasets, losses, ...)")
-    with _client(args) as client:
+    with client_of(args) as client:
         sweep = client.submit_sweep(spec, force=args.force)
     print(f"sweep {sweep['id']}: {sweep['n_jobs']} jobs, {_progress_text(sweep['progress'])}")
     return 0
@@ -212,36 +247,83 @@ def _cost_text(job: dict[str, Any], short: bool = False) -> str:
     return ", ".join(parts)
 
 
-def _jobs_table(jobs: list[dict[str, Any]], title: str) -> Table:
-    """The jobs, one a row; a narrow terminal folds values but never cuts them, and never
-    a solver's name."""
-    table = Table(title=title)
-    for column in ("id", "status", "solver", "dataset", "loss", "l2", "epoch", "gap", "stop"):
-        if column == "solver":
-            longest = max((len(job["solver"]) for job in jobs), default=6)
-            table.add_column(column, no_wrap=True, min_width=longest)
-        else:
-            table.add_column(column, overflow="fold")
-    table.add_column("trace, wall s", overflow="fold")
+def params_text(solver: str, params: dict[str, Any]) -> str:
+    """The parameters that differ from the solver's defaults, ``sampling=permutation
+    batch_size=8`` (``-``: all defaults; every one for a solver this catalogue lacks)."""
+    spec = CATALOGUE.get(solver)
+    changed = params if spec is None else spec.changed_params(params)
+    return " ".join(f"{k}={v}" for k, v in changed.items()) or "-"
+
+
+def fitted_table(
+    title: str,
+    columns: list[str],
+    rows: list[list[str]],
+    width: int,
+    flexible: tuple[str, ...],
+    right: tuple[str, ...] = (),
+) -> Table:
+    """A borderless table at most ``width`` columns wide in which only the ``flexible``
+    columns wrap (the widest first, down to 4 characters) and no value is ever cut: rich
+    left alone crops words with an ellipsis ("succe…") and drops whole columns."""
+    flexible = tuple(c for c in flexible if c in columns)
+    natural = {c: max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)}
+    widths = dict(natural)
+    budget = width - 2 * (len(columns) - 1) - sum(natural[c] for c in columns if c not in flexible)
+    while sum(widths[c] for c in flexible) > budget:
+        widest = max(flexible, key=lambda c: widths[c])
+        if widths[widest] <= 4:
+            break
+        widths[widest] -= 1
+    table = Table(title=title, box=None, padding=(0, 1), pad_edge=False)
+    for column in columns:
+        table.add_column(
+            column,
+            width=widths[column],
+            no_wrap=column not in flexible,
+            overflow="fold",
+            justify="right" if column in right else "left",
+        )
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _jobs_table(jobs: list[dict[str, Any]], title: str, width: int, wide: bool) -> Table:
+    """The jobs, one a row, with the solver's non-default parameters and the seed (runs
+    that differ only there are told apart); only the parameters and the objective (dataset,
+    loss, weights) wrap. ``wide``: the objective in separate columns, plus the epoch, the
+    trace mode and the wall time."""
+    columns = ["id", "status", "solver", "params", "seed"]
+    columns += ["dataset", "loss", "l2", "l1", "epoch"] if wide else ["objective"]
+    columns += ["gap", "stop"] + (["trace, wall s"] if wide else [])
+    rows = []
     for job in jobs:
-        table.add_row(
+        spec = job["spec"]
+        row = [
             str(job["id"]),
             job["status"],
             job["solver"],
-            job["spec"]["dataset"],
-            job["loss"],
-            _number(job["spec"]["l2"]),
-            _number(job["epoch"]),
-            _number(job["gap"]),
-            job["stop_reason"] or "",
-            _cost_text(job, short=True),
-        )
-    return table
+            params_text(job["solver"], spec.get("params") or {}),
+            str(spec.get("seed", "-")),
+        ]
+        l2, l1 = _number(spec["l2"], ".3g"), _number(spec.get("l1"), ".3g")
+        if wide:
+            row += [spec["dataset"], job["loss"], l2, l1, _number(job["epoch"])]
+        else:
+            weights = f"l2={l2}" + (f" l1={l1}" if spec.get("l1") else "")
+            row.append(f"{spec['dataset']} {job['loss']} {weights}")
+        row += [_number(job["gap"], ".1e"), job["stop_reason"] or ""]
+        if wide:
+            row.append(_cost_text(job, short=True))
+        rows.append(row)
+    right = ("id", "seed", "l2", "l1", "epoch", "gap")
+    return fitted_table(title, columns, rows, width, ("params", "objective"), right)
 
 
 def _status(args: argparse.Namespace) -> int:
     console = Console()
-    with _client(args) as client:
+    with client_of(args) as client:
         if args.job_id is not None:
             result: Any = client.job(args.job_id)
             jobs, title = [result], f"job {args.job_id}"
@@ -256,14 +338,16 @@ def _status(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(result))
         return 0
-    console.print(_jobs_table(jobs, title))
+    if args.wide:
+        console = Console(width=max(console.width, 160))
+    console.print(_jobs_table(jobs, title, console.width, args.wide))
     if args.job_id is not None and result["error"]:
         console.print(f"error: {result['error']}")
     return 0
 
 
 def _trace(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         if args.follow:
             return _follow(client, args.job_id)
         trace = client.trace(args.job_id, max_points=max(args.max_points, 2))
@@ -292,30 +376,43 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def _follow(client, job_id: int) -> int:
-    """A live progress bar (fraction of max_epochs) with the epoch, gap and status."""
+    """A live progress bar (fraction of max_epochs) with the epoch, gap and status; it
+    ends in the job's final state: full once it succeeded, with its stop reason and last
+    point (a job that has already finished is shown so at once)."""
+    from faceoff.cli.output import bar_column
+
     job = client.job(job_id)
     max_epochs = job["spec"]["stop"]["max_epochs"]
     columns = (
         TextColumn(f"job {job_id}"),
-        BarColumn(),
+        bar_column(),
+        TaskProgressColumn(),
         TextColumn("epoch {task.fields[epoch]}  gap {task.fields[gap]}  {task.fields[status]}"),
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=Console(stderr=True)) as progress:
         task = progress.add_task("", total=max_epochs, epoch="-", gap="-", status=job["status"])
-        for kind, data in client.follow(job_id):
-            if kind == "point":
-                progress.update(
-                    task,
-                    completed=min(data["epoch"] or 0.0, max_epochs),
-                    epoch=_number(data["epoch"], ".4g"),
-                    gap=_number(data["gap"], ".3e"),
-                )
-            elif kind == "status":
-                job = data
-                progress.update(task, status=job["status"])
-                if job["status"] == "succeeded":
-                    progress.update(task, completed=max_epochs)
+        if job["status"] not in TERMINAL:
+            for kind, data in client.follow(job_id):
+                if kind == "point" and job["status"] not in TERMINAL:
+                    progress.update(
+                        task,
+                        completed=min(data["epoch"] or 0.0, max_epochs),
+                        epoch=_number(data["epoch"], ".4g"),
+                        gap=_number(data["gap"], ".3e"),
+                    )
+                elif kind == "status":
+                    job = data
+                    progress.update(task, status=job["status"])
+        epoch = job["epoch"] or 0.0
+        done = job["status"] == "succeeded"
+        progress.update(
+            task,
+            completed=max_epochs if done else min(epoch, max_epochs),
+            epoch=_number(job["epoch"], ".4g"),
+            gap=_number(job["gap"], ".3e"),
+            status=job["status"] + (f" ({job['stop_reason']})" if job["stop_reason"] else ""),
+        )
     cost = _cost_text(job)
     print(
         f"job {job_id}: {job['status']}"
@@ -327,8 +424,50 @@ def _follow(client, job_id: int) -> int:
     return 0 if job["status"] in TERMINAL else 1
 
 
+def _references(args: argparse.Namespace) -> int:
+    filters = {
+        "objective_hash": args.objective_hash,
+        "dataset": args.dataset,
+        "loss": args.loss,
+        "penalty": args.penalty,
+        "l1": args.l1,
+        "l2": args.l2,
+    }
+    with client_of(args) as client:
+        found = client.references(limit=args.limit, **filters)
+    if args.format == "json":
+        print(json.dumps(found))
+        return 0
+    shown = f"{len(found['data'])} of {found['count']}"
+    rows = []
+    for ref in found["data"]:
+        objective = ref["objective"]
+        weights = f"l2={_number(objective.get('l2'), '.3g')}"
+        if objective.get("l1"):
+            weights += f" l1={_number(objective['l1'], '.3g')}"
+        rows.append(
+            [
+                ref["objective_hash"][:12],
+                objective.get("dataset") or f"data {str(objective.get('data_hash'))[:8]}",
+                str(objective.get("loss")),
+                weights,
+                _number(ref["primal"], ".10g"),
+                _number(ref["gap"], ".1e"),
+                "-" if ref["job_id"] is None else str(ref["job_id"]),
+            ]
+        )
+    columns = ["objective", "dataset", "loss", "weights", "P", "gap", "job"]
+    title = f"reference optima P* ({shown}); P* in [P - gap, P]"
+    console = Console()
+    table = fitted_table(
+        title, columns, rows, console.width, ("dataset", "weights"), ("P", "gap", "job")
+    )
+    console.print(table)
+    return 0
+
+
 def _cancel(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         job = client.cancel(args.job_id)
     state = "cancelled" if job["status"] == "cancelled" else "will stop at its next trace point"
     print(f"job {args.job_id}: {state}")

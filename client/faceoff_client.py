@@ -4,7 +4,8 @@ datasets. Every error raises :class:`ClientError` with the server's message."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,20 +92,36 @@ class Client:
             f"cannot reach the Faceoff API at {self.base_url}: {err} — is it running? (make up)"
         )
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
             response = self.http.request(method, f"{API}{path}", **kwargs)
         except httpx.TransportError as err:
             raise self._unreachable(err) from None
         if response.is_error:
             raise ClientError(error_message(response), response.status_code)
-        return response.json()
+        return response
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._send(method, path, **kwargs).json()
+
+    def _create(self, path: str, **kwargs: Any) -> tuple[dict[str, Any], bool]:
+        """POST ``path``: (the resource, True when created (201), False when the server
+        returned an existing one (200))."""
+        response = self._send("POST", path, **kwargs)
+        return response.json(), response.status_code == 201
 
     # jobs
 
     def submit_job(self, spec: dict[str, Any], force: bool = False) -> dict[str, Any]:
         """Submit a job spec (core.specs.JobSpec fields); the new or the identical job."""
-        return self._request("POST", "/jobs", json={**spec, "force": force})
+        return self.submit_job_created(spec, force)[0]
+
+    def submit_job_created(
+        self, spec: dict[str, Any], force: bool = False
+    ) -> tuple[dict[str, Any], bool]:
+        """(job, created): created is False when the server returned your team's identical
+        queued, running or succeeded job instead of a new one."""
+        return self._create("/jobs", json={**spec, "force": force})
 
     def job(self, job_id: int) -> dict[str, Any]:
         return self._request("GET", f"/jobs/{job_id}")
@@ -160,27 +177,77 @@ class Client:
     def datasets(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
         return self._request("GET", "/datasets", params={"limit": limit, "offset": offset})
 
+    def dataset(self, dataset_id: int) -> dict[str, Any]:
+        return self._request("GET", f"/datasets/{dataset_id}")
+
+    def find_dataset(self, name: str) -> dict[str, Any]:
+        """The dataset called ``name`` among those you can see; ClientError (404) if none."""
+        offset = 0
+        while True:
+            found = self.datasets(limit=1000, offset=offset)
+            for dataset in found["data"]:
+                if dataset["name"] == name:
+                    return dataset
+            offset += len(found["data"])
+            if not found["data"] or offset >= found["count"]:
+                raise ClientError(f"no dataset named {name!r} on {self.base_url}", 404)
+
     def register_dataset(self, name: str, source: dict[str, Any]) -> dict[str, Any]:
         """Register ``name`` for a registry, synthetic or sklearn ``source``."""
         return self._request("POST", "/datasets", json={"name": name, "source": source})
 
     def upload_dataset(
-        self, path: str | Path, name: str | None = None, n_features: int | None = None
+        self,
+        path: str | Path,
+        name: str | None = None,
+        n_features: int | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> dict[str, Any]:
-        """Upload a plain-text svmlight file and register it (default name: the file's)."""
+        """Upload an svmlight file (plain, bzip2 or gzip) and register it (default name: the
+        file's); see :meth:`upload_dataset_created`."""
+        return self.upload_dataset_created(path, name, n_features, progress)[0]
+
+    def upload_dataset_created(
+        self,
+        path: str | Path,
+        name: str | None = None,
+        n_features: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """(dataset, created): created is False when the same file was already registered
+        under that name. The file is streamed; ``progress(n)`` is called with each ``n``
+        bytes read."""
         path = Path(path)
         data = {k: str(v) for k, v in (("name", name), ("n_features", n_features)) if v}
         with path.open("rb") as handle:
-            return self._request(
-                "POST", "/datasets/upload", files={"file": (path.name, handle)}, data=data
-            )
+            stream = handle if progress is None else _Counted(handle, progress)
+            return self._create("/datasets/upload", files={"file": (path.name, stream)}, data=data)
 
     def dataset_stats(
-        self, dataset_id: int, loss: str = "logistic", l2: float = 1e-4
+        self,
+        dataset_id: int,
+        loss: str = "logistic",
+        l2: float = 1e-4,
+        gamma: float = 1.0,
+        normalize: str = "none",
     ) -> dict[str, Any]:
+        """Statistics and the primal-vs-dual advice of a dataset (GET /datasets/{id}/stats)."""
+        params = {"loss": loss, "l2": l2, "gamma": gamma, "normalize": normalize}
+        return self._request("GET", f"/datasets/{dataset_id}/stats", params=params)
+
+    # references
+
+    def references(self, limit: int = 100, offset: int = 0, **filters: Any) -> dict[str, Any]:
+        """``{"data": [...], "count": n}`` of the certified optima P*; filters:
+        objective_hash, dataset, loss, penalty, l1, l2."""
+        params = {k: v for k, v in filters.items() if v is not None}
         return self._request(
-            "GET", f"/datasets/{dataset_id}/stats", params={"loss": loss, "l2": l2}
+            "GET", "/references", params={**params, "limit": limit, "offset": offset}
         )
+
+    def reference(self, objective_hash: str) -> dict[str, Any]:
+        """The reference P* of a job's ``objective_hash`` (404 when none is recorded)."""
+        return self._request("GET", f"/references/{objective_hash}")
 
     def health(self) -> dict[str, Any]:
         """The health report, also when the server answers 503."""
@@ -191,3 +258,25 @@ class Client:
         if response.status_code not in (200, 503):
             raise ClientError(error_message(response), response.status_code)
         return response.json()
+
+
+class _Counted:
+    """A binary file whose reads are reported to ``progress`` (httpx streams it in chunks;
+    ``fileno`` lets it send the length)."""
+
+    def __init__(self, handle: Any, progress: Callable[[int], None]) -> None:
+        self.handle, self.progress = handle, progress
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.handle.read(size)
+        self.progress(len(chunk))
+        return chunk
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        return self.handle.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.handle.tell()
+
+    def fileno(self) -> int:
+        return self.handle.fileno()

@@ -19,16 +19,18 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from faceoff.core.db import one_or_not_found
-from faceoff.core.models import SUCCEEDED, Job, Reference, utcnow
+from faceoff.core.auth import owned_by
+from faceoff.core.db import one_or_not_found, page
+from faceoff.core.models import SUCCEEDED, Dataset, Job, Reference, utcnow
 from faceoff.core.specs import JobSpec, ObjectiveSpec
 from faceoff.solvers.vocabulary import get_loss
 
@@ -120,6 +122,62 @@ def get_reference(session: Session, digest: str) -> Reference:
         "reference once a worker has run the job (it then hashes the job's data), and "
         "POST /api/v1/references computes one",
     )
+
+
+@dataclass(frozen=True)
+class ReferenceFilter:
+    """Filters of :func:`list_references`; None means any."""
+
+    objective_hash: str | None = None
+    dataset: str | None = None  # a name the team can see
+    loss: str | None = None
+    penalty: str | None = None  # "l2" (l1 = 0) or "elastic_net" (l1 > 0)
+    l1: float | None = None
+    l2: float | None = None
+
+
+def list_references(
+    session: Session,
+    where: ReferenceFilter,
+    limit: int | None,
+    offset: int = 0,
+    *,
+    team_id: int | None,
+) -> tuple[list[Reference], int]:
+    """The matching references, newest first, and how many match in all.
+
+    Every team reads every reference (P* is a property of the objective). ``dataset``
+    matches the references that name it (shared datasets only) and those of the data the
+    team's own jobs on a dataset of that name solved, so a team finds its uploads' optima
+    without another team's names being shown or matched.
+    """
+    objective = Reference.objective
+    query = select(Reference)
+    if where.objective_hash is not None:
+        query = query.where(Reference.objective_hash == where.objective_hash)
+    if where.loss is not None:
+        query = query.where(objective["loss"].as_string() == where.loss)
+    if where.penalty is not None:
+        l1 = objective["l1"].as_float()
+        query = query.where(l1 > 0 if where.penalty == "elastic_net" else l1 == 0)
+    for key in ("l1", "l2"):
+        value = getattr(where, key)
+        if value is not None:
+            query = query.where(objective[key].as_float() == float(value))
+    if where.dataset is not None:
+        digests = (
+            select(Job.data_hash)
+            .join(Job.dataset)
+            .where(Dataset.name == where.dataset, owned_by(Job.team_id, team_id))
+            .where(Job.data_hash.is_not(None))
+        )
+        query = query.where(
+            or_(
+                objective["dataset"].as_string() == where.dataset,
+                objective["data_hash"].as_string().in_(digests),
+            )
+        )
+    return page(session, query.order_by(Reference.id.desc()), limit, offset)
 
 
 def get_references(session: Session, digests: Iterable[str]) -> dict[str, Reference]:

@@ -33,6 +33,7 @@ from io import BufferedIOBase
 from pathlib import Path, PurePath
 from typing import BinaryIO
 
+import numpy as np
 import scipy.sparse as sp
 from sqlalchemy.orm import Session
 
@@ -113,8 +114,10 @@ def receive(
         raise
 
 
-def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.csr_matrix:
-    """The matrix of the plain svmlight file ``path``; SpecError ``FILE: line N: problem``
+def parse(
+    path: Path, filename: str, n_features: int | None, caps: Caps
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """(matrix, labels) of the plain svmlight file ``path``; SpecError ``FILE: line N: problem``
     at ``("file",)`` when it is not valid (see :func:`faceoff.data.svmlight.read_svmlight`), and
     ``faceoff.core.datasets.DatasetTooLarge`` when ``n_features`` or the file's shape exceed
     ``caps``."""
@@ -124,12 +127,12 @@ def parse(path: Path, filename: str, n_features: int | None, caps: Caps) -> sp.c
     name = display_name(filename)
     check_counts(path, name, caps)
     try:
-        A, _ = read_svmlight(path, n_features=n_features)
+        A, b = read_svmlight(path, n_features=n_features)
     except SvmlightError as err:
         where = name if err.line is None else f"{name}: line {err.line}"
         raise SpecError(("file",), f"{where}: {err.problem}") from None
     check_matrix(A, caps, name, ("file",))
-    return A
+    return A, b
 
 
 def check_counts(path: Path, name: str, caps: Caps) -> None:
@@ -197,6 +200,21 @@ def upload_name(name: str | None, filename: str) -> str:
     return made
 
 
+def read_local(path: Path, settings: Settings) -> tuple[sp.csr_matrix, np.ndarray]:
+    """(matrix, labels) of a local svmlight file (plain, bzip2 or gzip), read as an upload
+    would be: within the same size caps, with the same ``FILE: line N: problem`` errors. A
+    compressed file is decompressed into a temporary folder first."""
+    with open(path, "rb") as f:
+        compressed = compression(f.read(4)) is not None
+    caps = Caps.of(settings)
+    if not compressed:
+        return parse(path, path.name, None, caps)
+    with tempfile.TemporaryDirectory() as folder, open(path, "rb") as f:
+        limit = settings.MAX_UPLOAD_DECOMPRESSED_BYTES
+        text, _ = receive(f, Path(folder), path.name, path.stat().st_size, limit)
+        return parse(text, path.name, None, caps)
+
+
 def store_upload(stream: BinaryIO, filename: str, settings: Settings) -> tuple[Path, str]:
     """Receive an upload into the upload folder: (temporary path, sha256), see
     :func:`receive` (UploadTooLarge past the settings' limits)."""
@@ -233,7 +251,7 @@ def register_upload(
         stored = f"{sha256}.svm"
         source = {"kind": "upload", "file": stored, "n_features": n_features}
         check_public_name(name, source)
-        A = parse(path, filename, n_features, caps)
+        A, _ = parse(path, filename, n_features, caps)
         existing = find_dataset(session, name)
         if existing is not None and (
             existing.source != source or existing.team_id not in (None, team_id)

@@ -247,6 +247,11 @@ class SolverSpec:
         self.check_rules(values)
         return values
 
+    def changed_params(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The entries of ``values`` that differ from this solver's defaults."""
+        defaults = {p.name: p.default for p in self.params}
+        return {k: v for k, v in values.items() if k not in defaults or defaults[k] != v}
+
     def check_rules(self, values: dict[str, Any]) -> None:
         """Raise ParamError if parsed ``values`` break a rule between parameters."""
         for rule in self.rules:

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
-from faceoff.api.deps import AuthenticatedRoute, SessionDep, SettingsDep, TeamDep
-from faceoff.api.schemas import JobPublic, Message, ReferenceCreate, ReferencePublic
+from faceoff.api.deps import AuthenticatedRoute, Limit, Offset, SessionDep, SettingsDep, TeamDep
+from faceoff.api.schemas import (
+    JobPublic,
+    Message,
+    ReferenceCreate,
+    ReferencePublic,
+    ReferencesPublic,
+)
 from faceoff.core import jobs, references
+from faceoff.core.specs import Loss
+from faceoff.solvers.vocabulary import PENALTY_NAMES
 
 router = APIRouter(prefix="/references", tags=["references"], route_class=AuthenticatedRoute)
+
+HASH = r"^[0-9a-f]{64}$"
+Penalty = Literal[PENALTY_NAMES]  # type: ignore[valid-type]
+Weight = Annotated[float | None, Query(ge=0, le=1e6, allow_inf_nan=False)]
 
 
 @router.post(
@@ -30,7 +42,7 @@ def create_reference(
     of your team).
 
     When it succeeds, the worker records its P and gap as the objective's reference
-    (GET /references?objective_hash=, the hash is the job's ``objective_hash`` once the
+    (GET /references/{objective_hash}, the hash is the job's ``objective_hash`` once the
     job has run). References are keyed by the content of the data (a digest of the matrix
     and labels after transforms), not by the dataset's name, and shared by every team: P*
     is a property of the objective.
@@ -47,9 +59,36 @@ def create_reference(
     return JobPublic.model_validate(job)
 
 
-@router.get("", response_model=ReferencePublic, responses={404: {"model": Message}})
+@router.get("", response_model=ReferencesPublic)
+def read_references(
+    session: SessionDep,
+    team: TeamDep,
+    objective_hash: Annotated[str | None, Query(pattern=HASH)] = None,
+    dataset: Annotated[
+        str | None, Query(min_length=1, max_length=200, pattern=r"^[\w.+-]+$")
+    ] = None,
+    loss: Loss | None = None,
+    penalty: Penalty | None = None,
+    l1: Weight = None,
+    l2: Weight = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> ReferencesPublic:
+    """The certified optima P*, newest first, filtered; ``count`` is the number of matches
+    in all. ``objective_hash`` is a job's once a worker has run it; ``dataset`` a shared
+    dataset's name or one of your team's (matched through your jobs on it)."""
+    where = references.ReferenceFilter(
+        objective_hash=objective_hash, dataset=dataset, loss=loss, penalty=penalty, l1=l1, l2=l2
+    )
+    rows, count = references.list_references(session, where, limit, offset, team_id=team)
+    return ReferencesPublic(data=[ReferencePublic.model_validate(r) for r in rows], count=count)
+
+
+@router.get(
+    "/{objective_hash}", response_model=ReferencePublic, responses={404: {"model": Message}}
+)
 def read_reference(
-    objective_hash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")], session: SessionDep
+    objective_hash: Annotated[str, Path(pattern=HASH)], session: SessionDep
 ) -> ReferencePublic:
     """The best certified optimum of an objective, by a job's ``objective_hash`` once a
     worker has run the job (it is then the hash of the job's data digest, loss and weights).

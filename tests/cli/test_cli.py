@@ -3,8 +3,10 @@ clear line on stderr with exit status 2 for every kind of bad input."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from faceoff.cli.output import log_spaced, progress_fraction
+from faceoff.cli.output import bar_column, final_fraction, log_spaced, progress_fraction
 from faceoff.cli.solve import parse_params
 from faceoff.core.jsonsafe import json_safe
 from faceoff.solvers.catalogue import CATALOGUE
@@ -306,6 +308,36 @@ def test_progress_fraction_takes_the_closest_stop_rule():
     assert progress_fraction(_point(1, 1.0, gap=1e-5), stop, 1.0) == pytest.approx(0.5)
     assert progress_fraction(_point(1, 1.0, gap=1e-12), stop, 1.0) == 1.0
     assert progress_fraction(_point(1, 1.0, gap=math.nan), stop, 1.0) == pytest.approx(0.01)
+
+
+def test_the_bar_ends_full_when_a_stop_rule_ends_the_run():
+    for reason in ("converged", "max_epochs", "max_seconds", "finished"):
+        assert final_fraction(reason, 0.61) == 1.0
+    for reason in ("cancelled", "diverged"):
+        assert final_fraction(reason, 0.61) == 0.61
+
+
+def _bar_colours(column, completed: float) -> set[str]:
+    """The SGR colour codes a 16-colour terminal gets for a bar at ``completed`` of 1."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="standard", width=60)
+    progress = Progress(column, console=console, auto_refresh=False)
+    progress.add_task("", total=1.0, completed=completed)
+    console.print(progress.make_tasks_table(progress.tasks))
+    return set(re.findall(r"\x1b\[(\d+)m━", out.getvalue()))
+
+
+def test_a_finished_bar_does_not_look_empty_in_16_colours():
+    from rich.progress import BarColumn
+
+    # rich's default: finished (green) and empty (grey) both become bright black (90)
+    assert _bar_colours(BarColumn(), 1.0) == _bar_colours(BarColumn(), 0.0) == {"90"}
+    assert _bar_colours(bar_column(), 1.0) == {"32"}
+    assert _bar_colours(bar_column(), 0.0) == {"90"}
+    assert _bar_colours(bar_column(), 0.5) == {"35", "90"}
 
 
 def test_log_spaced_keeps_ends_and_spreads_in_log_epoch():

@@ -186,7 +186,7 @@ def corpus() -> list[Request]:
         "/jobs": ["limit", "offset", "status", "sweep_id", "solver", "dataset", "loss"],
         "/datasets": ["limit", "offset"],
         "/sweeps": ["limit", "offset"],
-        "/references": ["objective_hash"],
+        "/references": ["objective_hash", "dataset", "loss", "penalty", "l1", "l2", "limit"],
         "/datasets/1/stats": ["loss", "l2", "gamma", "normalize"],
         "/jobs/1/trace": ["after_seq", "max_points"],
     }

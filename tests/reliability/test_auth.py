@@ -75,7 +75,8 @@ def test_requests_without_a_valid_token_get_401(secured):
         ("GET", "/api/v1/sweeps"),
         ("GET", "/api/v1/datasets"),
         ("GET", "/api/v1/solvers"),
-        ("GET", "/api/v1/references?objective_hash=" + "0" * 64),
+        ("GET", "/api/v1/references"),
+        ("GET", "/api/v1/references/" + "0" * 64),
     ]:
         assert_unauthorized(client.request(method, path))
     # refused before the body is even validated
@@ -207,7 +208,7 @@ def test_references_are_shared(secured):
             Reference(objective_hash=digest, objective={}, primal=0.5, gap=1e-12, job_id=job_id)
         )
     for headers in (alpha, beta):
-        found = client.get("/api/v1/references", params={"objective_hash": digest}, headers=headers)
+        found = client.get(f"/api/v1/references/{digest}", headers=headers)
         assert found.status_code == 200 and found.json()["primal"] == 0.5
 
 

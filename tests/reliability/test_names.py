@@ -124,9 +124,7 @@ def run(client, headers, dataset: str, force: bool = False) -> dict:
 
 
 def reference(client, headers, job: dict):
-    return client.get(
-        "/api/v1/references", params={"objective_hash": job["objective_hash"]}, headers=headers
-    )
+    return client.get(f"/api/v1/references/{job['objective_hash']}", headers=headers)
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)

@@ -4,6 +4,7 @@ paths outside the mirror, cache or upload folders, and no request reads an arbit
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -151,21 +152,31 @@ def test_registry_lookups_by_path_are_unknown_names(name, tmp_path):
         load_dataset(name, mirror=tmp_path, cache=tmp_path, progress=False)
 
 
-def test_cli_datasets_info_of_a_path_is_an_unknown_dataset(tmp_path):
-    run = subprocess.run(
-        [sys.executable, "-m", "faceoff.cli.main", "datasets", "info", "../../etc/passwd"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"FACEOFF_DATA_CACHE": str(tmp_path), "PATH": ""},
+def test_cli_datasets_info_of_a_path_reads_this_machine_never_the_registry(tmp_path):
+    """A path is the user's own file, as for faceoff solve --data: parsed as an upload (a
+    non-svmlight file is a parse error naming its line), never looked up in the cache."""
+
+    def info(path: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "faceoff.cli.main", "datasets", "info", path],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"FACEOFF_DATA_CACHE": str(tmp_path / "cache"), "PATH": ""},
+        )
+
+    missing = info("../../etc/no-such-file")
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr.strip() == (
+        "faceoff datasets info: error: ../../etc/no-such-file: no such file "
+        "(nor a name of faceoff datasets list)"
     )
-    assert run.returncode == 2
-    assert run.stdout == ""
-    assert run.stderr.strip() == (
-        "faceoff datasets info: error: unknown dataset '../../etc/passwd'; "
-        "see faceoff datasets list"
-    )
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    not_svmlight = info(os.path.relpath(tmp_path / "passwd", REPO))
+    assert (not_svmlight.returncode, not_svmlight.stdout) == (2, "")
+    assert not_svmlight.stderr.startswith("faceoff datasets info: error: passwd: line 1: label")
+    assert not (tmp_path / "cache").exists()
 
 
 def test_cli_solve_reads_a_relative_path_on_this_machine(tmp_path, monkeypatch):

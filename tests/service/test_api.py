@@ -409,7 +409,7 @@ def test_references(api):
     job = made.json()
     assert job["solver"] == "dual_cd" and job["spec"]["stop"]["tol"] == 1e-13
     named = job["objective_hash"]  # as the spec names it, until a worker has run the job
-    assert client.get("/api/v1/references", params={"objective_hash": named}).status_code == 404
+    assert client.get(f"/api/v1/references/{named}").status_code == 404
     # as the worker ends it: keyed by the digest of its data
     digest = content_objective_hash("d" * 64, "squared", 1.0, 0.0, 1e-3)
     values = {"data_hash": "d" * 64, "objective_hash": digest}
@@ -418,7 +418,7 @@ def test_references(api):
 
     with session_scope(settings.database_url) as session:
         assert record_reference(session, session.get(Job, job["id"])) is not None
-    reference = client.get("/api/v1/references", params={"objective_hash": digest}).json()
+    reference = client.get(f"/api/v1/references/{digest}").json()
     assert (reference["primal"], reference["gap"], reference["job_id"]) == (0.5, 1e-14, job["id"])
     assert reference["objective"]["l2"] == 1e-3
     assert reference["objective"]["data_hash"] == "d" * 64

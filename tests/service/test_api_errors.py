@@ -136,9 +136,10 @@ BAD_REQUESTS = [
     ("POST", "/api/v1/datasets/upload", None),
     ("GET", "/api/v1/datasets/0/stats", None),
     ("GET", "/api/v1/datasets/8/stats", None),
-    ("GET", "/api/v1/references", None),
     ("GET", "/api/v1/references?objective_hash=zz", None),
-    ("GET", f"/api/v1/references?objective_hash={'0' * 64}", None),
+    ("GET", "/api/v1/references?l2=nan", None),
+    ("GET", "/api/v1/references/zz", None),
+    ("GET", f"/api/v1/references/{'0' * 64}", None),
     (
         "POST",
         "/api/v1/references",

@@ -37,7 +37,7 @@ def server(sqlite_url, redis_url, settings_for):
     thread.join(timeout=10)
 
 
-def finish(settings, job_id: int, n_points: int = 4) -> None:
+def finish(settings, job_id: int, n_points: int = 4, stop_reason: str = "tol") -> None:
     """What a worker does: write the trace and mark the job succeeded."""
     with session_scope(settings.database_url) as session:
         job = session.get(Job, job_id)
@@ -56,7 +56,7 @@ def finish(settings, job_id: int, n_points: int = 4) -> None:
                     extras={},
                 )
             )
-        job.status, job.stop_reason, job.finished_at = SUCCEEDED, "tol", utcnow()
+        job.status, job.stop_reason, job.finished_at = SUCCEEDED, stop_reason, utcnow()
         job.n_points, job.epoch, job.gap, job.primal = n_points, n_points - 1.0, 1e-3, 1.0
         job.trace_mode, job.wall_s = "native", 0.25
 
@@ -109,7 +109,7 @@ def test_cli_commands(server, tmp_path, capsys, monkeypatch):
     url, settings = server
     argv = ["--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
     assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=8"]) == 0
-    assert capsys.readouterr().out.startswith("job 1: queued (spdc on a1a)")
+    assert capsys.readouterr().out.startswith("submitted job 1 (queued): spdc on a1a")
     assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "params.batch_size" in err[0] and "outside [1" in err[0]
@@ -136,11 +136,10 @@ def test_cli_commands(server, tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().out.startswith(
         "job 1: succeeded (tol), epoch 3, gap 1.000e-03; native trace, wall 0.25 s"
     )
-    monkeypatch.setenv("COLUMNS", "160")  # a terminal wide enough not to fold the table
-    assert main(["status", "--url", url, "1"]) == 0
-    header, row = capsys.readouterr().out.splitlines()[2:5:2]
-    assert header.split("┃")[-2].strip() == "trace, wall s"
-    assert row.split("│")[-2].strip() == "native, 0.25"
+    assert main(["status", "--url", url, "1", "--wide"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    assert header.endswith("stop  trace, wall s")
+    assert row.split()[-3:] == ["tol", "native,", "0.25"]
 
     assert main(["cancel", "--url", url, "2"]) == 0
     assert capsys.readouterr().out.strip() == "job 2: cancelled"

@@ -65,9 +65,7 @@ def test_a_sweep_of_ours_and_peers_is_certified_and_records_its_trace_modes(
         }
         digests = {job["objective_hash"] for job in jobs["data"]}
         assert len(digests) == 1, digests  # one objective (keyed by the data's content)
-        reference = httpx.get(
-            f"{api.url}/references", params={"objective_hash": digests.pop()}, timeout=30
-        )
+        reference = httpx.get(f"{api.url}/references/{digests.pop()}", timeout=30)
         assert reference.status_code == 200, reference.text
 
     p_star = reference.json()["primal"]  # the best certified final point of the sweep

@@ -1,0 +1,257 @@
+"""The ``faceoff`` client commands run as subprocesses against a real API process (SQLite,
+real Redis broker on a unique queue; a worker's effect is written with the ORM): the
+global --url, submit's existing job, status columns in 80 columns, references, datasets
+upload and info (--url and local files), and the final state of progress bars."""
+
+from __future__ import annotations
+
+import bz2
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from faceoff.core.db import session_scope
+from faceoff.core.models import Job
+from faceoff.core.references import record_reference
+from tests.reliability.servers import api_env, running_api
+from tests.service.conftest import redis_url, settings_for, sqlite_url  # noqa: F401
+from tests.service.test_client import finish
+
+REPO = Path(__file__).resolve().parents[2]
+JOB = ["--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4", "--solver", "dual_cd"]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+TINY = b"1 1:1 2:2\n-1 2:1 3:0.5\n1 1:0.5 3:2\n-1 1:1 2:1 3:1\n"
+
+
+def faceoff(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "faceoff.cli.main", *map(str, args)],
+        cwd=REPO,
+        env={**os.environ, "COLUMNS": "80", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def service(sqlite_url, redis_url, settings_for, tmp_path):  # noqa: F811
+    """(base URL of a running API process, its settings)."""
+    settings = settings_for(sqlite_url, redis_url)
+    with running_api(api_env(settings), tmp_path / "api.log") as api:
+        yield api.base, settings
+
+
+def test_global_url_and_submit_says_when_the_job_exists(service):
+    url, _ = service
+    first = faceoff("--url", url, "submit", *JOB)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("submitted job 1 (queued): dual_cd on a1a")
+    again = faceoff("submit", "--url", url, *JOB)
+    assert again.stdout.startswith("existing job 1 (queued): dual_cd on a1a; an identical")
+    forced = faceoff("--url", url, "submit", *JOB, "--force")
+    assert forced.stdout.startswith("submitted job 2 (queued)")
+    # the option after the command wins; the global one applies to service commands only
+    unreachable = "http://127.0.0.1:9"
+    assert faceoff("--url", unreachable, "status", "--url", url).returncode == 0
+    assert "cannot reach" in faceoff("--url", unreachable, "status").stderr
+    refused = faceoff("--url", url, "solvers")
+    assert refused.returncode == 2 and "--url does not apply to faceoff solvers" in refused.stderr
+
+
+def column(output: str, name: str, until: str) -> dict[str, str]:
+    """{job id: the text of column ``name``, its folded lines joined} of a status table;
+    the column ends where the header ``until`` starts."""
+    lines = output.splitlines()
+    header = next(line for line in lines if line.startswith("id "))
+    start, end = header.index(name), header.index(until)
+    cells: dict[str, str] = {}
+    job = ""
+    for line in lines[lines.index(header) + 1 :]:
+        job = line[:2].strip() or job
+        cells[job] = cells.get(job, "") + line[start:end].strip()
+    return cells
+
+
+def test_status_shows_params_and_seed_in_80_columns(service):
+    url, settings = service
+    for sampling, seed in (("uniform", 0), ("permutation", 0), ("permutation", 7)):
+        extra = ["--param", f"sampling={sampling}", "--seed", str(seed)]
+        assert faceoff("submit", "--url", url, *JOB, *extra).returncode == 0
+    submitted = faceoff(
+        "submit", "--url", url, *JOB[:-1], "sklearn.liblinear", "--param", "formulation=primal"
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    finish(settings, 2, stop_reason="max_epochs")
+    shown = faceoff("status", "--url", url)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "…" not in shown.stdout, shown.stdout
+    rows = {line.split()[0]: line.split() for line in lines if line[:2].strip().isdigit()}
+    assert [rows[job][1] for job in "1234"] == ["queued", "succeeded", "queued", "queued"]
+    assert rows["4"][2] == "sklearn.liblinear" and "max_epochs" in rows["2"]
+    assert column(shown.stdout, "params", "seed") == {
+        "1": "-",  # the solver's defaults (sampling=uniform)
+        "2": "sampling=permutation",
+        "3": "sampling=permutation",
+        "4": "formulation=primal",
+    }
+    assert column(shown.stdout, "seed", "objective") == {"1": "0", "2": "0", "3": "7", "4": "0"}
+    assert "a1a" in shown.stdout and "l2=0.0001" in shown.stdout
+    wide = faceoff("status", "--url", url, "--wide")
+    assert "trace, wall s" in wide.stdout and "native, 0.25" in wide.stdout
+    assert "sampling=permutation" in wide.stdout
+
+
+def test_trace_follow_of_a_finished_job_shows_its_final_state(service):
+    url, settings = service
+    assert faceoff("submit", "--url", url, *JOB).returncode == 0
+    finish(settings, 1, n_points=600, stop_reason="converged")  # more than one event batch
+    follow = faceoff("trace", "--url", url, "1", "--follow", FORCE_COLOR="1", TERM="xterm")
+    assert follow.returncode == 0, follow.stderr
+    assert follow.stdout.startswith("job 1: succeeded (converged), epoch 599")
+    final = last_frame(follow.stderr)
+    plain = ANSI.sub("", final)
+    assert "100%" in plain and "epoch 599  gap 1.000e-03  succeeded (converged)" in plain
+    assert_bar_full(final)
+
+
+def last_frame(stderr: str) -> str:
+    """The last state of a progress bar drawn on a terminal (frames end in \\r or \\n)."""
+    return [frame for frame in re.split(r"[\r\n]", stderr) if "━" in frame][-1]
+
+
+def assert_bar_full(line: str) -> None:
+    """The bar of ``line`` (16 colours) is all one colour, green: finished, and not the
+    bright black of an empty bar, which is what rich's default finished green becomes."""
+    bar = re.search(r"\x1b\[(\d+)m━+\x1b\[0m", line)
+    assert bar is not None and bar.group(1) == "32", repr(line)
+    assert line.count("━") == len(bar.group(0)) - len(bar.group(1)) - 7
+
+
+def test_solve_bar_ends_full_with_the_stop_reason():
+    run = faceoff(
+        "solve",
+        "--synthetic",
+        "classification",
+        "--n-samples",
+        "2000",
+        "--n-features",
+        "50",
+        "--loss",
+        "logistic",
+        "--l2",
+        "1e-4",
+        "--solver",
+        "dual_cd",
+        "--param",
+        "sampling=importance",
+        "--format",
+        "table",
+        FORCE_COLOR="1",
+        TERM="xterm",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "converged" in run.stdout
+    final = last_frame(run.stderr)
+    plain = ANSI.sub("", final)
+    assert plain.startswith("done ") and "100% converged  epoch" in plain, plain
+    assert_bar_full(final)
+
+
+def test_references_listing(service):
+    url, settings = service
+    for l2 in ("1e-4", "1e-3"):
+        assert faceoff("submit", "--url", url, *JOB[:-3], l2, "--solver", "dual_cd").returncode == 0
+    for job_id, primal in ((1, 0.46), (2, 0.52)):
+        with session_scope(settings.database_url) as session:
+            job = session.get(Job, job_id)
+            job.status, job.primal, job.gap, job.data_hash = "succeeded", primal, 1e-12, "d" * 64
+            record_reference(session, job)
+    table = faceoff("references", "--url", url)
+    assert table.returncode == 0, table.stderr
+    assert "reference optima P* (2 of 2)" in table.stdout
+    assert max(map(len, table.stdout.splitlines())) <= 80
+    assert "0.46" in table.stdout and "0.52" in table.stdout and "a1a" in table.stdout
+    one = json.loads(faceoff("references", "--url", url, "--l2", "1e-3", "--format", "json").stdout)
+    assert [r["primal"] for r in one["data"]] == [0.52] and one["count"] == 1
+    refused = faceoff("references", "--url", url, "--objective-hash", "xyz")
+    assert refused.returncode == 2 and "objective_hash" in refused.stderr
+
+
+def test_datasets_upload_and_info_on_the_server_match_the_local_file(service, tmp_path):
+    url, _ = service
+    path = tmp_path / "tiny.svm"
+    path.write_bytes(TINY)
+    up = faceoff("datasets", "upload", path, "--url", url, "--name", "tiny", "--format", "table")
+    assert up.returncode == 0, up.stderr
+    assert up.stdout.strip() == "tiny.svm: uploaded as dataset 1 'tiny' (4 x 3, nnz 9)"
+    again = faceoff("--url", url, "datasets", "upload", path, "--name", "tiny", "--format", "json")
+    assert json.loads(again.stdout)["created"] is False
+    remote = json.loads(
+        faceoff("datasets", "info", "tiny", "--url", url, "--format", "json").stdout
+    )
+    local = json.loads(faceoff("datasets", "info", path, "--format", "json").stdout)
+    assert remote["id"] == 1 and remote["name"] == "tiny" and local["name"] == "tiny.svm"
+    assert remote["stats"] == local["stats"] and remote["labels"] == {"-1": 2, "1": 2}
+    assert remote["advice"] == pytest.approx(local["advice"])
+    assert remote["advice"]["l2"] == 0.25  # 1/n by default, as for a local file
+    by_id = faceoff(
+        "datasets",
+        "info",
+        "1",
+        "--url",
+        url,
+        "--loss",
+        "squared",
+        "--l2",
+        "0.1",
+        "--format",
+        "table",
+    )
+    assert by_id.returncode == 0, by_id.stderr
+    assert "squared, l2 = 0.1" in by_id.stdout and "dataset 1, upload" in by_id.stdout
+    listing = faceoff("datasets", "list", "--url", url, "--format", "json")
+    assert [d["name"] for d in json.loads(listing.stdout)] == ["tiny"]
+    missing = faceoff("datasets", "info", "nope", "--url", url)
+    assert missing.returncode == 2 and "no dataset named 'nope'" in missing.stderr
+    bad = tmp_path / "bad.svm"
+    bad.write_bytes(b"1 1:1\n1 0:2\n")
+    refused = faceoff("datasets", "upload", bad, "--url", url)
+    assert refused.returncode == 2 and "bad.svm: line 2" in refused.stderr
+    large = tmp_path / "large.svm"
+    large.write_bytes(TINY * 40_000)  # 2 MB: a progress bar on a terminal
+    table = ("--format", "table")
+    sent = faceoff("datasets", "upload", large, "--url", url, *table, FORCE_COLOR="1", TERM="xterm")
+    assert sent.returncode == 0, sent.stderr
+    assert "large.svm: uploaded as dataset 2 'large' (160,000 x 3" in ANSI.sub("", sent.stdout)
+    final = last_frame(sent.stderr)
+    assert "2.0/2.0 MB" in ANSI.sub("", final)
+    assert_bar_full(final)
+
+
+def test_datasets_info_of_a_local_file(mirror, tmp_path):
+    """A local copy of a registry file gives the registry name's statistics and advice;
+    a bad file names its line; compressed files are read as the service reads uploads."""
+    named = json.loads(faceoff("datasets", "info", "mushrooms", "--format", "json").stdout)
+    copy = tmp_path / "mine.bz2"
+    copy.write_bytes((mirror / "mushrooms.bz2").read_bytes())
+    local = json.loads(faceoff("datasets", "info", copy, "--format", "json").stdout)
+    assert local["stats"] == named["stats"] and local["advice"] == named["advice"]
+    assert local["labels"] == {"1": 3916, "2": 4208} and local["path"] == str(copy)
+    table = faceoff("datasets", "info", copy, "--l2", "1e-3", "--format", "table")
+    assert "advice     logistic, l2 = 0.001" in table.stdout and "→ dual_cd" in table.stdout
+    bad = tmp_path / "bad.svm.bz2"
+    bad.write_bytes(bz2.compress(TINY + b"1 2:x\n"))
+    refused = faceoff("datasets", "info", bad)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "faceoff datasets info: error: bad.svm.bz2: line 5: value 'x' of feature 2 is not a number"
+    )
+    capped = faceoff("datasets", "info", copy, FACEOFF_MAX_NNZ="1000")
+    assert capped.returncode == 2 and "FACEOFF_MAX_NNZ" in capped.stderr
