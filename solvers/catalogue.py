@@ -611,6 +611,9 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
         # MISO and SVRG sample the data; QNing over ISTA takes full gradients
         seeded=SeedWhen("solver", ("catalyst-miso", "miso", "svrg")),
     ),
+    # lightning's four use random_state (seeded, the default; 0.6.2's sources): SDCA shuffles
+    # the rows each pass (sdca_fast.pyx), CD permutes the columns each pass (permute=True,
+    # primal_cd_fast.pyx), SAGA and SVRG draw rows (sag_fast.pyx, svrg_fast.pyx)
     _peer(
         "lightning.sdca",
         "lightning SDCAClassifier / SDCARegressor",
