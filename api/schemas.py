@@ -136,6 +136,20 @@ class SweepCreate(SweepSpec):
         return SweepSpec(**self.model_dump(exclude={"force"}))
 
 
+class SolverJobsPublic(BaseModel):
+    """How many jobs of one solver a sweep has, in all and of each kind."""
+
+    jobs: int
+    seeded: int = Field(description="runs with each of the sweep's seeds")
+    unseeded: int = Field(
+        description="runs of settings that use no seed (deterministic): one per objective"
+    )
+    timing_repeats: int = Field(
+        description="reruns of those settings, one per further seed, that measure timing "
+        "noise (the sweep's timing_repeats)"
+    )
+
+
 class SweepPublic(_Public):
     id: int
     name: str | None
@@ -143,6 +157,9 @@ class SweepPublic(_Public):
     n_jobs: int
     created_at: datetime
     progress: dict[str, int] = Field(description="number of the sweep's jobs per status")
+    jobs_per_solver: dict[str, SolverJobsPublic] | None = Field(
+        None, description="the sweep's jobs of each solver (None: its spec no longer parses)"
+    )
 
 
 class SweepsPublic(BaseModel):
@@ -240,6 +257,11 @@ class LossParamPublic(BaseModel):
     why: str
 
 
+class SeedWhenPublic(BaseModel):
+    param: str = Field(description="the parameter that decides")
+    values: list[str] = Field(description="its values with which the seed is used")
+
+
 class SolverPublic(BaseModel):
     name: str
     title: str
@@ -257,6 +279,10 @@ class SolverPublic(BaseModel):
     trace_mode: str = Field(
         description="native (our clock between chunks), callback (the library calls us "
         "back) or refit (one fit from scratch per budget; each point's time is its own fit's)"
+    )
+    uses_seed: bool | SeedWhenPublic = Field(
+        description="whether a run's seed changes it: always, never (a deterministic solver, "
+        "run once per objective in a sweep), or when a parameter takes one of some values"
     )
     available: bool = Field(description="whether the distribution it requires is installed")
     unavailable_reason: str | None = Field(None, description="what to install, if not")

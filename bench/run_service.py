@@ -269,7 +269,9 @@ def local_runs(seeds: range, home: Path) -> list[LocalRun]:
         problem, _ = build_problem(spec, TINY_SOURCE, home / "uploads")
         built = time.perf_counter()
         stop = StopRules(spec.stop.max_epochs, spec.stop.max_seconds, spec.stop.tol)
-        result = solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=lambda p: None)
+        result = solve(
+            problem, spec.solver, spec.params, stop, spec.solver_seed, on_point=lambda p: None
+        )
         ended = time.perf_counter()
         final = result.final
         runs.append(LocalRun(built - started, ended - built, final.time_s, len(result.trace)))

@@ -226,6 +226,13 @@ def list_datasets(
     return page(session, query, limit, offset)
 
 
+def unregistered_public_names(session: Session) -> list[str]:
+    """The public dataset names (registry and scikit-learn) no dataset is registered under
+    yet: each is registered on its first use."""
+    taken = {name.casefold() for name in session.scalars(select(Dataset.name))}
+    return sorted(name for key, name in _public_names().items() if key not in taken)
+
+
 def dataset_objectives(
     session: Session, dataset: Dataset, *, team_id: int | None
 ) -> list[dict[str, Any]]:

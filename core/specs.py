@@ -3,7 +3,11 @@
 A job spec names a dataset (registered, or a public registry name), the transforms, the
 objective (loss, γ, l1, l2), the solver with its parameters, a seed and the stop rules.
 :func:`canonical_job` fills in every default so that two requests that mean the same run
-have the same :func:`spec_hash`.
+have the same :func:`spec_hash`; the seed of a solver that does not use it with these
+parameters (``SolverSpec.uses_seed``) becomes None, so that lbfgs with seed 0 and with seed
+2 is one job. ``repeat`` k ≥ 1 marks the k-th timing repeat of an otherwise identical job
+(a rerun that measures timing noise, e.g. of a deterministic solver in a sweep with
+``timing_repeats``).
 """
 
 from __future__ import annotations
@@ -125,11 +129,29 @@ class JobSpec(ObjectiveSpec):
 
     solver: Text = Field(min_length=1, max_length=64)
     params: dict[Text, Any] = Field(default_factory=dict)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    seed: int | None = Field(
+        0,
+        ge=0,
+        le=2**31 - 1,
+        description="seed of a randomized solver; null (stored for any value given) when the "
+        "solver does not use it with these parameters (GET /solvers: uses_seed)",
+    )
+    repeat: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="timing repeat: k ≥ 1 reruns an otherwise identical job to measure "
+        "timing noise (0: the job itself)",
+    )
     stop: StopSpec = Field(default_factory=StopSpec)
 
     def objective(self) -> ObjectiveSpec:
         return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
+
+    @property
+    def solver_seed(self) -> int:
+        """The seed handed to the solver (0 when it uses none)."""
+        return 0 if self.seed is None else self.seed
 
 
 def check_solver(
@@ -156,7 +178,8 @@ def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
     """The spec with every solver parameter parsed and defaulted; SpecError if invalid."""
     params = check_solver(spec.solver, spec.loss, spec.penalty, spec.params, loc, spec.gamma)
     positive = sorted(set(spec.positive)) if spec.positive is not None else None
-    return spec.model_copy(update={"params": params, "positive": positive})
+    seed = spec.solver_seed if CATALOGUE[spec.solver].uses_seed(params) else None
+    return spec.model_copy(update={"params": params, "positive": positive, "seed": seed})
 
 
 def _digest(payload: dict) -> str:
@@ -165,8 +188,9 @@ def _digest(payload: dict) -> str:
 
 
 def spec_hash(spec: JobSpec) -> str:
-    """Hash of a canonical job spec: identical submissions have identical hashes."""
-    return _digest(spec.model_dump(mode="json"))
+    """Hash of a canonical job spec: identical submissions have identical hashes (``repeat``
+    counts only when ≥ 1, so the hashes of jobs made before it existed still match)."""
+    return _digest(spec.model_dump(mode="json", exclude={"repeat"} if not spec.repeat else None))
 
 
 def objective_hash(spec: ObjectiveSpec) -> str:
@@ -205,10 +229,19 @@ class SweepSpec(_Strict):
     seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
         [0], min_length=1, max_length=1000
     )
+    timing_repeats: bool = Field(
+        False,
+        description="run a solver setting that does not use the seed once per seed too, as "
+        "timing repeats (repeat 1, 2, …) that measure timing noise; by default it runs once "
+        "per objective",
+    )
     stop: StopSpec = Field(default_factory=StopSpec)
 
     def solver_choices(self) -> list[SolverChoice]:
         return [SolverChoice(solver=s) if isinstance(s, str) else s for s in self.solvers]
+
+    def n_objectives(self) -> int:
+        return len(self.datasets) * len(self.losses) * len(self.l2) * len(self.l1)
 
 
 def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
@@ -217,29 +250,71 @@ def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-def sweep_size(sweep: SweepSpec) -> int:
-    """Number of jobs the sweep expands to (computed without expanding it)."""
-    settings = sum(
+def _seeded(solver: str, params: dict[str, Any]) -> bool:
+    """Whether ``solver`` with the raw ``params`` uses the seed; True when either is invalid
+    (expand_sweep then names the error)."""
+    spec = CATALOGUE.get(solver)
+    if spec is None:
+        return True
+    try:
+        return spec.uses_seed(spec.parse_params(params))
+    except ParamError:
+        return True
+
+
+def n_settings(sweep: SweepSpec) -> int:
+    """Number of solver settings of the sweep (computed without listing them)."""
+    return sum(
         math.prod(len(v) if isinstance(v, list) else 1 for v in c.params.values())
         for c in sweep.solver_choices()
     )
-    return (
-        len(sweep.datasets)
-        * len(sweep.losses)
-        * len(sweep.l2)
-        * len(sweep.l1)
-        * settings
-        * len(sweep.seeds)
-    )
+
+
+def jobs_per_solver(sweep: SweepSpec) -> dict[str, dict[str, int]]:
+    """{solver: {"jobs", "seeded", "unseeded", "timing_repeats"}}: how many jobs the sweep
+    has of each solver, in all and of each kind — runs with each of the sweep's seeds,
+    runs of a setting that uses no seed (once per objective), and timing repeats of those
+    (``timing_repeats``). Lists every setting: check :func:`n_settings` first."""
+    seeds, objectives = len(sweep.seeds), sweep.n_objectives()
+    out: dict[str, dict[str, int]] = {}
+    for choice in sweep.solver_choices():
+        counts = out.setdefault(
+            choice.solver, {"jobs": 0, "seeded": 0, "unseeded": 0, "timing_repeats": 0}
+        )
+        for params in _settings_of(choice):
+            if _seeded(choice.solver, params):
+                counts["seeded"] += objectives * seeds
+            else:
+                counts["unseeded"] += objectives
+                counts["timing_repeats"] += objectives * (seeds - 1) * int(sweep.timing_repeats)
+    for counts in out.values():
+        counts["jobs"] = counts["seeded"] + counts["unseeded"] + counts["timing_repeats"]
+    return out
+
+
+def sweep_size(sweep: SweepSpec) -> int:
+    """Number of jobs the sweep expands to (lists its settings, not its jobs)."""
+    return sum(counts["jobs"] for counts in jobs_per_solver(sweep).values())
+
+
+def _runs(sweep: SweepSpec, seeded: bool) -> list[tuple[int | None, int]]:
+    """(seed, repeat) of the jobs of one setting and objective."""
+    if seeded:
+        return [(seed, 0) for seed in sweep.seeds]
+    return [(None, k) for k in range(len(sweep.seeds) if sweep.timing_repeats else 1)]
 
 
 def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
-    """The canonical job specs of a sweep; SpecError naming the first invalid combination."""
+    """The canonical job specs of a sweep; SpecError naming the first invalid combination.
+
+    A setting that uses the seed runs once per seed and objective; one that does not, once
+    per objective, or once per seed as timing repeats (``timing_repeats``)."""
     jobs = []
     for index, choice in enumerate(sweep.solver_choices()):
         for params in _settings_of(choice):
-            for dataset, loss, l2, l1, seed in itertools.product(
-                sweep.datasets, sweep.losses, sweep.l2, sweep.l1, sweep.seeds
+            runs = _runs(sweep, _seeded(choice.solver, params))
+            for dataset, loss, l2, l1, (seed, repeat) in itertools.product(
+                sweep.datasets, sweep.losses, sweep.l2, sweep.l1, runs
             ):
                 try:
                     spec = JobSpec(
@@ -253,6 +328,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
                         solver=choice.solver,
                         params=params,
                         seed=seed,
+                        repeat=repeat,
                         stop=sweep.stop,
                     )
                 except ValueError as err:  # pydantic ValidationError (a weight out of range)

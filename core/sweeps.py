@@ -9,6 +9,11 @@ A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-c
   identical job of another sweep is not taken away from it, and a new job is created instead.
 
 ``force=True`` always creates new jobs (and a new sweep).
+
+A solver setting that does not use the seed (``SolverSpec.uses_seed``) runs once per
+objective, whatever the seeds, unless the sweep asks for ``timing_repeats``
+(:func:`faceoff.core.specs.expand_sweep`); :func:`solver_counts` says how many jobs of each
+kind a sweep has.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from faceoff.core.specs import (
     SweepSpec,
     check_text_at,
     expand_sweep,
+    jobs_per_solver,
+    n_settings,
     spec_hash,
     sweep_size,
 )
@@ -58,12 +65,15 @@ def submit_sweep(
     Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates within the
     team as in the module doc. The caller commits, then enqueues the new jobs.
     """
-    size = sweep_size(spec)
+    least = spec.n_objectives() * n_settings(spec)  # every setting runs once per objective
+    exact = least <= settings.MAX_SWEEP_JOBS  # then its settings may be listed
+    size = sweep_size(spec) if exact else least
     if size > settings.MAX_SWEEP_JOBS:
         raise SpecError(
             (),
-            f"the sweep expands to {size} jobs, more than this server's limit of "
-            f"{settings.MAX_SWEEP_JOBS}; split it into smaller sweeps",
+            f"the sweep expands to {'' if exact else 'at least '}{size} jobs, more "
+            f"than this server's limit of {settings.MAX_SWEEP_JOBS}; split it into smaller "
+            "sweeps",
         )
     if spec.name is not None:
         check_text_at(spec.name, ("name",))
@@ -106,6 +116,18 @@ def submit_sweep(
         created.append(job)
     session.flush()
     return sweep, created, True
+
+
+def solver_counts(sweep: Sweep) -> dict[str, dict[str, int]] | None:
+    """{solver: {"jobs", "seeded", "unseeded", "timing_repeats"}} of a stored sweep
+    (:func:`faceoff.core.specs.jobs_per_solver`); None if its spec no longer parses. A sweep
+    made before ``timing_repeats`` existed ran every setting once per seed: its spec is read
+    with timing repeats."""
+    stored = {"timing_repeats": True, **sweep.spec}
+    try:
+        return jobs_per_solver(SweepSpec.model_validate(stored))
+    except ValueError:
+        return None
 
 
 def get_sweep(session: Session, sweep_id: int, *, team_id: int | None) -> Sweep:

@@ -64,6 +64,8 @@ def create_app(settings: Settings | None = None) -> Dash:
                     dcc.Link("Faceoff", href="/", className="brand"),
                     dcc.Link("Runs", href="/"),
                     dcc.Link("Compare", href="/compare"),
+                    dcc.Link("Sweeps", href="/sweeps"),
+                    dcc.Link("Datasets", href="/datasets"),
                     dcc.Link("Profiles", href="/profiles"),
                     *([html.A("Log out", href=auth.LOGOUT_PATH)] if settings.AUTH_ENABLED else []),
                 ],

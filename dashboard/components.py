@@ -8,6 +8,7 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -20,6 +21,7 @@ from dash import (
     State,
     clientside_callback,
     ctx,
+    dash_table,
     dcc,
     html,
     set_props,
@@ -187,6 +189,52 @@ def _outputs() -> str:
     outputs = outputs if isinstance(outputs, list) else [outputs]
     return ", ".join(
         _shown(f"{o.get('id')}.{o.get('property')}") for o in outputs if isinstance(o, dict)
+    )
+
+
+def exact_number(value: float | int | None) -> str:
+    """A number as a person writes a parameter: exact (the shortest repr that reads back
+    as the same float) and compact — ``2``, ``0``, ``0.5``, ``1e-4``, ``2.5e-7``, ``1e6``:
+    an exponent below 1e-3 and from 1e6, no trailing zeros; an int as it is. None is
+    ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, int) or not math.isfinite(value):
+        return str(value)
+    digits = Decimal(repr(value)).normalize()  # repr: the shortest exact digits
+    if digits == 0:
+        return "0"
+    if 1e-3 <= abs(value) < 1e6:
+        return format(digits, "f")
+    mantissa, _, exponent = format(digits, "e").partition("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def table(
+    table_id: str, columns: Sequence[tuple[str, str, str]], number: Any = None, **options: Any
+) -> dash_table.DataTable:
+    """A sortable table of 50 rows a page; ``columns``: (key, header, kind), kind
+    ``markdown`` (links), ``numeric`` (shown with the format ``number``) or ``text``."""
+    specs = []
+    for key, name, kind in columns:
+        spec: dict[str, Any] = {"id": key, "name": name}
+        if kind == "markdown":
+            spec["presentation"] = "markdown"
+        else:
+            spec["type"] = kind
+            if kind == "numeric" and number is not None:
+                spec["format"] = number
+        specs.append(spec)
+    return dash_table.DataTable(
+        id=table_id,
+        columns=specs,
+        sort_action="native",
+        page_action="native",
+        page_size=50,
+        markdown_options={"link_target": "_self"},
+        style_cell={"fontFamily": "inherit", "fontSize": "0.9em", "padding": "2px 8px"},
+        style_header={"fontWeight": "bold"},
+        **options,
     )
 
 

@@ -10,6 +10,7 @@ its uploads (core.auth); reference optima are shared. Traces are downsampled by 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -20,12 +21,14 @@ from faceoff.core.datasets import Caps
 from faceoff.core.db import read_session
 from faceoff.core.errors import NotFoundError
 from faceoff.core.jobs import JobFilter
-from faceoff.core.models import QUEUED, RUNNING, Job
+from faceoff.core.models import QUEUED, RUNNING, TERMINAL, Job
 
 MAX_POINTS = 500  # per job and figure
 ACTIVE = (QUEUED, RUNNING)
 TRACE_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap")
 JOBS_SHOWN = 1000  # the newest jobs of the runs table
+SWEEPS_SHOWN = 500  # the newest sweeps of the sweeps index
+DATASETS_SHOWN = 1000  # the datasets index
 
 
 def progress(epoch: float | None, time_s: float | None, stop: dict[str, Any]) -> float:
@@ -49,7 +52,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "dataset": job.dataset.name,
         "solver": job.solver,
         "params": spec.get("params", {}),
-        "seed": spec.get("seed", 0),
+        "seed": spec.get("seed", 0),  # None: the solver uses no seed (core.specs)
+        "repeat": spec.get("repeat", 0),  # k ≥ 1: a timing repeat
         "loss": job.loss,
         "gamma": spec.get("gamma", 1.0),
         "l1": spec.get("l1", 0.0),
@@ -133,6 +137,59 @@ def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, 
         counts = sweeps.sweep_progress(session, [sweep.id])[sweep.id]
         present = {status: n for status, n in counts.items() if n}
         return {"id": sweep.id, "name": sweep.name, "spec": sweep.spec, "counts": present}
+
+
+def sweep_index(
+    url: str, limit: int = SWEEPS_SHOWN, *, team_id: int | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The team's newest ``limit`` sweeps (those GET /api/v1/sweeps lists) with their
+    progress, and how many it has in all."""
+    with read_session(url) as session:
+        found, count = sweeps.list_sweeps(session, limit, team_id=team_id)
+        progress = sweeps.sweep_progress(session, [s.id for s in found])
+        out = []
+        for sweep in found:
+            spec, counts = sweep.spec, progress[sweep.id]
+            out.append(
+                {
+                    "id": sweep.id,
+                    "name": sweep.name,
+                    "created_at": sweep.created_at,
+                    "n_jobs": sweep.n_jobs,
+                    "done": sum(counts[status] for status in TERMINAL),
+                    "counts": {status: n for status, n in counts.items() if n},
+                    "datasets": spec.get("datasets", []),
+                    "losses": spec.get("losses", []),
+                    "n_objectives": math.prod(
+                        len(spec.get(key, [0])) for key in ("datasets", "losses", "l2", "l1")
+                    ),
+                    "solvers": sorted(sweeps.solver_counts(sweep) or {}),
+                }
+            )
+        return out, count
+
+
+def dataset_index(
+    url: str, limit: int = DATASETS_SHOWN, *, team_id: int | None
+) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """The datasets the team may use (those GET /api/v1/datasets lists: the shared ones and
+    its uploads), how many in all, and the public names not registered yet."""
+    with read_session(url) as session:
+        found, count = datasets.list_datasets(session, limit, team_id=team_id)
+        out = [
+            {
+                "id": d.id,
+                "name": d.name,
+                "kind": d.source.get("kind", ""),
+                "shared": d.team_id is None,
+                "n_samples": d.n_samples,
+                "n_features": d.n_features,
+                "nnz": d.nnz,
+                "created_at": d.created_at,
+            }
+            for d in found
+        ]
+        return out, count, datasets.unregistered_public_names(session)
 
 
 def dataset_summary(url: str, dataset_id: int, *, team_id: int | None) -> dict[str, Any] | None:

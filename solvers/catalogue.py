@@ -167,6 +167,18 @@ class LossParamRange:
 
 
 @dataclass(frozen=True)
+class SeedWhen:
+    """A solver uses its seed only when parameter ``param`` is one of ``values`` (e.g.
+    liblinear's dual coordinate descent shuffles, its primal Newton method does not)."""
+
+    param: str
+    values: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {"param": self.param, "values": list(self.values)}
+
+
+@dataclass(frozen=True)
 class SolverSpec:
     """A solver: where it lives, what it supports, its parameters."""
 
@@ -189,6 +201,16 @@ class SolverSpec:
     entry: str = "solve"
     requires: str | None = None
     trace_mode: str = "native"
+    # whether the run's seed changes the run: always (True, the default, also for plug-ins
+    # that do not say), never (False: a deterministic method, run once per objective in a
+    # sweep), or for some values of a parameter only (SeedWhen)
+    seeded: bool | SeedWhen = True
+
+    def uses_seed(self, params: dict[str, Any]) -> bool:
+        """Whether a run with the parsed ``params`` depends on its seed."""
+        if isinstance(self.seeded, SeedWhen):
+            return params.get(self.seeded.param) in self.seeded.values
+        return self.seeded
 
     def unavailable_reason(self) -> str | None:
         """None if the distribution the solver ``requires`` is installed, else one line
@@ -279,6 +301,9 @@ class SolverSpec:
             "loss_params": [r.to_dict() for r in self.loss_params],
             "requires": self.requires,
             "trace_mode": self.trace_mode,
+            "uses_seed": self.seeded.to_dict()
+            if isinstance(self.seeded, SeedWhen)
+            else self.seeded,
             "available": self.unavailable_reason() is None,
             "unavailable_reason": self.unavailable_reason(),
         }
@@ -336,6 +361,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
             "faceoff.solvers.algorithms.agd",
             "primal",
+            seeded=False,
         ),
         SolverSpec(
             "lbfgs",
@@ -345,6 +371,7 @@ CATALOGUE: dict[str, SolverSpec] = {
             "primal",
             params=(Param("memory", "int", 30, "number of stored correction pairs", 1, 1000),),
             extra_memory=_lbfgs_memory,
+            seeded=False,
         ),
         SolverSpec(
             "saga",
@@ -400,6 +427,8 @@ CATALOGUE: dict[str, SolverSpec] = {
                 ),
             ),
             rules=(OnlyWith("alpha", "sampling", "weighted"),),
+            # seeded even at batch_size ≥ n, where every block holds one row and the seed
+            # changes nothing: the parameters do not tell n
         ),
         SolverSpec(
             "dgpd",
@@ -433,6 +462,8 @@ CATALOGUE: dict[str, SolverSpec] = {
                     1000,
                 ),
             ),
+            # Algorithm 1 is greedy in both coordinates; the seed orders Algorithm 2's rounds
+            seeded=SeedWhen("variant", ("active_set",)),
         ),
     )
 }
@@ -488,6 +519,9 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
                 choices=("dual", "primal"),
             ),
         ),
+        # random_state shuffles the dual CD's coordinates; TRON is deterministic (checked
+        # for every entry by tests/solvers/test_seeds.py)
+        seeded=SeedWhen("formulation", ("dual",)),
     ),
     _peer(
         "sklearn.lbfgs",
@@ -498,6 +532,7 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
         "refit",
         losses=("logistic",),
         penalties=("l2",),
+        seeded=False,
     ),
     _peer(
         "sklearn.newton_cholesky",
@@ -509,6 +544,7 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2",),
         extra_memory=_hessian_memory,
+        seeded=False,
     ),
     _peer(
         "sklearn.sag",
@@ -548,6 +584,7 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
                 choices=("lsqr", "sag", "saga", "cholesky"),
             ),
         ),
+        seeded=SeedWhen("solver", ("sag", "saga")),  # random_state: sag and saga only
     ),
     _peer(
         "sklearn.elastic_net",
@@ -557,6 +594,7 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
         _SKLEARN,
         "refit",
         losses=("squared",),
+        seeded=False,  # random_state applies to selection="random"; the adapter keeps cyclic
     ),
     _peer(
         "cyanure",
@@ -575,7 +613,12 @@ PEER_SPECS: tuple[SolverSpec, ...] = (
                 choices=("catalyst-miso", "miso", "qning-ista", "svrg"),
             ),
         ),
+        # MISO and SVRG sample the data; QNing over ISTA takes full gradients
+        seeded=SeedWhen("solver", ("catalyst-miso", "miso", "svrg")),
     ),
+    # lightning's four use random_state (seeded, the default; 0.6.2's sources): SDCA shuffles
+    # the rows each pass (sdca_fast.pyx), CD permutes the columns each pass (permute=True,
+    # primal_cd_fast.pyx), SAGA and SVRG draw rows (sag_fast.pyx, svrg_fast.pyx)
     _peer(
         "lightning.sdca",
         "lightning SDCAClassifier / SDCARegressor",

@@ -275,7 +275,7 @@ def _solve(
         tol=spec.stop.tol,
         should_stop=store.CancelCheck(settings.database_url, claim),
     )
-    return solve(problem, spec.solver, spec.params, stop, spec.seed, on_point=writer)
+    return solve(problem, spec.solver, spec.params, stop, spec.solver_seed, on_point=writer)
 
 
 def _outcome(reason: str) -> tuple[str, str | None]:

@@ -25,6 +25,7 @@ def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
         n_jobs=sweep.n_jobs,
         created_at=sweep.created_at,
         progress=progress,
+        jobs_per_solver=service.solver_counts(sweep),
     )
 
 
@@ -41,6 +42,10 @@ def create_sweep(
     body: SweepCreate, response: Response, session: SessionDep, settings: SettingsDep, team: TeamDep
 ) -> SweepPublic:
     """Submit a sweep (201) of datasets × losses × l2 × l1 × solver settings × seeds.
+
+    A solver setting that does not use the seed (``uses_seed`` of ``GET /solvers``) runs
+    once per objective, or once per seed as timing repeats with ``timing_repeats``;
+    ``jobs_per_solver`` says how many jobs of each kind each solver has.
 
     An identical sweep of your team is returned as is (200) unless ``force``. Each job that
     is identical to a queued, running or succeeded job of your team outside any sweep adopts

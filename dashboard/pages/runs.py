@@ -6,7 +6,7 @@ URL: ``/?sweep=ID&dataset=ID&solver=NAME&loss=NAME&status=NAME``.
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, callback, dash_table, dcc, html
+from dash import Input, Output, State, callback, dcc, html
 from dash.dash_table.Format import Format, Scheme
 
 from faceoff.core.jobs import JobFilter
@@ -15,6 +15,7 @@ from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     InputError,
     database_url,
+    exact_number,
     export_bar,
     href,
     name_filter,
@@ -22,6 +23,7 @@ from faceoff.dashboard.components import (
     options,
     parse_int,
     share_link,
+    table,
     to_id,
     url_sync,
     viewer_team,
@@ -38,9 +40,9 @@ COLUMNS = [
     ("dataset", "dataset", "markdown"),
     ("setting", "solver[settings]", "text"),
     ("loss", "loss", "text"),
-    ("l2", "l2", "numeric"),
-    ("l1", "l1", "numeric"),
-    ("seed", "seed", "numeric"),
+    ("l2", "l2", "text"),  # parameters: exact_number, e.g. 1e-4
+    ("l1", "l1", "text"),
+    ("seed", "seed", "text"),
     ("status", "status", "text"),
     ("progress", "progress", "text"),
     ("epoch", "epochs", "numeric"),
@@ -63,6 +65,7 @@ CSV_COLUMNS = (
     "l1",
     "normalize",
     "seed",
+    "repeat",
     "status",
     "progress",
     "n_points",
@@ -99,24 +102,7 @@ def layout(**query: str) -> html.Div:
                     share_link("runs"),
                 ]
             ),
-            dash_table.DataTable(
-                id="runs-table",
-                columns=[
-                    {"id": key, "name": name, "presentation": "markdown"}
-                    if kind == "markdown"
-                    else {"id": key, "name": name, "type": kind, "format": NUMBER}
-                    if kind == "numeric"
-                    else {"id": key, "name": name, "type": kind}
-                    for key, name, kind in COLUMNS
-                ],
-                sort_action="native",
-                page_action="native",
-                page_size=50,
-                row_selectable="multi",
-                markdown_options={"link_target": "_self"},
-                style_cell={"fontFamily": "inherit", "fontSize": "0.9em", "padding": "2px 8px"},
-                style_header={"fontWeight": "bold"},
-            ),
+            table("runs-table", COLUMNS, NUMBER, row_selectable="multi"),
             export_bar("runs", [], csv_label="CSV of the table"),
             dcc.Interval(id="runs-interval", interval=REFRESH_MS, disabled=True),
         ]
@@ -148,6 +134,13 @@ def _progress(row: dict) -> str:
     return "100%" if row["status"] == "succeeded" else ""
 
 
+def seed_label(row: dict) -> str:
+    """The seed, ``none`` for a solver setting that uses no seed, and a timing repeat's
+    number (``none · repeat 2``)."""
+    label = "none" if row["seed"] is None else exact_number(row["seed"])
+    return f"{label} · repeat {row['repeat']}" if row["repeat"] else label
+
+
 def _table_row(row: dict) -> dict:
     sweep = row["sweep_id"]
     return {
@@ -157,9 +150,9 @@ def _table_row(row: dict) -> dict:
         "dataset": f"[{row['dataset']}](/dataset/{row['dataset_id']})",
         "setting": figures.setting_name(row),
         "loss": row["loss"],
-        "l2": row["l2"],
-        "l1": row["l1"],
-        "seed": row["seed"],
+        "l2": exact_number(row["l2"]),
+        "l1": exact_number(row["l1"]),
+        "seed": seed_label(row),
         "status": row["status"],
         "progress": _progress(row),
         "epoch": row["epoch"],

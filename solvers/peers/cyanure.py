@@ -3,7 +3,9 @@
 Cyanure's ``optimization_info_`` holds objective values and times at its own checks, not
 the iterates, so they cannot be certified through our Problem: the trace is made by refits
 (``refit``), budget ``max_iter`` = passes over the data, ``tol`` = ``refit.PEER_TOL``, its
-own gap checks off (``duality_gap_interval`` beyond the budget), one thread, seed = the run's.
+own gap checks off (``duality_gap_interval`` beyond the budget), one thread, and a seed
+derived from the run's by :func:`cyanure_seed` (Cyanure seeds the C library's ``srand``, for
+which seeds 0 and 1 are the same stream).
 
 Weight mapping to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖²: Cyanure minimizes
 1/n Σ L(bᵢ, aᵢᵀw) + ψ(w) without intercept, its ``logistic`` and ``square`` (½(b − z)²) losses
@@ -25,6 +27,13 @@ from faceoff.solvers.problem import Problem
 
 _MISO = ("miso", "catalyst-miso", "qning-miso")
 _LOSSES = {"logistic": "logistic", "squared": "square"}
+
+
+def cyanure_seed(seed: int) -> int:
+    """Cyanure's ``random_state`` for the run's seed in [0, 2³¹ − 1]: seed + 1, and −1 for
+    2³¹ − 1 (it takes a signed 32-bit int). glibc's ``srand(0)`` is ``srand(1)``, so seeds 0
+    and 1 gave identical runs when passed as they are (measured: MISO, SVRG)."""
+    return seed + 1 if seed < 2**31 - 1 else -1
 
 
 def _fitter(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
@@ -49,7 +58,7 @@ def _fitter(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
             duality_gap_interval=budget + 1,
             verbose=False,
             n_threads=1,
-            random_state=seed,
+            random_state=cyanure_seed(seed),
             **weights,
         )
         if loss == "squared":

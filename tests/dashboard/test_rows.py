@@ -66,3 +66,25 @@ def test_summaries_of_a_sweep_and_a_dataset(sqlite_url):
     assert [o["l2"] for o in info["objectives"]] == [1e-4, 1e-3]
     assert info["source"]["kind"] == "synthetic"
     assert rows.dataset_summary(sqlite_url, dataset_id + 100, team_id=None) is None
+
+
+def test_index_rows_are_a_teams_and_capped(database_url):
+    from faceoff.core.auth import get_or_create_team
+    from faceoff.core.models import Dataset, Sweep
+
+    first, _ = factories.add_sweep(database_url, settings=factories.SETTINGS[:1], n_points=5)
+    second, _ = factories.add_sweep(
+        database_url, settings=factories.SETTINGS[:2], n_points=5, dataset_name="other"
+    )
+    with session_scope(database_url) as session:
+        team = get_or_create_team(session, "blue").id
+        session.get(Sweep, first).team_id = team
+        session.query(Dataset).filter_by(name="other").one().team_id = team
+    found, total = rows.sweep_index(database_url, team_id=None)
+    assert [(r["id"], r["done"], r["n_jobs"]) for r in found] == [(second, 2, 2)] and total == 1
+    found, total = rows.sweep_index(database_url, team_id=team)
+    assert [r["id"] for r in found] == [first] and total == 1
+    listed, total, unregistered = rows.dataset_index(database_url, limit=1, team_id=team)
+    assert len(listed) == 1 and total == 2 and "a9a" in unregistered
+    listed, total, _ = rows.dataset_index(database_url, team_id=None)
+    assert [(r["name"], r["shared"]) for r in listed] == [("synthetic-300x40", True)]

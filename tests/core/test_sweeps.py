@@ -1,0 +1,154 @@
+"""core.specs and core.sweeps: a solver setting that does not use the seed runs once per
+objective (or once per seed as labelled timing repeats), its jobs store no seed, and an
+identical submission with another seed is the same job."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+
+import pytest
+
+from faceoff.core import jobs, sweeps
+from faceoff.core.db import session_scope
+from faceoff.core.models import Sweep
+from faceoff.core.specs import (
+    JobSpec,
+    SpecError,
+    SweepSpec,
+    canonical_job,
+    expand_sweep,
+    jobs_per_solver,
+    spec_hash,
+    sweep_size,
+)
+from tests.dashboard import factories
+
+OBJECTIVES = {"datasets": ["synthetic-300x40"], "losses": ["logistic"], "l2": [1e-3, 1e-4]}
+SWEEP = {**OBJECTIVES, "solvers": ["dual_cd", "lbfgs"], "seeds": [0, 1, 2]}
+
+
+def _runs(specs: list[JobSpec]) -> Counter:
+    return Counter((s.solver, s.seed, s.repeat) for s in specs)
+
+
+def test_a_deterministic_solver_runs_once_per_objective():
+    specs = expand_sweep(SweepSpec(**SWEEP))
+    assert _runs(specs) == {
+        ("dual_cd", 0, 0): 2,
+        ("dual_cd", 1, 0): 2,
+        ("dual_cd", 2, 0): 2,
+        ("lbfgs", None, 0): 2,
+    }
+    assert sweep_size(SweepSpec(**SWEEP)) == len(specs) == 8
+    assert jobs_per_solver(SweepSpec(**SWEEP)) == {
+        "dual_cd": {"jobs": 6, "seeded": 6, "unseeded": 0, "timing_repeats": 0},
+        "lbfgs": {"jobs": 2, "seeded": 0, "unseeded": 2, "timing_repeats": 0},
+    }
+
+
+def test_timing_repeats_are_asked_for_and_labelled():
+    sweep = SweepSpec(**SWEEP, timing_repeats=True)
+    specs = expand_sweep(sweep)
+    lbfgs = _runs(s for s in specs if s.solver == "lbfgs")
+    assert lbfgs == {("lbfgs", None, 0): 2, ("lbfgs", None, 1): 2, ("lbfgs", None, 2): 2}
+    assert len({spec_hash(s) for s in specs}) == len(specs) == sweep_size(sweep) == 12
+    assert jobs_per_solver(sweep)["lbfgs"] == {
+        "jobs": 6,
+        "seeded": 0,
+        "unseeded": 2,
+        "timing_repeats": 4,
+    }
+
+
+def test_the_seed_use_of_a_setting_follows_its_parameters():
+    liblinear = {"solver": "sklearn.liblinear", "params": {"formulation": ["dual", "primal"]}}
+    dgpd = {"solver": "dgpd", "params": {"variant": ["active_set", "basic"]}}
+    sweep = SweepSpec(**{**SWEEP, "solvers": [liblinear, dgpd], "l2": [1e-3]})
+    runs = Counter((s.solver, s.params[next(iter(s.params))], s.seed) for s in expand_sweep(sweep))
+    assert runs == {
+        ("sklearn.liblinear", "dual", 0): 1,
+        ("sklearn.liblinear", "dual", 1): 1,
+        ("sklearn.liblinear", "dual", 2): 1,
+        ("sklearn.liblinear", "primal", None): 1,
+        ("dgpd", "active_set", 0): 1,
+        ("dgpd", "active_set", 1): 1,
+        ("dgpd", "active_set", 2): 1,
+        ("dgpd", "basic", None): 1,
+    }
+    assert jobs_per_solver(sweep)["sklearn.liblinear"] == {
+        "jobs": 4,
+        "seeded": 3,
+        "unseeded": 1,
+        "timing_repeats": 0,
+    }
+
+
+def test_canonical_job_drops_an_unused_seed_and_keeps_old_hashes():
+    job = {**OBJECTIVES, "dataset": "a1a", "loss": "logistic", "l2": 1e-4}
+    for key in ("datasets", "losses"):
+        job.pop(key)
+    lbfgs = [canonical_job(JobSpec(**job, solver="lbfgs", seed=s)) for s in (0, 2)]
+    assert [s.seed for s in lbfgs] == [None, None] and spec_hash(lbfgs[0]) == spec_hash(lbfgs[1])
+    dual = [canonical_job(JobSpec(**job, solver="dual_cd", seed=s)) for s in (0, 2, None)]
+    assert [s.seed for s in dual] == [0, 2, 0] and spec_hash(dual[0]) != spec_hash(dual[1])
+    assert spec_hash(dual[2]) == spec_hash(dual[0])
+    # repeat 0 is left out of the hash: jobs made before the field existed keep theirs
+    before = {k: v for k, v in dual[0].model_dump(mode="json").items() if k != "repeat"}
+    text = json.dumps(before, sort_keys=True, separators=(",", ":"))
+    assert spec_hash(dual[0]) == hashlib.sha256(text.encode()).hexdigest()
+    assert spec_hash(dual[0].model_copy(update={"repeat": 1})) != spec_hash(dual[0])
+
+
+def test_submit_sweep_creates_one_deterministic_job_per_objective(database_url, settings_for):
+    factories.add_dataset(database_url)
+    settings = settings_for(database_url)
+    with session_scope(database_url) as session:
+        sweep, created, new = sweeps.submit_sweep(
+            session, SweepSpec(**SWEEP), settings, team_id=None
+        )
+        assert new and sweep.n_jobs == len(created) == 8
+        assert Counter(job.solver for job in created) == {"dual_cd": 6, "lbfgs": 2}
+        assert {job.spec["seed"] for job in created if job.solver == "lbfgs"} == {None}
+        assert sweeps.solver_counts(sweep)["lbfgs"]["unseeded"] == 2
+        # a standalone lbfgs job with any seed is the sweep's job of that objective
+        lbfgs = next(job for job in created if job.solver == "lbfgs")
+        again, made = jobs.submit_job(
+            session,
+            JobSpec(**{**lbfgs.spec, "seed": 7}),
+            settings,
+            team_id=None,
+        )
+        assert not made and again.id == lbfgs.id
+        repeats, _, _ = sweeps.submit_sweep(
+            session, SweepSpec(**SWEEP, timing_repeats=True), settings, team_id=None
+        )
+        assert repeats.id != sweep.id and repeats.n_jobs == 12
+
+
+def test_a_sweep_made_before_timing_repeats_counts_its_reruns():
+    legacy = {**SWEEP, "l2": [1e-3]}  # stored without timing_repeats: every seed ran
+    counts = sweeps.solver_counts(Sweep(spec=legacy, n_jobs=6))
+    assert counts == {
+        "dual_cd": {"jobs": 3, "seeded": 3, "unseeded": 0, "timing_repeats": 0},
+        "lbfgs": {"jobs": 3, "seeded": 0, "unseeded": 1, "timing_repeats": 2},
+    }
+    assert sweeps.solver_counts(Sweep(spec={"broken": True}, n_jobs=0)) is None
+
+
+def test_the_size_limit_counts_deterministic_solvers_once(database_url, settings_for):
+    factories.add_dataset(database_url)
+    settings = settings_for(database_url, MAX_SWEEP_JOBS=8)
+    with session_scope(database_url) as session:
+        _, created, _ = sweeps.submit_sweep(session, SweepSpec(**SWEEP), settings, team_id=None)
+        assert len(created) == 8
+        with pytest.raises(SpecError, match="expands to 12 jobs"):
+            sweeps.submit_sweep(
+                session, SweepSpec(**SWEEP, timing_repeats=True), settings, team_id=None
+            )
+        huge = {"solver": "spdc", "params": {"batch_size": list(range(1, 1001))}}
+        with pytest.raises(SpecError, match="at least 2000 jobs"):
+            sweeps.submit_sweep(
+                session, SweepSpec(**{**SWEEP, "solvers": [huge]}), settings, team_id=None
+            )
