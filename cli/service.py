@@ -289,6 +289,14 @@ def fitted_table(
     return table
 
 
+def _seed_text(spec: dict[str, Any]) -> str:
+    """The seed column: the seed, "none" for a setting that uses no seed, and "r k" for the
+    k-th timing repeat of such a setting."""
+    seed = spec.get("seed")
+    text = "none" if seed is None else str(seed)
+    return f"{text} r{spec['repeat']}" if spec.get("repeat") else text
+
+
 def _jobs_table(jobs: list[dict[str, Any]], title: str, width: int, wide: bool) -> Table:
     """The jobs, one a row, with the solver's non-default parameters and the seed (runs
     that differ only there are told apart); only the parameters and the objective (dataset,
@@ -305,7 +313,7 @@ def _jobs_table(jobs: list[dict[str, Any]], title: str, width: int, wide: bool) 
             job["status"],
             job["solver"],
             params_text(job["solver"], spec.get("params") or {}),
-            str(spec.get("seed", "-")),
+            _seed_text(spec),
         ]
         l2, l1 = _number(spec["l2"], ".3g"), _number(spec.get("l1"), ".3g")
         if wide:

@@ -191,6 +191,8 @@ class Series:
     points: np.ndarray | None = None  # exact trace points of a single job, for hover
     trace_mode: str | None = None  # how its jobs' traces were made (None: not known yet)
     members: list[Series] = field(default_factory=list)
+    # what the members are: seeds, or timing repeats of a setting that uses no seed
+    unit: str = "seeds"
 
     def legend(self, *notes: str) -> str:
         """Its legend entry: the name, then the trace mode unless native, and ``notes``:
@@ -330,6 +332,7 @@ def compare_series(
                 *band,
                 trace_mode=trace_mode,
                 members=seeds,
+                unit="seeds" if any(r.get("seed") is not None for r, _ in members) else "repeats",
             )
         )
     return series, missing
@@ -381,15 +384,22 @@ def setting_styles(settings: Iterable[tuple[str, str]]) -> dict[str, tuple[str, 
 
 
 def _seed_note(series: Sequence[Series]) -> dict[str, str]:
-    """The legend note of each setting: ``median of 3`` (``of 2–3`` when panels differ)."""
+    """The legend note of each setting: ``median of 3`` (``of 2–3`` when panels differ);
+    ``median of 3 timing repeats`` for a setting that uses no seed, run again only to
+    measure timing noise."""
     counts: dict[str, set[int]] = {}
+    units: dict[str, set[str]] = {}
     for s in series:
         counts.setdefault(s.setting, set()).add(len(s.job_ids))
+        units.setdefault(s.setting, set()).add(s.unit if len(s.job_ids) > 1 else "")
     notes = {}
     for setting, n in counts.items():
         low, high = min(n), max(n)
         if high > 1:
-            notes[setting] = f"median of {low}" if low == high else f"median of {low}–{high}"
+            note = f"median of {low}" if low == high else f"median of {low}–{high}"
+            if units[setting] - {""} == {"repeats"}:
+                note += " timing repeats"
+            notes[setting] = note
     return notes
 
 
@@ -513,7 +523,8 @@ def compare_figure(
                 customdata=np.column_stack([s.lo, s.hi]),
                 hovertemplate=(
                     f"<b>{s.setting}</b> · {s.objective}<br>{x_label} %{{x:.4g}}<br>median "
-                    f"%{{y:.4e}}<br>{int(BAND[0] * 100)}–{int(BAND[1] * 100)}% of {n} seeds: "
+                    f"%{{y:.4e}}<br>{int(BAND[0] * 100)}–{int(BAND[1] * 100)}% of {n} "
+                    f"{'seeds' if s.unit == 'seeds' else 'timing repeats'}: "
                     "[%{customdata[0]:.3e}, %{customdata[1]:.3e}]<extra></extra>"
                 ),
                 **legend,

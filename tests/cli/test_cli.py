@@ -376,3 +376,34 @@ def test_a_peer_runs_like_any_solver(mirror):
     assert summary["wall_s"] >= sum(p["time_s"] for p in points)
     table = faceoff(*args[:-4], "--n-features", "123", "--format", "table")
     assert table.returncode == 0 and "refit (one fit from scratch" in table.stdout, table.stderr
+
+
+def test_status_names_seedless_jobs_and_their_timing_repeats():
+    from rich.console import Console
+
+    from faceoff.cli.service import _jobs_table
+
+    def job(job_id, solver, seed, repeat=0):
+        spec = {"dataset": "a9a", "l2": 1e-4, "params": {}, "seed": seed, "repeat": repeat}
+        return {
+            "id": job_id,
+            "status": "succeeded",
+            "solver": solver,
+            "spec": spec,
+            "loss": "logistic",
+            "gap": 1e-9,
+            "stop_reason": "converged",
+            "epoch": 3.0,
+        }
+
+    jobs = [job(1, "dual_cd", 2), job(2, "lbfgs", None), job(3, "lbfgs", None, repeat=1)]
+    console = Console(file=io.StringIO(), width=100)
+    console.print(_jobs_table(jobs, "jobs", 100, wide=False))
+    out = console.file.getvalue()
+    rows = {
+        ln.split()[0]: ln.split()
+        for ln in out.splitlines()
+        if ln.split()[:1] in (["1"], ["2"], ["3"])
+    }
+    assert rows["1"][4] == "2" and "None" not in out
+    assert rows["2"][4] == "none" and rows["3"][4:6] == ["none", "r1"]

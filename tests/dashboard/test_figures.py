@@ -150,6 +150,19 @@ def test_seeds_become_a_median_with_a_quantile_band():
     np.testing.assert_allclose(mid.y, 0.8**x / P_STAR, rtol=1e-6)
 
 
+def test_timing_repeats_of_a_seedless_setting_are_named_so():
+    rows = [row(i, solver="lbfgs", seed=None, rate=0.8, time_scale=0.01 * i) for i in (1, 2, 3)]
+    rows += [row(i, seed=i, rate=0.8) for i in (4, 5)]
+    fig = figures.compare_figure(rows, "time", "subopt_rel", True, True, REFS)
+    assert sorted(legend_entries(fig)) == [
+        "dual_cd (median of 2)",
+        "lbfgs (median of 3 timing repeats)",
+    ]
+    hovers = [t.hovertemplate for t in fig.data if t.showlegend is not False]
+    assert any("of 3 timing repeats" in h for h in hovers)
+    assert any("of 2 seeds" in h for h in hovers)
+
+
 def test_median_band_covers_curves_of_different_lengths():
     a = (np.array([1.0, 2.0, 3.0, 4.0]), np.array([4.0, 3.0, 2.0, 1.0]))
     b = (np.array([1.0, 2.0]), np.array([6.0, 5.0]))
