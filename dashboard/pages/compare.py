@@ -13,7 +13,7 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import figures, rows
+from faceoff.dashboard import fairness, figures, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -128,6 +128,7 @@ def layout(
                     share_link("compare"),
                 ]
             ),
+            html.Div(id="compare-fairness"),
             dcc.Graph(
                 id="compare-graph",
                 style={"height": "640px"},
@@ -163,6 +164,15 @@ def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
 
 
 url_sync("compare")
+fairness.watch(
+    "compare",
+    [
+        Input("compare-jobs", "value"),
+        Input("compare-sweep", "value"),
+        Input("compare-interval", "n_intervals"),
+    ],
+    lambda jobs, sweep, _n: _selection(jobs, sweep)[0],
+)
 
 
 @callback(
