@@ -126,6 +126,26 @@ def load_average() -> float | None:
 # ---------------------------------------------------------------- warnings
 
 
+def machine_text(row: Mapping[str, Any]) -> str | None:
+    """One line on what a job ran on, None before a worker recorded it: ``ran on vm (AMD
+    EPYC, 2 physical cores): 1 job running at start, at most 2; load 1.2 → 1.5; numpy
+    2.4.6, ...``."""
+    machine = row.get("machine")
+    if not machine:
+        return None
+    text = (
+        f"ran on {machine.get('host')} ({machine.get('cpu_model')}, "
+        f"{machine.get('physical_cores')} physical cores): "
+        f"{row.get('concurrency')} jobs running at start, at most {row.get('concurrency_max')}"
+    )
+    loads = [row.get("load_start"), row.get("load_end")]
+    if loads[0] is not None:
+        text += "; load " + " → ".join(f"{load:g}" for load in loads if load is not None)
+    versions = machine.get("versions") or {}
+    installed = [f"{name} {version}" for name, version in versions.items() if version]
+    return text + (f"; {', '.join(installed)}" if installed else "")
+
+
 def cpu_model(row: Mapping[str, Any]) -> str | None:
     """The CPU model a job (a mapping with ``machine``) ran on, None if not recorded."""
     machine = row.get("machine") or {}
