@@ -29,6 +29,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from faceoff.core.settings import get_settings
+
 CPUINFO = Path("/proc/cpuinfo")
 # distributions whose versions change timings: ours, the numerical stack and the peers
 VERSIONED = (
@@ -56,7 +58,7 @@ def host_queue(queue: str, host: str) -> str:
 def worker_host_name() -> str:
     """This worker's host name: ``FACEOFF_WORKER_HOST`` if set (e.g. one name for the
     containers of one machine), else the system's."""
-    return os.environ.get("FACEOFF_WORKER_HOST") or socket.gethostname()
+    return get_settings().WORKER_HOST or socket.gethostname()
 
 
 def _cpuinfo(text: str) -> tuple[str | None, int | None]:

@@ -9,6 +9,7 @@ import uuid
 import numba
 import numpy
 import pytest
+import redis
 import scipy
 import sklearn
 from fastapi.testclient import TestClient
@@ -19,7 +20,11 @@ from faceoff.cli.up import crowding_warning, parse_args
 from faceoff.core.db import session_scope
 from faceoff.core.machine import fairness_warnings, oversubscribed
 from faceoff.core.models import Job
+from faceoff.core.queue import enqueue, job_queue
+from faceoff.worker import store
+from faceoff.worker.reaper import Reaper
 from tests.service.test_client import server as api_server
+from tests.service.test_worker_store import make_job
 from tests.service.workers import running_worker, wait_for
 
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
@@ -173,3 +178,43 @@ def test_faceoff_up_runs_one_job_per_physical_core_by_default():
     warning = crowding_warning(3, 2)
     assert warning is not None and "3 jobs at once on 2 physical cores" in warning
     assert "--workers 2" in warning
+
+
+def pinned_job(url: str, host: str | None) -> int:
+    """A queued job pinned to ``host`` (None: any), never sent."""
+    job_id = make_job(url)
+    with session_scope(url) as session:
+        job = session.get(Job, job_id)
+        job.spec, job.pinned_host = {**job.spec, "host": host}, host
+        job.dispatched_at = None
+    return job_id
+
+
+def waiting(settings, host: str | None) -> int:
+    with redis.Redis.from_url(settings.BROKER_URL) as client:
+        return client.llen(job_queue(settings, host))
+
+
+def test_the_reaper_sends_each_pinned_job_to_its_hosts_queue_once(
+    database_url, redis_url, settings_for
+):
+    settings = settings_for(database_url, redis_url, DISPATCH_TIMEOUT_SECONDS=1.0)
+    free, busy = pinned_job(database_url, None), pinned_job(database_url, "busy")
+    idle = pinned_job(database_url, "idle")
+    assert store.pinned_hosts(database_url) == ["busy", "idle"]
+    assert store.take_overdue(database_url, 1.0, []) == []
+    enqueue(busy, settings, 10.0, "busy")  # its message waits: no worker on "busy"
+    Reaper(settings).dispatch_overdue()
+    # the job queue and "idle"'s were empty: their jobs are sent there; "busy"'s is not
+    # sent twice while its message waits
+    assert (waiting(settings, None), waiting(settings, "idle"), waiting(settings, "busy")) == (
+        1,
+        1,
+        1,
+    )
+    assert [s.job_id for s in store.take_overdue(database_url, 0.0, ["busy"])] == [busy]
+    assert {s.job_id: s.host for s in store.queued_jobs(database_url)} == {
+        free: None,
+        busy: "busy",
+        idle: "idle",
+    }
