@@ -42,14 +42,14 @@ def sweep_jobs(sweep_id: Any) -> JobFilter | None:
     return None if checked is None else JobFilter(sweep_id=checked)
 
 
-def watch(page: str, inputs: Sequence[Input], select: Callable[..., JobFilter | None]) -> None:
-    """Fill ``PAGE-fairness`` with :func:`warning` of the jobs ``select(*input values)``
-    chooses (None, or an InputError: no warning)."""
+def watch(page: str, inputs: Sequence[Input], choose: Callable[..., JobFilter | None]) -> None:
+    """Fill ``PAGE-fairness`` with :func:`warning` of the jobs that ``choose(*input
+    values)`` names (None, or an InputError: no warning)."""
 
     @callback(Output(f"{page}-fairness", "children"), *inputs)
     def _warn(*values: Any) -> html.Div | None:
         try:
-            where = select(*values)
+            where = choose(*values)
         except InputError:
             return None
         if where is None:
