@@ -126,9 +126,9 @@ def layout(
                     html.Span(id="compare-status", className="status"),
                     " · ",
                     share_link("compare"),
+                    html.Div(id="compare-fairness"),
                 ]
             ),
-            html.Div(id="compare-fairness"),
             dcc.Graph(
                 id="compare-graph",
                 style={"height": "640px"},
