@@ -94,6 +94,25 @@ class JobPublic(_Public):
         description="wall time the whole run cost, evaluation and every refit included "
         "(seconds), set when it ends; null before, or when the run failed",
     )
+    machine: dict[str, Any] | None = Field(
+        None,
+        description="what the job ran on, recorded when a worker claims it: host, cpu_model, "
+        "physical_cores, logical_cores, platform, python, and versions of faceoff, numpy, "
+        "scipy, numba and the peer libraries (null: not installed)",
+    )
+    concurrency: int | None = Field(
+        None, description="jobs running on the job's host when it started, itself included"
+    )
+    concurrency_max: int | None = Field(
+        None,
+        description="most jobs seen running on its host during the run (at its start, "
+        "heartbeats and end); above machine.physical_cores, its times are inflated",
+    )
+    load_start: Measured = Field(None, description="the host's 1-minute load average at start")
+    load_end: Measured = Field(None, description="the host's 1-minute load average at the end")
+    pinned_host: str | None = Field(
+        None, description="the worker host the job must run on (its spec's host); null: any"
+    )
 
 
 class JobsPublic(BaseModel):
@@ -342,6 +361,11 @@ class HealthPublic(BaseModel):
     database: str = Field(description='"ok" or what went wrong')
     broker: str = Field(description='"ok" or what went wrong')
     workers: int = Field(description="live workers consuming this server's queue")
+    worker_hosts: list[str] = Field(
+        default_factory=list,
+        description="hosts of the live workers: the values a job's or sweep's host may take "
+        "(a job pinned to another host waits queued until a worker there starts)",
+    )
 
 
 # the ``responses=`` of a route: extra documented answers, status code -> model and text

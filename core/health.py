@@ -8,6 +8,7 @@ import redis
 from sqlalchemy import text
 
 from faceoff.core.db import session_factory
+from faceoff.core.machine import host_queue
 from faceoff.core.queue import celery_for
 from faceoff.core.settings import Settings
 
@@ -47,9 +48,10 @@ def check_broker(settings: Settings) -> str:
     return "ok"
 
 
-def count_workers(settings: Settings) -> int:
-    """Workers answering within INSPECT_SECONDS that consume this server's queue (0 if the
-    broker fails meanwhile)."""
+def live_workers(settings: Settings) -> tuple[int, list[str]]:
+    """(workers answering within INSPECT_SECONDS that consume this server's queue, the
+    hosts whose pinned-job queues they consume, sorted); (0, []) if the broker fails
+    meanwhile. A job pinned to a host not listed waits queued until a worker there starts."""
     inspect = celery_for(settings.BROKER_URL, settings.QUEUE).control.inspect(
         timeout=INSPECT_SECONDS
     )
@@ -57,7 +59,12 @@ def count_workers(settings: Settings) -> int:
         replies = inspect.active_queues() or {}
     except Exception as err:
         log.warning("counting workers failed: %s", _problem(err))
-        return 0
-    return sum(
-        any(queue.get("name") == settings.QUEUE for queue in queues) for queues in replies.values()
-    )
+        return 0, []
+    prefix = host_queue(settings.QUEUE, "")
+    workers, hosts = 0, set[str]()
+    for queues in replies.values():
+        names = [queue.get("name") or "" for queue in queues]
+        if settings.QUEUE in names:
+            workers += 1
+            hosts.update(name[len(prefix) :] for name in names if name.startswith(prefix))
+    return workers, sorted(hosts)

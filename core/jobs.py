@@ -44,6 +44,7 @@ from faceoff.core.specs import (
     SpecError,
     StopSpec,
     canonical_job,
+    dump_spec,
     objective_hash,
     spec_hash,
 )
@@ -109,7 +110,7 @@ def new_job(
         team_id=team_id,
         sweep=sweep,
         dataset=dataset,
-        spec=spec.model_dump(mode="json"),
+        spec=dump_spec(spec),
         spec_hash=digest,
         objective_hash=objective_hash(spec),
         solver=spec.solver,
@@ -118,6 +119,7 @@ def new_job(
         cancel_requested=False,
         attempts=0,
         n_points=0,
+        pinned_host=spec.host,
     )
 
 
@@ -161,7 +163,7 @@ def enqueue_new(jobs: Sequence[Job], settings: Settings) -> None:
 
     for index, job in enumerate(jobs):
         try:
-            enqueue(job.id, settings, max_seconds=job.spec["stop"]["max_seconds"])
+            enqueue(job.id, settings, job.spec["stop"]["max_seconds"], job.pinned_host)
         except Exception as err:
             log.warning(
                 "%d jobs from %d on not sent to the broker (%s: %s); a worker's reaper sends "

@@ -108,7 +108,12 @@ class Job(Base):
 
     ``trace_mode`` says how the trace is made (``native``, ``callback`` or ``refit``:
     solvers.catalogue.SolverSpec), set by the worker when the run starts; ``wall_s`` is the
-    wall time the whole run cost (evaluation and every refit included), set when it ends."""
+    wall time the whole run cost (evaluation and every refit included), set when it ends.
+
+    ``machine`` is the record of the worker's machine (core.machine), ``concurrency`` and
+    ``concurrency_max`` the jobs running on its host at the claim and at most during the
+    run, ``load_start``/``load_end`` the host's 1-minute load average; ``pinned_host`` the
+    worker host the job must run on (its spec's ``host``; None: any)."""
 
     __tablename__ = "jobs"
     __table_args__ = (
@@ -147,6 +152,12 @@ class Job(Base):
     gap: Mapped[float | None] = mapped_column(Float)
     trace_mode: Mapped[str | None] = mapped_column(String(16))
     wall_s: Mapped[float | None] = mapped_column(Float)
+    machine: Mapped[dict[str, Any] | None]
+    concurrency: Mapped[int | None] = mapped_column(Integer)
+    concurrency_max: Mapped[int | None] = mapped_column(Integer)
+    load_start: Mapped[float | None] = mapped_column(Float)
+    load_end: Mapped[float | None] = mapped_column(Float)
+    pinned_host: Mapped[str | None] = mapped_column(String(253))
 
     sweep: Mapped[Sweep | None] = relationship(back_populates="jobs")
     dataset: Mapped[Dataset] = relationship()

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from celery import Celery
 
+from faceoff.core.machine import host_queue
 from faceoff.core.settings import Settings, get_settings
 
 RUN_JOB = "worker.run_job"
@@ -69,16 +70,26 @@ def time_limits(max_seconds: float, settings: Settings) -> tuple[float, float]:
     return soft, soft + settings.HARD_LIMIT_GRACE_SECONDS
 
 
+def job_queue(settings: Settings, host: str | None = None) -> str:
+    """The queue of jobs pinned to worker ``host`` (core.machine.host_queue), or, for None,
+    the queue every worker consumes."""
+    return settings.QUEUE if host is None else host_queue(settings.QUEUE, host)
+
+
 def enqueue(
-    job_id: int, settings: Settings | None = None, max_seconds: float | None = None
+    job_id: int,
+    settings: Settings | None = None,
+    max_seconds: float | None = None,
+    host: str | None = None,
 ) -> None:
-    """Send ``worker.run_job(job_id)`` to the job queue, with the :func:`time_limits` of the
-    job's ``max_seconds`` if given (else the worker's limits for ``MAX_JOB_SECONDS`` apply)."""
+    """Send ``worker.run_job(job_id)`` to the job queue, or to that of the worker ``host``
+    it is pinned to, with the :func:`time_limits` of the job's ``max_seconds`` if given
+    (else the worker's limits for ``MAX_JOB_SECONDS`` apply)."""
     settings = settings or get_settings()
     limits = {}
     if max_seconds is not None:
         soft, hard = time_limits(max_seconds, settings)
         limits = {"soft_time_limit": soft, "time_limit": hard}
     celery_for(settings.BROKER_URL, settings.QUEUE).send_task(
-        RUN_JOB, args=[job_id], queue=settings.QUEUE, **limits
+        RUN_JOB, args=[job_id], queue=job_queue(settings, host), **limits
     )

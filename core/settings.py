@@ -19,6 +19,9 @@ class Settings(BaseSettings):
     DATABASE_URL: str = ""  # default: SQLite file in HOME
     BROKER_URL: str = "redis://127.0.0.1:6379/0"
     QUEUE: str = "faceoff"  # Celery queue the API sends jobs to and workers consume
+    # this worker's host name, for pinned jobs' queues and machine records (core.machine);
+    # default: the system's. Give the containers of one machine one name.
+    WORKER_HOST: str = ""
     MAX_SWEEP_JOBS: int = 1000  # larger sweeps are refused with 422
     MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
     MAX_JSON_BYTES: int = 1024 * 1024  # any other request body (a maximal sweep is ~0.3 MB)

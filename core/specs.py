@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
 from faceoff.solvers.catalogue import CATALOGUE, ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
@@ -76,6 +77,17 @@ def _text_input(value: Any) -> Any:
 
 # a string field of a request: printable text only (see check_text)
 Text = Annotated[str, BeforeValidator(_text_input)]
+# the worker host a job or sweep is pinned to (core.machine.host_queue)
+Host = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=HOST_MAX_LENGTH,
+        pattern=HOST_PATTERN,
+        description="run on this worker host only (a host name as GET /health lists them: "
+        "letters, digits, '-', '_', dot-separated labels); default: any worker",
+    ),
+]
 # a float field of a request: JSON's NaN, Infinity and overflowing literals (1e400) refused
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
@@ -144,6 +156,7 @@ class JobSpec(ObjectiveSpec):
         "timing noise (0: the job itself)",
     )
     stop: StopSpec = Field(default_factory=StopSpec)
+    host: Host | None = None
 
     def objective(self) -> ObjectiveSpec:
         return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
@@ -187,10 +200,23 @@ def _digest(payload: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def dump_spec(spec: JobSpec | SweepSpec) -> dict[str, Any]:
+    """The spec as stored and hashed: JSON values, without ``host`` when it is not pinned
+    (so specs and hashes from before pinning stay the same)."""
+    payload = spec.model_dump(mode="json")
+    if payload.get("host") is None:
+        payload.pop("host", None)
+    return payload
+
+
 def spec_hash(spec: JobSpec) -> str:
-    """Hash of a canonical job spec: identical submissions have identical hashes (``repeat``
-    counts only when ≥ 1, so the hashes of jobs made before it existed still match)."""
-    return _digest(spec.model_dump(mode="json", exclude={"repeat"} if not spec.repeat else None))
+    """Hash of a canonical job spec: identical submissions have identical hashes (a job
+    pinned to a host differs from the same job anywhere; ``repeat`` counts only when ≥ 1,
+    so the hashes of jobs made before either existed still match)."""
+    payload = dump_spec(spec)
+    if not spec.repeat:
+        payload.pop("repeat", None)
+    return _digest(payload)
 
 
 def objective_hash(spec: ObjectiveSpec) -> str:
@@ -236,6 +262,9 @@ class SweepSpec(_Strict):
         "per objective",
     )
     stop: StopSpec = Field(default_factory=StopSpec)
+    host: Host | None = Field(
+        None, description="run every job of the sweep on this worker host (comparable times)"
+    )
 
     def solver_choices(self) -> list[SolverChoice]:
         return [SolverChoice(solver=s) if isinstance(s, str) else s for s in self.solvers]
@@ -330,6 +359,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
                         seed=seed,
                         repeat=repeat,
                         stop=sweep.stop,
+                        host=sweep.host,
                     )
                 except ValueError as err:  # pydantic ValidationError (a weight out of range)
                     raise SpecError(("l2",), f"invalid combination: {err}") from None

@@ -40,6 +40,7 @@ from faceoff.core.specs import (
     SpecError,
     SweepSpec,
     check_text_at,
+    dump_spec,
     expand_sweep,
     jobs_per_solver,
     n_settings,
@@ -49,7 +50,7 @@ from faceoff.core.specs import (
 
 
 def _sweep_key(spec: SweepSpec) -> str:
-    return json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+    return json.dumps(dump_spec(spec), sort_keys=True)
 
 
 def submit_sweep(
@@ -104,7 +105,7 @@ def submit_sweep(
         )
         for job in session.scalars(query.order_by(Job.id)):
             standalone[job.spec_hash] = job
-    sweep = Sweep(name=spec.name, spec=spec.model_dump(mode="json"), n_jobs=size, team_id=team_id)
+    sweep = Sweep(name=spec.name, spec=dump_spec(spec), n_jobs=size, team_id=team_id)
     session.add(sweep)
     created: list[Job] = []
     for job_spec, digest in zip(specs, digests, strict=True):

@@ -69,6 +69,9 @@ def job_row(job: Job) -> dict[str, Any]:
         "gap": job.gap,
         "trace_mode": job.trace_mode,
         "wall_s": job.wall_s,
+        "machine": job.machine,
+        "concurrency": job.concurrency,
+        "concurrency_max": job.concurrency_max,
         "progress": progress(job.epoch, job.time_s, spec.get("stop", {})),
         "created_at": job.created_at,
     }

@@ -6,20 +6,29 @@ process, so every pool process inherits them — including one that replaces a p
 killed by a hard time limit. A pool process drops the database connections it inherits.
 Once the worker consumes (``worker_ready``), its main process runs a
 :class:`faceoff.worker.reaper.Reaper` until it shuts down.
+
+Besides the job queue, every worker consumes its host's queue (``<queue>.host.<host>``,
+core.machine.host_queue), where the jobs pinned to that host are sent; it collects its
+machine record (core.machine) before forking, and warns when it runs more jobs at once
+than its host has physical cores.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from celery.signals import celeryd_after_setup, worker_process_init, worker_ready, worker_shutdown
 
 from faceoff.core.db import engine_for
+from faceoff.core.machine import host_queue, machine_record
 from faceoff.core.queue import make_celery, time_limits
 from faceoff.core.settings import get_settings
 
 if TYPE_CHECKING:
     from faceoff.worker.reaper import Reaper
+
+log = logging.getLogger(__name__)
 
 celery_app = make_celery(get_settings())
 celery_app.conf.update(
@@ -37,6 +46,23 @@ def _warm_up(sender, instance, **kwargs) -> None:
     from faceoff.worker.warmup import warm_up
 
     warm_up()
+
+
+@celeryd_after_setup.connect
+def _consume_host_queue(sender, instance, **kwargs) -> None:
+    machine = machine_record()
+    queue = host_queue(get_settings().QUEUE, machine["host"])
+    instance.app.amqp.queues.select_add(queue)
+    cores = machine["physical_cores"]
+    log.info("consuming %s too; %s, %d physical cores", queue, machine["cpu_model"], cores)
+    if instance.concurrency > cores:
+        log.warning(
+            "this worker runs %d jobs at once on %d physical cores: their times are inflated "
+            "(use a concurrency of at most %d for timing-grade runs)",
+            instance.concurrency,
+            cores,
+            cores,
+        )
 
 
 @worker_process_init.connect

@@ -33,7 +33,7 @@ import time
 import redis
 
 from faceoff.core.db import brief, is_unavailable
-from faceoff.core.queue import enqueue
+from faceoff.core.queue import enqueue, job_queue
 from faceoff.core.settings import Settings
 from faceoff.worker import store
 
@@ -130,8 +130,8 @@ class Reaper(threading.Thread):
             if client.exists(self.epoch_key):
                 return
             queued = store.queued_jobs(self.url)
-            for job_id, max_seconds in queued:
-                enqueue(job_id, self.settings, max_seconds=max_seconds)
+            for send in queued:
+                enqueue(send.job_id, self.settings, send.max_seconds, send.host)
             client.set(self.epoch_key, f"{socket.gethostname()} {time.time():.0f}", nx=True)
         if queued:
             log.warning(
@@ -150,31 +150,35 @@ class Reaper(threading.Thread):
             store.ping(self.url)
             self._db_ok_since = self._db_ok_since or now
             return
-        for job_id, max_seconds in store.requeue_lost(self.url, timeout):
+        for send in store.requeue_lost(self.url, timeout):
             try:
-                enqueue(job_id, self.settings, max_seconds=max_seconds)
+                enqueue(send.job_id, self.settings, send.max_seconds, send.host)
             except Exception as err:
-                store.unqueue(self.url, job_id)
-                log.warning("job %d could not be sent (%s); a later pass tries again", job_id, err)
+                store.unqueue(self.url, send.job_id)
+                log.warning(
+                    "job %d could not be sent (%s); a later pass tries again", send.job_id, err
+                )
 
     def dispatch_overdue(self) -> None:
-        """When the broker's queue is empty, send the queued jobs not sent for
-        ``DISPATCH_TIMEOUT_SECONDS``; the jobs not sent are taken again by a later pass."""
+        """Send the queued jobs not sent for ``DISPATCH_TIMEOUT_SECONDS`` whose queue in the
+        broker is empty (the job queue, or the queue of the host a job is pinned to); the
+        jobs not sent are taken again by a later pass."""
         if (client := self._broker()) is None:
             return
+        hosts: list[str | None] = [None, *store.pinned_hosts(self.url)]
         with client:
-            if client.llen(self.settings.QUEUE):
-                return  # messages are waiting: the queued jobs' may be among them
-        overdue = store.take_overdue(self.url, self.settings.DISPATCH_TIMEOUT_SECONDS)
-        for index, (job_id, max_seconds) in enumerate(overdue):
+            # messages waiting in a queue may be its queued jobs'
+            empty = [host for host in hosts if not client.llen(job_queue(self.settings, host))]
+        overdue = store.take_overdue(self.url, self.settings.DISPATCH_TIMEOUT_SECONDS, empty)
+        for index, send in enumerate(overdue):
             try:
-                enqueue(job_id, self.settings, max_seconds=max_seconds)
+                enqueue(send.job_id, self.settings, send.max_seconds, send.host)
             except Exception as err:
-                store.untake(self.url, [j for j, _ in overdue[index:]])
+                store.untake(self.url, [later.job_id for later in overdue[index:]])
                 log.warning("queued jobs could not be sent (%s); a later pass tries again", err)
                 return
         if overdue:
-            ids = [str(job_id) for job_id, _ in overdue]
+            ids = [str(send.job_id) for send in overdue]
             log.warning(
                 "sent %d queued jobs left without a message in the broker for %g s: %s",
                 len(ids),

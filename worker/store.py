@@ -15,17 +15,18 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import CursorResult, Executable, Table, delete, or_, select, update
+from sqlalchemy import CursorResult, Executable, Table, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
+from faceoff.core.machine import load_average
 from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
 
 log = logging.getLogger(__name__)
@@ -67,15 +68,44 @@ class Claim:
     spec: dict[str, Any]
     dataset: str
     source: dict[str, Any]
+    machine_host: str | None = None  # the host whose running jobs count as concurrent
 
 
-def claim_job(url: str, job_id: int, host: str) -> Claim | None:
+def _running_on(session: Session, machine_host: str) -> int:
+    """How many jobs are running on ``machine_host`` (worker_host ``machine_host:pid``)."""
+    escaped = machine_host.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    query = select(func.count()).where(
+        Job.status == RUNNING, Job.worker_host.like(f"{escaped}:%", escape="\\")
+    )
+    return int(session.scalar(query) or 0)
+
+
+def _crowding(session: Session, machine_host: str | None) -> dict[str, Any]:
+    """Values raising ``concurrency_max`` to the jobs now running on the host."""
+    if machine_host is None:
+        return {}
+    running = _running_on(session, machine_host)
+    highest = case(
+        (Job.concurrency_max.is_(None), running),
+        (Job.concurrency_max < running, running),
+        else_=Job.concurrency_max,
+    )
+    return {"concurrency_max": highest}
+
+
+def claim_job(
+    url: str, job_id: int, host: str, machine: dict[str, Any] | None = None
+) -> Claim | None:
     """Mark a queued job running for a new attempt, or return None when it must not run.
 
     A missing job, or one that is not queued (finished, or running for another delivery
     of its message), is skipped; a queued job whose cancellation was requested is
     cancelled. A rerun (attempt > 1, after the reaper requeued the job) deletes the
     earlier trace points, so the new trace starts at seq 0.
+
+    With the ``machine`` record (core.machine) the job records it, the host's load average
+    and how many jobs are running on ``machine["host"]`` counting this one
+    (``worker_host`` must then be ``host:pid``).
     """
     now = utcnow()
     with session_scope(url) as session:
@@ -100,6 +130,11 @@ def claim_job(url: str, job_id: int, host: str) -> Claim | None:
                 gap=None,
                 trace_mode=None,
                 wall_s=None,
+                machine=machine,
+                load_start=load_average() if machine else None,
+                load_end=None,
+                concurrency=None,
+                concurrency_max=None,
             )
             .returning(Job.attempts, Job.spec, Job.dataset_id)
         ).one_or_none()
@@ -118,7 +153,15 @@ def claim_job(url: str, job_id: int, host: str) -> Claim | None:
         ).one()
         if attempts > 1:
             session.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
-        return Claim(job_id, attempts, spec, dataset.name, dataset.source)
+        machine_host = machine["host"] if machine else None
+        if machine_host is not None:
+            running = _running_on(session, machine_host)
+            session.execute(
+                update(Job)
+                .where(Job.id == job_id)
+                .values(concurrency=running, concurrency_max=running)
+            )
+        return Claim(job_id, attempts, spec, dataset.name, dataset.source, machine_host)
 
 
 def _plain(value: Any) -> Any:
@@ -212,9 +255,11 @@ def _current(claim: Claim) -> tuple:
 
 
 def beat(url: str, claim: Claim) -> bool:
-    """Record that this run is alive; False if it has been superseded."""
+    """Record that this run is alive, and the jobs running on its host if more than seen
+    so far; False if it has been superseded."""
     with session_scope(url) as session:
-        statement = update(Job).where(*_current(claim)).values(heartbeat_at=utcnow())
+        values = {"heartbeat_at": utcnow(), **_crowding(session, claim.machine_host)}
+        statement = update(Job).where(*_current(claim)).values(**values)
         return bool(_changed(session, statement))
 
 
@@ -261,7 +306,10 @@ def finish_job(
             "stop_reason": stop_reason,
             "error": error,
             "wall_s": wall_s,
+            **_crowding(session, claim.machine_host),
         }
+        if claim.machine_host is not None:
+            values["load_end"] = load_average()
         if identity is not None:
             values.update(identity._asdict())
         if points:
@@ -285,9 +333,22 @@ def fail_running_job(url: str, job_id: int, error: str) -> bool:
         return bool(_changed(session, statement))
 
 
-def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
+class Send(NamedTuple):
+    """What sending a job's message needs: its id, its ``max_seconds`` (the time limits)
+    and the worker host it is pinned to (None: any)."""
+
+    job_id: int
+    max_seconds: float
+    host: str | None = None
+
+
+def _send(job_id: int, spec: dict[str, Any]) -> Send:
+    return Send(job_id, float(spec["stop"]["max_seconds"]), spec.get("host"))
+
+
+def requeue_lost(url: str, timeout: float) -> list[Send]:
     """Requeue the running jobs whose heartbeat is older than ``timeout`` seconds (their
-    worker was lost): (job id, max_seconds) of each, for the caller to send again.
+    worker was lost): how to send each (:class:`Send`), for the caller to send again.
 
     Each job is taken by a conditional UPDATE, so of several reapers one requeues it. A job
     that has been tried ``MAX_ATTEMPTS`` times is failed instead. A requeued job counts as
@@ -314,7 +375,7 @@ def requeue_lost(url: str, timeout: float) -> list[tuple[int, float]]:
                 log.warning(
                     "job %d: its worker was lost during attempt %d; requeued", job_id, attempts
                 )
-                requeued.append((job_id, float(spec["stop"]["max_seconds"])))
+                requeued.append(_send(job_id, spec))
     return requeued
 
 
@@ -327,22 +388,33 @@ def unqueue(url: str, job_id: int) -> None:
         )
 
 
-def take_overdue(url: str, timeout: float) -> list[tuple[int, float]]:
-    """(job id, max_seconds) of the queued jobs last sent ``timeout`` seconds ago or never
-    (oldest first), marked sent now for the caller to send again.
+def take_overdue(url: str, timeout: float, hosts: Sequence[str | None] | None = None) -> list[Send]:
+    """How to send the queued jobs last sent ``timeout`` seconds ago or never (oldest
+    first), marked sent now for the caller to send again; with ``hosts``, only the jobs
+    pinned to one of them (None in it: the unpinned jobs).
 
     One conditional UPDATE takes them, so of several reapers one sends each job.
     """
     cutoff = utcnow() - timedelta(seconds=timeout)
-    overdue = (
-        Job.status == QUEUED,
-        or_(Job.dispatched_at.is_(None), Job.dispatched_at < cutoff),
-    )
+    if hosts is not None and not hosts:
+        return []
+    overdue = [Job.status == QUEUED, or_(Job.dispatched_at.is_(None), Job.dispatched_at < cutoff)]
+    if hosts is not None:
+        named = [host for host in hosts if host is not None]
+        pinned = [Job.pinned_host.in_(named)] if named else []
+        overdue.append(or_(*pinned, *([Job.pinned_host.is_(None)] if None in hosts else [])))
     with session_scope(url) as session:
         rows = session.execute(
             update(Job).where(*overdue).values(dispatched_at=utcnow()).returning(Job.id, Job.spec)
         ).all()
-    return sorted((job_id, float(spec["stop"]["max_seconds"])) for job_id, spec in rows)
+    return sorted(_send(job_id, spec) for job_id, spec in rows)
+
+
+def pinned_hosts(url: str) -> list[str]:
+    """The worker hosts that queued jobs are pinned to, sorted."""
+    with session_scope(url) as session:
+        query = select(Job.pinned_host).where(Job.status == QUEUED, Job.pinned_host.is_not(None))
+        return sorted(host for host in session.scalars(query.distinct()) if host is not None)
 
 
 def untake(url: str, job_ids: list[int]) -> None:
@@ -359,13 +431,13 @@ def ping(url: str) -> None:
         conn.execute(select(1))
 
 
-def queued_jobs(url: str) -> list[tuple[int, float]]:
-    """(job id, max_seconds) of every queued job, oldest first."""
+def queued_jobs(url: str) -> list[Send]:
+    """How to send every queued job, oldest first."""
     with session_scope(url) as session:
         rows = session.execute(
             select(Job.id, Job.spec).where(Job.status == QUEUED).order_by(Job.id)
         )
-        return [(job_id, float(spec["stop"]["max_seconds"])) for job_id, spec in rows]
+        return [_send(job_id, spec) for job_id, spec in rows]
 
 
 class CancelCheck:

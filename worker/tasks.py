@@ -6,7 +6,6 @@ import json
 import logging
 import math
 import os
-import socket
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +17,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 from faceoff.core.datasets import load_matrix
 from faceoff.core.db import brief, is_unavailable, session_scope
 from faceoff.core.jobs import check_job_memory
+from faceoff.core.machine import machine_record
 from faceoff.core.models import CANCELLED, FAILED, SUCCEEDED, Job
 from faceoff.core.queue import RUN_JOB, time_limits
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
@@ -168,10 +168,13 @@ def run_job(self: JobTask, job_id: int) -> None:
     requeued, one whose end cannot be written stays running and the reaper reruns it.
     """
     settings = get_settings()
-    url, host = settings.database_url, f"{socket.gethostname()}:{os.getpid()}"
+    machine = machine_record()
+    url, host = settings.database_url, f"{machine['host']}:{os.getpid()}"
     try:
         claim = store.retrying(
-            lambda: store.claim_job(url, job_id, host), settings.DB_RETRY_SECONDS, f"job {job_id}"
+            lambda: store.claim_job(url, job_id, host, machine),
+            settings.DB_RETRY_SECONDS,
+            f"job {job_id}",
         )
     except Exception as err:
         if not is_unavailable(err):

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from faceoff.api.deps import SettingsDep
 from faceoff.api.schemas import HealthPublic
-from faceoff.core.health import check_broker, check_database, count_workers
+from faceoff.core.health import check_broker, check_database, live_workers
 
 router = APIRouter(prefix="/health", tags=["health"])
 
@@ -17,9 +17,10 @@ router = APIRouter(prefix="/health", tags=["health"])
     responses={503: {"model": HealthPublic, "description": "database or broker down"}},
 )
 def health_check(response: Response, settings: SettingsDep) -> HealthPublic:
-    """200 when the database and the broker answer, 503 otherwise; live workers counted."""
+    """200 when the database and the broker answer, 503 otherwise; live workers counted,
+    with the hosts a job or sweep can be pinned to (``host``)."""
     database, broker = check_database(settings), check_broker(settings)
-    workers = count_workers(settings) if broker == "ok" else 0
+    workers, hosts = live_workers(settings) if broker == "ok" else (0, [])
     if database != "ok" or broker != "ok":
         response.status_code = 503
-    return HealthPublic(database=database, broker=broker, workers=workers)
+    return HealthPublic(database=database, broker=broker, workers=workers, worker_hosts=hosts)

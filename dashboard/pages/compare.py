@@ -14,7 +14,7 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import figures, rows
+from faceoff.dashboard import fairness, figures, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -136,6 +136,7 @@ def layout(
                     html.Span(id="compare-status", className="status"),
                     " · ",
                     share_link("compare"),
+                    html.Div(id="compare-fairness"),
                 ]
             ),
             dcc.Graph(id="compare-graph", config=_config("faceoff-compare")),
@@ -180,6 +181,15 @@ def _graph(figure) -> tuple[Any, dict[str, Any], dict[str, str]]:
 
 
 url_sync("compare")
+fairness.watch(
+    "compare",
+    [
+        Input("compare-jobs", "value"),
+        Input("compare-sweep", "value"),
+        Input("compare-interval", "n_intervals"),
+    ],
+    lambda jobs, sweep, _n: _selection(jobs, sweep)[0],
+)
 
 
 @callback(

@@ -12,7 +12,7 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import figures, rows
+from faceoff.dashboard import fairness, figures, rows
 from faceoff.dashboard.components import (
     choice,
     database_url,
@@ -115,6 +115,7 @@ def layout(
                     share_link("sweep"),
                 ]
             ),
+            html.Div(id="sweep-fairness"),
             dcc.Graph(id="sweep-tte", style={"height": "480px"}, config={"displaylogo": False}),
             dcc.Graph(id="sweep-ranking", style={"height": "420px"}, config={"displaylogo": False}),
             html.H3("Winners"),
@@ -126,6 +127,11 @@ def layout(
 
 
 url_sync("sweep")
+fairness.watch(
+    "sweep",
+    [Input("sweep-id", "data"), Input("sweep-interval", "n_intervals")],
+    lambda sweep_id, _n: fairness.sweep_jobs(sweep_id),
+)
 
 
 def _choices(eps: Any, criterion: Any, x: Any, chart: Any = None) -> tuple[str, str, str, str]:

@@ -157,7 +157,7 @@ def test_a_requeued_job_whose_reaper_died_before_sending_it_runs(
             job.status, job.attempts = RUNNING, 1
             job.heartbeat_at = utcnow() - timedelta(seconds=1)
         # another worker's reaper requeues it and dies before sending it
-        assert store.requeue_lost(postgres_url, timeout=0.5) == [(job.id, 10.0)]
+        assert store.requeue_lost(postgres_url, timeout=0.5) == [(job.id, 10.0, None)]
         (done,) = wait_done(postgres_url, [job.id], worker, timeout=30)
         check_ran_once(postgres_url, done, attempts=2)
 

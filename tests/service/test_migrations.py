@@ -127,3 +127,44 @@ def test_0006_records_trace_modes_of_earlier_runs_and_downgrades(at_0005):
     engine.dispose()
     assert not {"trace_mode", "wall_s"} & columns and "dispatched_at" in columns
     assert (kept, n_jobs) == (1, 5)
+
+
+def test_0007_adds_the_machine_columns_and_downgrades(at_0005):
+    """Jobs from before 0007 have no machine record; downgrading to 0006 drops its columns
+    and keeps the jobs."""
+    from alembic import command
+
+    from faceoff.core.migrate import alembic_config
+
+    upgrade(at_0005, "0006")
+    engine = make_engine(at_0005)
+    now = datetime.now(timezone.utc)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO datasets (id, name, source, created_at) VALUES (1, 'bc', '{}', :t)"),
+            {"t": now},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO jobs (id, dataset_id, spec, spec_hash, objective_hash, solver, "
+                "loss, status, cancel_requested, attempts, created_at, n_points) VALUES (1, 1, "
+                "'{}', 'h', 'o', 'dual_cd', 'logistic', 'succeeded', false, 1, :t, 3)"
+            ),
+            {"t": now},
+        )
+    engine.dispose()
+    upgrade(at_0005)
+    added = {"machine", "concurrency", "concurrency_max", "load_start", "load_end", "pinned_host"}
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        columns = ", ".join(sorted(added))
+        row = conn.execute(text(f"SELECT {columns} FROM jobs")).one()
+    engine.dispose()
+    assert tuple(row) == (None,) * len(added)
+    command.downgrade(alembic_config(at_0005), "0006")
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        columns_left = {c["name"] for c in inspect(conn).get_columns("jobs")}
+        n_jobs = conn.execute(text("SELECT count(*) FROM jobs")).scalar_one()
+    engine.dispose()
+    assert not added & columns_left and "wall_s" in columns_left and n_jobs == 1

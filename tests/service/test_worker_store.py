@@ -129,7 +129,7 @@ def test_a_requeued_job_restarts_its_trace_and_supersedes_the_lost_run(database_
 
     age_heartbeat(database_url, job_id, 30)
     assert store.requeue_lost(database_url, timeout=10) == [
-        (job_id, job.spec["stop"]["max_seconds"])
+        (job_id, job.spec["stop"]["max_seconds"], None)
     ]
     assert store.requeue_lost(database_url, timeout=10) == []  # one reaper wins
     assert get_job(database_url, job_id).status == QUEUED
@@ -175,11 +175,11 @@ def test_a_job_whose_message_was_not_sent_is_requeued_again(database_url):
     job_id = make_job(database_url)
     store.claim_job(database_url, job_id, "host")
     age_heartbeat(database_url, job_id, 30)
-    assert [j for j, _ in store.requeue_lost(database_url, timeout=10)] == [job_id]
+    assert [send.job_id for send in store.requeue_lost(database_url, timeout=10)] == [job_id]
     store.unqueue(database_url, job_id)  # the broker was down
     assert get_job(database_url, job_id).status == RUNNING
-    assert [j for j, _ in store.requeue_lost(database_url, timeout=10)] == [job_id]
-    assert store.queued_jobs(database_url) == [(job_id, 60.0)]
+    assert [send.job_id for send in store.requeue_lost(database_url, timeout=10)] == [job_id]
+    assert store.queued_jobs(database_url) == [(job_id, 60.0, None)]
 
 
 def test_a_job_lost_too_often_fails(database_url):
@@ -188,7 +188,7 @@ def test_a_job_lost_too_often_fails(database_url):
         assert store.claim_job(database_url, job_id, "host").attempt == attempt
         age_heartbeat(database_url, job_id, 30)
         requeued = store.requeue_lost(database_url, timeout=10)
-        assert [j for j, _ in requeued] == ([job_id] if attempt < store.MAX_ATTEMPTS else [])
+        assert [s.job_id for s in requeued] == ([job_id] if attempt < store.MAX_ATTEMPTS else [])
     assert store.claim_job(database_url, job_id, "host") is None
     job = get_job(database_url, job_id)
     assert job.status == FAILED
