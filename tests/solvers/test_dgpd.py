@@ -19,7 +19,7 @@ from faceoff.solvers.algorithms.dgpd import (
     _potential,
     _test_period,
 )
-from faceoff.solvers.catalogue import CATALOGUE, LOSSES
+from faceoff.solvers.catalogue import CATALOGUE, LOSSES, ParamError
 from faceoff.solvers.losses import loss_conj, make_loss
 from faceoff.solvers.problem import Data, Problem, build_problem
 from faceoff.solvers.run import solve
@@ -273,3 +273,12 @@ def test_theorem_step_is_selectable_and_certifies():
     assert default.stop_reason == CONVERGED
     assert default.final.epoch < theorem.final.epoch
     assert abs(default.final.primal - theorem.final.primal) <= 2e-9
+
+
+def test_step_is_a_catalogue_parameter():
+    spec = CATALOGUE["dgpd"]
+    assert spec.parse_params({})["step"] == "adaptive"
+    assert spec.parse_params({"step": "theorem"})["step"] == "theorem"
+    with pytest.raises(ParamError, match="adaptive, theorem") as caught:
+        spec.parse_params({"step": "fast"})
+    assert caught.value.param == "step"
