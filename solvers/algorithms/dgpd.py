@@ -21,7 +21,7 @@ g(x) = l1‖x‖₁ + l2/2‖x‖² (the paper's λ and μ) and keeps w = Ax and
   convexity of φ*, R = maxᵢ‖aᵢ‖ and s = ‖x − x̄‖₀ counted at the current iterate (at least
   1): ``step="theorem"``, or a fixed ``eta``. It is safe but small: on standardized
   breast_cancer (smoothed hinge, l2 = 1e-3) η₁₆ ≈ 0.01 leaves a gap of 1e3 after 5000
-  epochs, where η = 5 certifies 1e-9 in 1000 and η = 7 diverges.
+  epochs, where η = 5 certifies 1e-9 in 1100 and η = 7 diverges.
 * ``step="adaptive"`` (the default, Algorithm 1 only): η = m·η₁₆, the factor m ≥ 1 found
   by step doubling with backtracking on the theorem's own potential (as Nesterov's
   adaptive composite gradient method, Math. Program. 140, 2013, adapts its Lipschitz
@@ -32,12 +32,12 @@ g(x) = l1‖x‖₁ + l2/2‖x‖² (the paper's λ and μ) and keeps w = Ax and
   Φ_old − Φ_new ≥ (1 − ρ)·Δ_p,old with ρ = Π 2n/(2n + η₁₆γ) over the period: eq. (15)
   for η₁₆ gives Δ_old − Δ_new ≥ (1 − ρ)·Δ_old ≥ (1 − ρ)·Δ_p,old, so the theorem's step
   passes it (up to that shift). A passing period is kept and m doubles (once the back-off
-  below allows);
-  a failing one is undone (x, y, w, z restored from its start) and m halves, and the
-  periods to pass before the next doubling double (exponential back-off, so the factor
-  settles below the stability edge instead of oscillating across it). At m = 1 every
-  period is kept: the fallback is the theorem's η. Deterministic: no randomness. The
-  rejected periods' reads of A count in the epochs.
+  below allows); a failing one is undone (x, y, w, z restored from its start) and m
+  halves, and the periods to pass before the next doubling double, up to ``MAX_WAIT``
+  (back-off: m settles below the stability edge instead of oscillating across it, and
+  can still grow later). At m = 1 every period is kept: the fallback is the theorem's η.
+  Deterministic: no randomness. The rejected periods' reads of A count in the epochs, and
+  a trace point taken inside a period that is then undone shows an iterate the run left.
 
 ``variant="basic"`` is Algorithm 1: per iteration one primal and one dual coordinate, each
 chosen by a scan of all d (resp. n) candidates from the maintained z (resp. w); the scans
@@ -82,6 +82,7 @@ ADAPTIVE, THEOREM = 0, 1
 STEPS = {"adaptive": ADAPTIVE, "theorem": THEOREM}
 MAX_FACTOR = 2.0**40  # bound of the adaptive step's factor m in η = m·η₁₆
 PERIOD = 100  # iterations between two tests of the adaptive step (a test costs ~one iteration)
+MAX_WAIT = 64  # bound of the back-off: kept periods before m may double again
 
 # state of the adaptive step: integers, then floats
 _COUNT, _WAIT, _STREAK, _ACCEPTED, _REJECTED = range(5)
@@ -108,8 +109,8 @@ class DgpdParams(NamedTuple):
 class StepSearch(NamedTuple):
     """The adaptive step of Algorithm 1 (a Numba tuple): the last accepted iterate
     (x, y, w, z, warm, restored when a period is rejected), ``istate`` (_COUNT, _WAIT,
-    _STREAK, _ACCEPTED, _REJECTED) and ``fstate`` (_FACTOR m, _GAP at the accepted
-    iterate, _LOG_RATE: Σ log of eq. (15)'s factor over the period)."""
+    _STREAK, _ACCEPTED, _REJECTED) and ``fstate`` (_FACTOR m, _POTENTIAL Φ and _PRIMAL_GAP
+    Δ_p at the accepted iterate, _LOG_RATE: Σ log of eq. (15)'s factor over the period)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -237,7 +238,7 @@ def _potential(loss, penalty, b, x, y, w, z):
 
 @njit(cache=True)
 def _test_period(loss, penalty, b, it, search):
-    """The end of a period of the adaptive step (see :class:`DGPD`): accept the period and
+    """The end of a period of the adaptive step (module docstring): accept the period and
     keep its iterate, or reject it and go back to the last accepted one; update m."""
     istate, fstate = search.istate, search.fstate
     primal_gap, potential = _potential(loss, penalty, b, it.x, it.y, it.w, it.z)
@@ -246,7 +247,7 @@ def _test_period(loss, penalty, b, it, search):
     # η₁₆ over the period, as Theorem 4.2 guarantees with η₁₆
     decrease = -math.expm1(fstate[_LOG_RATE]) * fstate[_PRIMAL_GAP]
     enough = potential <= fstate[_POTENTIAL] - decrease
-    if math.isfinite(potential) and (enough or factor <= 1.0):
+    if factor <= 1.0 or (enough and math.isfinite(potential)):  # m = 1: η₁₆, kept
         search.x[:] = it.x
         search.y[:] = it.y
         search.w[:] = it.w
@@ -266,7 +267,7 @@ def _test_period(loss, penalty, b, it, search):
         it.warm[:] = search.warm
         fstate[_FACTOR] = max(0.5 * factor, 1.0)
         istate[_REJECTED] += 1
-        istate[_WAIT] = max(1, 2 * istate[_WAIT])  # back off from the factor that failed
+        istate[_WAIT] = min(max(1, 2 * istate[_WAIT]), MAX_WAIT)  # back off
         istate[_STREAK] = 0
     istate[_COUNT] = 0
     fstate[_LOG_RATE] = 0.0
