@@ -446,10 +446,21 @@ CATALOGUE: dict[str, SolverSpec] = {
                     choices=("active_set", "basic"),
                 ),
                 Param(
+                    "step",
+                    "choice",
+                    "adaptive",
+                    "dual step rule when eta is not given. theorem: η of Theorem 4.2, eq. (16), "
+                    "with s = current ‖x − x̄‖₀; adaptive (variant basic): m times that η, m "
+                    "doubled after a period that contracts the gap P(x) − D(y) at least at eq. "
+                    "(15)'s rate and halved, back to the period's start, after one that does "
+                    "not (m = 1: the theorem's η). active_set always uses eq. (16)",
+                    choices=("adaptive", "theorem"),
+                ),
+                Param(
                     "eta",
                     "float",
                     None,
-                    "dual step size η; auto: Theorem 4.2, eq. (16), with s = current ‖x − x̄‖₀",
+                    "fixed dual step size η (overrides step); auto: the step rule",
                     1e-300,
                     1e300,
                 ),

@@ -17,9 +17,27 @@ g(x) = l1‖x‖₁ + l2/2‖x‖² (the paper's λ and μ) and keeps w = Ax and
   coordinate at the edge of the domain whose gradient points outwards is not chosen (with
   y = 0 and a margin ≥ 1 the smoothed hinge cannot move), and it stays finite for logistic,
   whose φ*' is infinite at y = 0, where every coordinate starts.
-* Step size, Theorem 4.2 eq. (16): η = 2n²μ / (s(5R² + nγμ)), γ = 1/β the strong convexity
-  of φ*, R = maxᵢ‖aᵢ‖ and s = ‖x − x̄‖₀ counted at the current iterate (at least 1), unless
-  ``eta`` is given.
+* Step size, Theorem 4.2 eq. (16): η₁₆ = 2n²μ / (s(5R² + nγμ)), γ = 1/β the strong
+  convexity of φ*, R = maxᵢ‖aᵢ‖ and s = ‖x − x̄‖₀ counted at the current iterate (at least
+  1): ``step="theorem"``, or a fixed ``eta``. It is safe but small: on standardized
+  breast_cancer (smoothed hinge, l2 = 1e-3) η₁₆ ≈ 0.01 leaves a gap of 1e3 after 5000
+  epochs, where η = 5 certifies 1e-9 in 1100 and η = 7 diverges.
+* ``step="adaptive"`` (the default, Algorithm 1 only): η = m·η₁₆, the factor m ≥ 1 found
+  by step doubling with backtracking on the theorem's own potential (as Nesterov's
+  adaptive composite gradient method, Math. Program. 140, 2013, adapts its Lipschitz
+  estimate). Definition 4.1's Δ = Δ_p + Δ_d is, up to the constant D*,
+  Φ(x, y) = Δ_p − D(y) with Δ_p = L(x, y) − D(y), both computable in O(n + d) from w and z
+  (Δ_p taken at the current x rather than after the next primal step). Every ``PERIOD``
+  iterations the period is tested for sufficient decrease,
+  Φ_old − Φ_new ≥ (1 − ρ)·Δ_p,old with ρ = Π 2n/(2n + η₁₆γ) over the period: eq. (15)
+  for η₁₆ gives Δ_old − Δ_new ≥ (1 − ρ)·Δ_old ≥ (1 − ρ)·Δ_p,old, so the theorem's step
+  passes it (up to that shift). A passing period is kept and m doubles (once the back-off
+  below allows); a failing one is undone (x, y, w, z restored from its start) and m
+  halves, and the periods to pass before the next doubling double, up to ``MAX_WAIT``
+  (back-off: m settles below the stability edge instead of oscillating across it, and
+  can still grow later). At m = 1 every period is kept: the fallback is the theorem's η.
+  Deterministic: no randomness. The rejected periods' reads of A count in the epochs, and
+  a trace point taken inside a period that is then undone shows an iterate the run left.
 
 ``variant="basic"`` is Algorithm 1: per iteration one primal and one dual coordinate, each
 chosen by a scan of all d (resp. n) candidates from the maintained z (resp. w); the scans
@@ -52,7 +70,7 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.losses import dual_step, loss_dual_step, warm_starts
+from faceoff.solvers.losses import dual_step, loss_conj, loss_dual_step, warm_starts
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import make_rng_state, next_uniform
@@ -60,6 +78,15 @@ from faceoff.solvers.trace import Recorder
 
 BASIC, ACTIVE_SET = 0, 1
 VARIANTS = {"basic": BASIC, "active_set": ACTIVE_SET}
+ADAPTIVE, THEOREM = 0, 1
+STEPS = {"adaptive": ADAPTIVE, "theorem": THEOREM}
+MAX_FACTOR = 2.0**40  # bound of the adaptive step's factor m in η = m·η₁₆
+PERIOD = 100  # iterations between two tests of the adaptive step (a test costs ~one iteration)
+MAX_WAIT = 64  # bound of the back-off: kept periods before m may double again
+
+# state of the adaptive step: integers, then floats
+_COUNT, _WAIT, _STREAK, _ACCEPTED, _REJECTED = range(5)
+_FACTOR, _POTENTIAL, _PRIMAL_GAP, _LOG_RATE = range(4)
 
 # integer state of the active-set kernel
 _N_AX, _N_AY, _PASS, _CURSOR, _SEARCHES = range(5)
@@ -67,12 +94,31 @@ _N_AX, _N_AY, _PASS, _CURSOR, _SEARCHES = range(5)
 
 class DgpdParams(NamedTuple):
     """The step rule of a dgpd run (a Numba tuple): γ = 1/β (φ* is γ-strongly convex), η
-    (≤ 0: eq. (16) at every step), R² = maxᵢ‖aᵢ‖² and the rounds per search (Algorithm 2)."""
+    (≤ 0: eq. (16) at every step), R² = maxᵢ‖aᵢ‖², the rounds per search (Algorithm 2),
+    the step rule (ADAPTIVE or THEOREM, when η ≤ 0) and the iterations between two tests
+    of the adaptive step (Algorithm 1)."""
 
     gamma_dual: float
     eta: float
     r_sq: float
     inner_passes: int
+    step: int
+    period: int
+
+
+class StepSearch(NamedTuple):
+    """The adaptive step of Algorithm 1 (a Numba tuple): the last accepted iterate
+    (x, y, w, z, warm, restored when a period is rejected), ``istate`` (_COUNT, _WAIT,
+    _STREAK, _ACCEPTED, _REJECTED) and ``fstate`` (_FACTOR m, _POTENTIAL Φ and _PRIMAL_GAP
+    Δ_p at the accepted iterate, _LOG_RATE: Σ log of eq. (15)'s factor over the period)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    z: np.ndarray
+    warm: np.ndarray
+    istate: np.ndarray
+    fstate: np.ndarray
 
 
 class DgpdState(NamedTuple):
@@ -169,15 +215,76 @@ def _greedy_dual(w, y, b, warm, loss, inv_s):
 
 
 @njit(cache=True)
-def _basic(data, loss, penalty, params, it, n_updates):
+def _potential(loss, penalty, b, x, y, w, z):
+    """(Δ_p, Δ − D*) of Definition 4.1 at (x, y), from the maintained w = Ax and z = Aᵀy in
+    O(n + d) without reading A: Δ_p = L(x, y) − D(y) = g(x) + yᵀw/n + g*(−z/n) ≥ 0 and
+    Δ − D* = Δ_p − D(y), with D(y) = −Σ φ*(yᵢ)/n − g*(−z/n), g*(v) = Σ soft(vₖ, l1)²/(2l2)."""
+    l1, l2 = penalty
+    n = y.shape[0]
+    coupling = 0.0
+    conj = 0.0
+    for i in range(n):
+        coupling += y[i] * w[i]
+        conj += loss_conj(loss, y[i], b[i])
+    g = 0.0
+    g_conj = 0.0
+    for k in range(x.shape[0]):
+        g += l1 * abs(x[k]) + 0.5 * l2 * x[k] * x[k]
+        v = soft_threshold(z[k] / n, l1)
+        g_conj += v * v / (2.0 * l2)
+    primal_gap = g + coupling / n + g_conj
+    return primal_gap, primal_gap + conj / n + g_conj
+
+
+@njit(cache=True)
+def _test_period(loss, penalty, b, it, search):
+    """The end of a period of the adaptive step (module docstring): accept the period and
+    keep its iterate, or reject it and go back to the last accepted one; update m."""
+    istate, fstate = search.istate, search.fstate
+    primal_gap, potential = _potential(loss, penalty, b, it.x, it.y, it.w, it.z)
+    factor = fstate[_FACTOR]
+    # sufficient decrease: Δ fell by (1 − ρ)·Δ_p ≤ (1 − ρ)·Δ, ρ = eq. (15)'s factor for
+    # η₁₆ over the period, as Theorem 4.2 guarantees with η₁₆
+    decrease = -math.expm1(fstate[_LOG_RATE]) * fstate[_PRIMAL_GAP]
+    enough = potential <= fstate[_POTENTIAL] - decrease
+    if factor <= 1.0 or (enough and math.isfinite(potential)):  # m = 1: η₁₆, kept
+        search.x[:] = it.x
+        search.y[:] = it.y
+        search.w[:] = it.w
+        search.z[:] = it.z
+        search.warm[:] = it.warm
+        fstate[_POTENTIAL], fstate[_PRIMAL_GAP] = potential, primal_gap
+        istate[_ACCEPTED] += 1
+        istate[_STREAK] += 1
+        if istate[_STREAK] > istate[_WAIT]:
+            fstate[_FACTOR] = min(2.0 * factor, MAX_FACTOR)
+            istate[_STREAK] = 0
+    else:
+        it.x[:] = search.x
+        it.y[:] = search.y
+        it.w[:] = search.w
+        it.z[:] = search.z
+        it.warm[:] = search.warm
+        fstate[_FACTOR] = max(0.5 * factor, 1.0)
+        istate[_REJECTED] += 1
+        istate[_WAIT] = min(max(1, 2 * istate[_WAIT]), MAX_WAIT)  # back off
+        istate[_STREAK] = 0
+    istate[_COUNT] = 0
+    fstate[_LOG_RATE] = 0.0
+
+
+@njit(cache=True)
+def _basic(data, loss, penalty, params, it, search, n_updates):
     """``n_updates`` iterations of Algorithm 1 (CSC and CSR arrays of A); returns the
-    entries of A read. ``params.eta`` ≤ 0 asks for eq. (16) at every iteration;
-    ``it.fstate`` receives (η, n/η, s) of the last one."""
+    entries of A read. ``params.eta`` ≤ 0 asks for eq. (16) at every iteration, times the
+    factor m of ``search`` with the adaptive step; ``it.fstate`` receives (η, n/η, s) of
+    the last one."""
     col_ptr, col_idx, col_val = data.csc
     row_ptr, row_idx, row_val = data.csr
     b = data.b
     l1, l2 = penalty
     gamma_dual, eta, r_sq = params.gamma_dual, params.eta, params.r_sq
+    adaptive = eta <= 0.0 and params.step == ADAPTIVE
     x, y, w, z, warm, fstate = it
     n_samples = y.shape[0]
     visited = 0
@@ -189,7 +296,13 @@ def _basic(data, loss, penalty, params, it, n_updates):
             for k in range(col_ptr[j], col_ptr[j + 1]):  # eq. (6): w += Δ·A^j
                 w[col_idx[k]] += delta * col_val[k]
             visited += col_ptr[j + 1] - col_ptr[j]
-        step = eta if eta > 0.0 else _theorem_eta(n_samples, l2, gamma_dual, r_sq, s)
+        if eta > 0.0:
+            step = eta
+        else:
+            step = _theorem_eta(n_samples, l2, gamma_dual, r_sq, s)
+            if adaptive:  # eq. (15)'s factor for η₁₆, then η = m·η₁₆
+                search.fstate[_LOG_RATE] -= math.log1p(0.5 * step * gamma_dual / n_samples)
+                step *= search.fstate[_FACTOR]
         fstate[0], fstate[1], fstate[2] = step, n_samples / step, s
         i, beta, warm_i = _greedy_dual(w, y, b, warm, loss, fstate[1])
         if i >= 0:  # eq. (8)
@@ -199,6 +312,10 @@ def _basic(data, loss, penalty, params, it, n_updates):
             for k in range(row_ptr[i], row_ptr[i + 1]):  # eq. (9): z += Δ·A_i
                 z[row_idx[k]] += delta * row_val[k]
             visited += row_ptr[i + 1] - row_ptr[i]
+        if adaptive:
+            search.istate[_COUNT] += 1
+            if search.istate[_COUNT] >= params.period:
+                _test_period(loss, penalty, b, it, search)
     return visited
 
 
@@ -387,18 +504,32 @@ class DGPD(PrimalMethod):
     variant : str
         ``basic`` (Algorithm 1) or ``active_set`` (Algorithm 2).
     eta : float or None
-        Dual step size η; None for eq. (16) with the current s = ‖x − x̄‖₀.
+        Fixed dual step size η; None for the step rule ``step``.
     inner_passes : int
         Rounds of updates on the active sets per search (Algorithm 2).
     seed : int
         Seeds the random order of the rows within a round (Algorithm 2).
+    step : str
+        ``adaptive`` (m·η₁₆, Algorithm 1) or ``theorem`` (η₁₆ of eq. (16)); Algorithm 2
+        always uses η₁₆.
+    period : int or None
+        Iterations between two tests of the adaptive step; None for ``PERIOD``.
     """
 
     def __init__(
-        self, problem: Problem, variant: str, eta: float | None, inner_passes: int, seed: int
+        self,
+        problem: Problem,
+        variant: str,
+        eta: float | None,
+        inner_passes: int,
+        seed: int,
+        step: str = "adaptive",
+        period: int | None = None,
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; accepted: {', '.join(VARIANTS)}")
+        if step not in STEPS:
+            raise ValueError(f"unknown step {step!r}; accepted: {', '.join(STEPS)}")
         if eta is not None and not (eta > 0 and math.isfinite(eta)):
             raise ValueError(f"eta must be a positive number or None, got {eta!r}")
         if inner_passes < 1:
@@ -417,7 +548,10 @@ class DGPD(PrimalMethod):
             if eta is not None
             else _theorem_eta(n, problem.penalty.l2, self.gamma_dual, self.r_sq, 1)
         )
-        self.params = DgpdParams(self.gamma_dual, self.eta, self.r_sq, self.inner_passes)
+        self.period = max(1, int(PERIOD if period is None else period))
+        self.params = DgpdParams(
+            self.gamma_dual, self.eta, self.r_sq, self.inner_passes, STEPS[step], self.period
+        )
         self.state = DgpdState(
             x=np.zeros(d),
             y=np.zeros(n),
@@ -429,6 +563,15 @@ class DGPD(PrimalMethod):
         self.x, self.y, self.fstate = self.state.x, self.state.y, self.state.fstate
         if self.variant == BASIC:
             self.nnz_per_update = data.nnz / d + data.nnz / n  # a column and a row
+            self.search = StepSearch(
+                x=np.zeros(d),
+                y=np.zeros(n),
+                w=np.zeros(n),
+                z=np.zeros(d),
+                warm=warm_starts(n),
+                istate=np.zeros(5, dtype=np.int64),
+                fstate=np.array([1.0, np.inf, 0.0, 0.0]),  # m, Δ − D*, Δ_p, log ρ
+            )
             return
         self.nnz_per_update = data.nnz / n  # a row, searches amortized
         self.active = ActiveSets(
@@ -464,7 +607,7 @@ class DGPD(PrimalMethod):
             self.state,
         )
         if self.variant == BASIC:
-            return _basic(*head, n_updates)
+            return _basic(*head, self.search, n_updates)
         return _active_set(*head, self.active, n_updates)
 
     def extras(self) -> dict:
@@ -473,6 +616,12 @@ class DGPD(PrimalMethod):
             "eta": float(self.fstate[0]),
             "support_gap": int(self.fstate[2]),  # s = ‖x − x̄‖₀ of eq. (16)
         }
+        if self.variant == BASIC and self.eta <= 0 and self.params.step == ADAPTIVE:
+            out.update(
+                eta_factor=float(self.search.fstate[_FACTOR]),
+                accepted_periods=int(self.search.istate[_ACCEPTED]),
+                rejected_periods=int(self.search.istate[_REJECTED]),
+            )
         if self.variant == ACTIVE_SET:
             out.update(
                 active_x=int(self.istate[_N_AX]),
@@ -485,5 +634,12 @@ class DGPD(PrimalMethod):
 
 def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     """Run DGPD; ``seed`` drives the order of the active-set rounds (basic is deterministic)."""
-    method = DGPD(problem, params["variant"], params["eta"], params["inner_passes"], seed)
+    method = DGPD(
+        problem,
+        params["variant"],
+        params["eta"],
+        params["inner_passes"],
+        seed,
+        params.get("step", "adaptive"),
+    )
     return run_chunked(method, recorder, problem.data.nnz)

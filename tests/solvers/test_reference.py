@@ -61,12 +61,15 @@ PLANS: dict[str, Plan] = {
         max_seconds=60.0,
     ),
     "dgpd": Plan(
+        skip={
+            "step=theorem": "active_set, the default variant, uses eq. (16) with either step; "
+            "test_dgpd runs step=theorem with variant=basic"
+        },
         narrow={
             "variant=basic": (
-                ("dense", "small_sparse"),
-                "Algorithm 1 with the step of eq. (16) needs ~s = ‖x − x̄‖₀ times more "
-                "iterations than Algorithm 2, each a scan of all n + d candidates: on sparse "
-                "(s ≈ 450), a9a and rcv1 it does not reach 1e-9 in minutes",
+                ("dense", "sparse"),
+                "Algorithm 1 scans all n + d candidates at each iteration: on a9a its "
+                "adaptive step certifies 1e-10 in 2935 epochs but 164 s, and rcv1 is larger",
             )
         },
         max_epochs=20000.0,
