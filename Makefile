@@ -52,6 +52,7 @@ bench-papers: venv
 	$(BIN)/python -m bench.run_spdc_ridge
 	$(BIN)/python -m bench.run_dgpd_sparse
 	$(BIN)/python -m bench.run_dgpd_cost
+	$(BIN)/python -m bench.run_dgpd_step
 	$(BIN)/python -m bench.run_spdc_cost
 
 clean:
