@@ -94,8 +94,11 @@ def test_canonical_job_drops_an_unused_seed_and_keeps_old_hashes():
     dual = [canonical_job(JobSpec(**job, solver="dual_cd", seed=s)) for s in (0, 2, None)]
     assert [s.seed for s in dual] == [0, 2, 0] and spec_hash(dual[0]) != spec_hash(dual[1])
     assert spec_hash(dual[2]) == spec_hash(dual[0])
-    # repeat 0 is left out of the hash: jobs made before the field existed keep theirs
-    before = {k: v for k, v in dual[0].model_dump(mode="json").items() if k != "repeat"}
+    # repeat 0 and an unpinned host are left out of the hash: jobs made before those
+    # fields existed keep theirs
+    dumped = dual[0].model_dump(mode="json")
+    assert dumped["repeat"] == 0 and dumped["host"] is None
+    before = {k: v for k, v in dumped.items() if k not in ("repeat", "host")}
     text = json.dumps(before, sort_keys=True, separators=(",", ":"))
     assert spec_hash(dual[0]) == hashlib.sha256(text.encode()).hexdigest()
     assert spec_hash(dual[0].model_copy(update={"repeat": 1})) != spec_hash(dual[0])
