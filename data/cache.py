@@ -99,9 +99,11 @@ def _parse(path: Path, spec: DatasetSpec) -> tuple[sp.csr_matrix, np.ndarray]:
 
 
 def _read_npz(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    from faceoff.data.svmlight import compact_indices
+
     with np.load(path) as z:
         A = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
-        return A, z["b"]
+        return compact_indices(A), z["b"]
 
 
 def _write_npz(path: Path, A: sp.csr_matrix, b: np.ndarray) -> None:
