@@ -49,9 +49,10 @@ def row_norms(A) -> np.ndarray:
     """‖aᵢ‖₂ for every row, array of shape (n_samples,)."""
     if sp.issparse(A):
         csr = sp.csr_matrix(A)
-        # the sums of A.multiply(A) (which drops zero products), with one temporary array
+        # the sums of A.multiply(A) (which drops zero products and adds up duplicate
+        # entries before squaring them), with one temporary array
         squares = np.square(csr.data)
-        if (squares == 0).any():
+        if not csr.has_canonical_format or (squares == 0).any():
             return np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
         sq = sp.csr_matrix((squares, csr.indices, csr.indptr), shape=csr.shape)
         return np.sqrt(np.asarray(sq.sum(axis=1)).ravel())

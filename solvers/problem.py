@@ -133,8 +133,13 @@ class Data:
         self.csc = _compressed(self.csr_matrix.tocsc())
         self.csc_matrix = _scipy(sp.csc_matrix, self.csc, shape)
         self.nnz = int(self.csr_matrix.nnz)
-        self.row_sq_norms = _squared_sums(self.csr, True, shape)
-        self.col_sq_norms = _squared_sums(self.csc, False, shape)
+        if self.csr_matrix.has_canonical_format:
+            self.row_sq_norms = _squared_sums(self.csr, True, shape)
+            self.col_sq_norms = _squared_sums(self.csc, False, shape)
+        else:  # duplicate entries: A.multiply(A) squares their sum
+            sq = self.csr_matrix.multiply(self.csr_matrix)
+            self.row_sq_norms = np.asarray(sq.sum(axis=1)).ravel()
+            self.col_sq_norms = np.asarray(sq.sum(axis=0)).ravel()
         self.row_nnz = np.diff(self.csr.indptr)
         self.col_nnz = np.diff(self.csc.indptr)
 
