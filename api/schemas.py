@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from faceoff.core.datasets import NAME_PATTERN
 from faceoff.core.specs import (
@@ -19,7 +19,6 @@ from faceoff.core.specs import (
     Text,
 )
 
-MAX_SYNTHETIC_NNZ = 20_000_000
 Int32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
@@ -197,7 +196,8 @@ class RegistrySource(_Create):
 
 
 class SyntheticSource(_Create):
-    """A seeded synthetic problem of data.synthetic, regenerated identically when used."""
+    """A seeded synthetic problem of data.synthetic, regenerated identically when used;
+    n_samples·n_features·density is capped by FACEOFF_MAX_NNZ (core.datasets.check_source)."""
 
     kind: Literal["synthetic"]
     generator: Literal["classification", "regression"]
@@ -205,16 +205,6 @@ class SyntheticSource(_Create):
     n_features: int = Field(ge=1, le=10_000_000)
     density: float = Field(gt=0, le=1, allow_inf_nan=False, description="1: dense")
     seed: int = Field(0, ge=0, le=2**31 - 1)
-
-    @model_validator(mode="after")
-    def _small_enough(self) -> SyntheticSource:
-        nnz = self.n_samples * self.n_features * self.density
-        if nnz > MAX_SYNTHETIC_NNZ:
-            raise ValueError(
-                f"n_samples·n_features·density = {nnz:.3g} non-zeros, more than the limit "
-                f"{MAX_SYNTHETIC_NNZ:.3g}"
-            )
-        return self
 
 
 class SklearnSource(_Create):

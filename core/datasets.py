@@ -185,6 +185,7 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
         return sp.csr_matrix(A, dtype=np.float64), b
     if kind == "synthetic":
         from faceoff.data import synthetic
+        from faceoff.data.transforms import as_csr
 
         if source["generator"] not in GENERATORS:
             raise ValueError(f"unknown generator {source['generator']!r}; accepted: {GENERATORS}")
@@ -194,7 +195,7 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
             float(source["density"]),
             seed=int(source.get("seed", 0)),
         )
-        return sp.csr_matrix(A, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return as_csr(A), np.asarray(b, dtype=np.float64)
     if kind == "sklearn":
         if source["name"] != "breast_cancer":
             raise ValueError(

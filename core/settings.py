@@ -2,12 +2,44 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HOME = Path.home() / ".local" / "share" / "faceoff"
+GiB = 1024**3
+# FACEOFF_MAX_NNZ's default, from this machine's memory (bench/run_memory.py measures a job's
+# peak at ≤ 3 × its CSR matrix, 12 bytes a non-zero, above the imports and kernels):
+JOB_BYTES_PER_NNZ = 64  # a job's 4 × 12 B, the matrix a worker keeps for its next job, margin
+BASELINE_BYTES = 1 * GiB  # a worker's imports and compiled kernels (~0.3 GiB), the system
+MIN_MAX_NNZ = 2**20
+
+
+def memory_bytes() -> int | None:
+    """This machine's memory (RAM, or the container's cgroup limit if lower); None: unknown."""
+    try:
+        found = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        found = None
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            value = int(Path(limit).read_text().strip())  # "max": no limit (ValueError)
+        except (OSError, ValueError):
+            continue
+        found = value if found is None else min(found, value)
+    return found
+
+
+def default_max_nnz(memory: int | None, jobs: int = 1) -> int:
+    """The largest dataset (non-zeros) ``jobs`` concurrent jobs can load in ``memory`` bytes:
+    (memory − BASELINE_BYTES) / (jobs · JOB_BYTES_PER_NNZ), at least MIN_MAX_NNZ; 2²⁹ when
+    the memory is unknown."""
+    if memory is None:
+        return 2**29
+    return max(MIN_MAX_NNZ, (memory - BASELINE_BYTES) // (max(jobs, 1) * JOB_BYTES_PER_NNZ))
 
 
 class Settings(BaseSettings):
@@ -30,7 +62,10 @@ class Settings(BaseSettings):
     # the defaults admit every registry dataset (url: 2.4M × 3.2M, 277M non-zeros)
     MAX_SAMPLES: int = 2**25  # 33.5M examples
     MAX_FEATURES: int = 2**22  # 4.2M features: each solver vector of length d ≤ 32 MiB
-    MAX_NNZ: int = 2**29  # 537M stored non-zeros: 6 GiB as CSR
+    # stored non-zeros; 0: sized from this machine's memory and FACEOFF_WORKER_CONCURRENCY
+    # (default_max_nnz: 24 GiB, one job at a time → 385M, 4.6 GB as CSR)
+    MAX_NNZ: int = 0
+    WORKER_CONCURRENCY: int = 1  # jobs a worker runs at once (python -m faceoff.worker)
     # a job's estimated working memory (solvers.catalogue.SolverSpec.working_bytes)
     MAX_JOB_BYTES: int = 16 * 1024**3
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
@@ -52,6 +87,12 @@ class Settings(BaseSettings):
     # proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated);
     # every other client is its connection's address (core.auth.client_address)
     TRUSTED_PROXIES: str = "127.0.0.1,::1"
+
+    @model_validator(mode="after")
+    def _size_max_nnz(self) -> Settings:
+        if self.MAX_NNZ <= 0:
+            self.MAX_NNZ = default_max_nnz(memory_bytes(), self.WORKER_CONCURRENCY)
+        return self
 
     @property
     def database_url(self) -> str:

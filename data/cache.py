@@ -3,8 +3,9 @@
 The svmlight text is parsed with :func:`faceoff.data.svmlight.read_svmlight` (with the registry's
 ``n_features``, so train and test splits align) and the CSR matrix is stored as a compressed
 ``.npz`` in ``CACHE/parsed/``, keyed by the sha256 of the file and ``n_features``; later loads
-read the ``.npz``. The last :data:`MEMORY_SIZE` datasets are also kept in memory. Every parse
-is checked against the registry's shape (n_samples, n_features and nnz when known).
+read the ``.npz``. The last :data:`MEMORY_SIZE` datasets are also kept in memory, the older
+ones only within :data:`MEMORY_BYTES` (a worker does not hold several large ones). Every
+parse is checked against the registry's shape (n_samples, n_features and nnz when known).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import scipy.sparse as sp
 from faceoff.data.fetch import cache_dir, locate
 from faceoff.data.registry import DatasetError, DatasetSpec, get_spec
 
-MEMORY_SIZE = 4
+MEMORY_SIZE = 4  # datasets kept in memory, at most, ...
+MEMORY_BYTES = 256 * 1024**2  # ... and their bytes beyond the newest (a worker's budget)
 _memory: OrderedDict[tuple, tuple[sp.csr_matrix, np.ndarray]] = OrderedDict()
 
 
@@ -65,9 +67,15 @@ def load_dataset(
         check_shape(spec, A, b)  # before caching: a wrong parse is never stored
         _write_npz(parsed, A, b)
     _memory[key] = (A, b)
-    while len(_memory) > MEMORY_SIZE:
+    while len(_memory) > MEMORY_SIZE or (len(_memory) > 1 and _memory_bytes() > MEMORY_BYTES):
         _memory.popitem(last=False)
     return A, b, spec
+
+
+def _memory_bytes() -> int:
+    """Bytes of the datasets kept in memory, the newest excepted."""
+    kept = list(_memory.values())[:-1]
+    return sum(A.data.nbytes + A.indices.nbytes + A.indptr.nbytes + b.nbytes for A, b in kept)
 
 
 def clear_memory() -> None:
@@ -99,9 +107,11 @@ def _parse(path: Path, spec: DatasetSpec) -> tuple[sp.csr_matrix, np.ndarray]:
 
 
 def _read_npz(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    from faceoff.data.svmlight import compact_indices
+
     with np.load(path) as z:
         A = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
-        return A, z["b"]
+        return compact_indices(A), z["b"]
 
 
 def _write_npz(path: Path, A: sp.csr_matrix, b: np.ndarray) -> None:

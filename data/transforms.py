@@ -18,10 +18,44 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def full_pattern_csr(dense: np.ndarray) -> sp.csr_matrix:
+    """A 2-D array as float64 CSR with every entry stored (zeros too), its values a view of
+    ``dense`` when it is C-contiguous float64: only the column indices (4 bytes an entry)
+    are new, where ``sp.csr_matrix(dense)`` goes through COO (28 bytes an entry)."""
+    dense = np.ascontiguousarray(dense, dtype=np.float64)
+    n, d = dense.shape
+    return sp.csr_matrix(
+        (
+            dense.ravel(),
+            np.tile(np.arange(d, dtype=np.int32), n),
+            np.arange(0, n * d + 1, d, dtype=np.int64),
+        ),
+        shape=(n, d),
+    )
+
+
+def as_csr(A) -> sp.csr_matrix:
+    """A as float64 CSR without explicit zeros (``sp.csr_matrix(A, dtype=np.float64)``),
+    built without COO temporaries from a dense array that has no zero."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A, dtype=np.float64)
+    dense = np.asarray(A)
+    if dense.ndim == 2 and dense.all():
+        return full_pattern_csr(dense)
+    return sp.csr_matrix(dense, dtype=np.float64)
+
+
 def row_norms(A) -> np.ndarray:
     """‖aᵢ‖₂ for every row, array of shape (n_samples,)."""
     if sp.issparse(A):
-        return np.sqrt(np.asarray(sp.csr_matrix(A).multiply(A).sum(axis=1)).ravel())
+        csr = sp.csr_matrix(A)
+        # the sums of A.multiply(A) (which drops zero products and adds up duplicate
+        # entries before squaring them), with one temporary array
+        squares = np.square(csr.data)
+        if not csr.has_canonical_format or (squares == 0).any():
+            return np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
+        sq = sp.csr_matrix((squares, csr.indices, csr.indptr), shape=csr.shape)
+        return np.sqrt(np.asarray(sq.sum(axis=1)).ravel())
     return np.linalg.norm(np.asarray(A, dtype=np.float64), axis=1)
 
 
@@ -30,10 +64,11 @@ def normalize_rows(A):
     norms = row_norms(A)
     # inv = 1/‖aᵢ‖, 0 for empty rows
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    if sp.issparse(A):  # scaled in place: a sparse product would cost O(n_features)
-        csr = sp.csr_matrix(A, dtype=np.float64, copy=True)
-        csr.data *= np.repeat(inv, np.diff(csr.indptr))
-        return csr
+    if sp.issparse(A):  # new values, A's index arrays shared (a product would copy them)
+        csr = _sorted_csr(A)
+        data = np.repeat(inv, np.diff(csr.indptr))
+        data *= csr.data
+        return sp.csr_matrix((data, csr.indices, csr.indptr), shape=csr.shape)
     return np.asarray(A, dtype=np.float64) * inv[:, None]
 
 
@@ -41,9 +76,17 @@ def scale_by_mean_row_norm(A):
     """A ← A / R̄ with R̄ = 1/n Σᵢ ‖aᵢ‖₂ (Faceoff §7, SPDC §7.3); A stays as is if R̄ = 0."""
     mean_norm = float(row_norms(A).mean()) if A.shape[0] else 0.0
     scale = 1.0 / mean_norm if mean_norm > 0 else 1.0
-    if sp.issparse(A):
-        return sp.csr_matrix(A, dtype=np.float64) * scale
+    if sp.issparse(A):  # new values, A's index arrays shared
+        csr = _sorted_csr(A)
+        return sp.csr_matrix((csr.data * scale, csr.indices, csr.indptr), shape=csr.shape)
     return np.asarray(A, dtype=np.float64) * scale
+
+
+def _sorted_csr(A) -> sp.csr_matrix:
+    """A as float64 CSR with sorted indices, copied only if it needs sorting: a matrix that
+    shares A's index arrays must never sort them in place (A's values would not follow)."""
+    csr = sp.csr_matrix(A, dtype=np.float64)
+    return csr if csr.has_sorted_indices else csr.sorted_indices()
 
 
 def standardize(A) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from faceoff.data.labels import prepare_labels
+from faceoff.data.transforms import full_pattern_csr
 from faceoff.data.transforms import normalize as transform
 from faceoff.solvers.losses import Loss, loss_conjs, loss_derivs, loss_values, make_loss
 from faceoff.solvers.penalties import ElasticNet
@@ -48,8 +49,61 @@ def _compressed(mat: sp.spmatrix | sp.sparray) -> Compressed:
     )
 
 
+def _scipy(kind, arrays: Compressed, shape: tuple[int, int]):
+    return kind((arrays.data, arrays.indices, arrays.indptr), shape=shape)
+
+
+BLOCK_NNZ = 1 << 18  # non-zeros per block of the norms' temporaries (2 MiB)
+
+
+def _blocks(indptr: np.ndarray) -> list[tuple[int, int]]:
+    """Ranges [start, stop) of rows (or columns) holding about BLOCK_NNZ non-zeros each."""
+    ranges, start, n = [], 0, indptr.size - 1
+    while start < n:
+        stop = int(np.searchsorted(indptr, indptr[start] + BLOCK_NNZ, side="right")) - 1
+        stop = min(max(stop, start + 1), n)
+        ranges.append((start, stop))
+        start = stop
+    return ranges
+
+
+def _squared_sums(layout: Compressed, rows: bool, shape: tuple[int, int]) -> np.ndarray:
+    """Row (``rows``, from the CSR layout) or column sums (from the CSC layout) of A∘A,
+    bitwise as ``A.multiply(A).sum(axis)`` computes them, a block at a time: scipy sums a
+    row with ``np.add.reduceat`` over the non-zero products (a zero product dropped changes
+    its order), a column in row order (``ones @ A∘A``)."""
+    n_major, n_minor = shape if rows else shape[::-1]
+    sums, ones = np.zeros(n_major), np.ones(n_minor)
+    for start, stop in _blocks(layout.indptr):
+        lo, hi = layout.indptr[start], layout.indptr[stop]
+        squares = np.square(layout.data[lo:hi])
+        indptr = layout.indptr[start : stop + 1] - lo
+        if rows:
+            block = sp.csr_matrix(
+                (squares, layout.indices[lo:hi].copy(), indptr), shape=(stop - start, n_minor)
+            )
+            block.eliminate_zeros()
+            sums[start:stop] = np.asarray(block.sum(axis=1)).ravel()
+        else:  # the block's transpose, as CSR, times ones: sequential sums in row order
+            block = sp.csr_matrix(
+                (squares, layout.indices[lo:hi], indptr), shape=(stop - start, n_minor)
+            )
+            sums[start:stop] = block @ ones
+    return sums
+
+
+def _all_finite(values: np.ndarray) -> bool:
+    return all(
+        np.isfinite(values[i : i + BLOCK_NNZ]).all() for i in range(0, values.size, BLOCK_NNZ)
+    )
+
+
 class Data:
     """A data matrix A, shape (n_samples, n_features), with both layouts and norms.
+
+    Memory: the CSR input is used as it is when it is float64 (its values shared, its
+    indices sorted in place), dense input is viewed, not copied; beyond it, the CSC layout
+    (12 bytes a non-zero) and, while the norms are summed, 8 bytes a non-zero.
 
     Parameters
     ----------
@@ -65,28 +119,27 @@ class Data:
             dense = np.asarray(A, dtype=np.float64)
             if dense.ndim != 2:
                 raise ValueError(f"A must be 2-D, got shape {dense.shape}")
-            n, d = dense.shape
             # full pattern: every entry stored, so dense data runs through the same kernels
-            csr = sp.csr_matrix(
-                (
-                    dense.ravel(),
-                    np.tile(np.arange(d, dtype=np.int32), n),
-                    np.arange(0, n * d + 1, d, dtype=np.int64),
-                ),
-                shape=(n, d),
-            )
+            csr = full_pattern_csr(dense)
             self.is_sparse = False
-        if not np.all(np.isfinite(csr.data)):
+        if not _all_finite(csr.data):
             raise ValueError("A contains NaN or infinite values")
         self.n_samples, self.n_features = csr.shape
-        self.csr_matrix = csr
-        self.csc_matrix = csr.tocsc()
-        self.csr = _compressed(self.csr_matrix)
-        self.csc = _compressed(self.csc_matrix)
-        self.nnz = int(csr.nnz)
-        sq = self.csr_matrix.multiply(self.csr_matrix)
-        self.row_sq_norms = np.asarray(sq.sum(axis=1)).ravel()
-        self.col_sq_norms = np.asarray(sq.sum(axis=0)).ravel()
+        self.csr = _compressed(csr)
+        del csr
+        shape = (self.n_samples, self.n_features)
+        # scipy views of the kernels' arrays (scipy keeps its own int32 indptr when it fits)
+        self.csr_matrix = _scipy(sp.csr_matrix, self.csr, shape)
+        self.csc = _compressed(self.csr_matrix.tocsc())
+        self.csc_matrix = _scipy(sp.csc_matrix, self.csc, shape)
+        self.nnz = int(self.csr_matrix.nnz)
+        if self.csr_matrix.has_canonical_format:
+            self.row_sq_norms = _squared_sums(self.csr, True, shape)
+            self.col_sq_norms = _squared_sums(self.csc, False, shape)
+        else:  # duplicate entries: A.multiply(A) squares their sum
+            sq = self.csr_matrix.multiply(self.csr_matrix)
+            self.row_sq_norms = np.asarray(sq.sum(axis=1)).ravel()
+            self.col_sq_norms = np.asarray(sq.sum(axis=0)).ravel()
         self.row_nnz = np.diff(self.csr.indptr)
         self.col_nnz = np.diff(self.csc.indptr)
 

@@ -164,3 +164,18 @@ def test_parsed_cache_is_reused_and_checked(mirror, tmp_path):
     with pytest.raises(DatasetError, match="non-zeros"):
         load_dataset("a1a", mirror=mirror, cache=tmp_path, progress=False)
     data_cache.clear_memory()
+
+
+def test_memory_keeps_older_datasets_only_within_its_byte_budget(mirror, tmp_path, monkeypatch):
+    data_cache.clear_memory()
+    try:
+        load_dataset("a1a", mirror=mirror, cache=tmp_path, progress=False)
+        load_dataset("mushrooms", mirror=mirror, cache=tmp_path, progress=False)
+        assert len(data_cache._memory) == 2  # a1a (0.3 MB) is within the budget
+        monkeypatch.setattr(data_cache, "MEMORY_BYTES", 100_000)
+        load_dataset("splice", mirror=mirror, cache=tmp_path, progress=False)
+        assert len(data_cache._memory) == 1  # the older ones over 100 kB are dropped
+        A, _, _ = load_dataset("splice", mirror=mirror, cache=tmp_path, progress=False)
+        assert A is next(iter(data_cache._memory.values()))[0]  # the newest always stays
+    finally:
+        data_cache.clear_memory()

@@ -7,8 +7,9 @@ import bz2
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from faceoff.data.svmlight import SvmlightError, line_problem, read_svmlight
+from faceoff.data.svmlight import SvmlightError, compact_indices, line_problem, read_svmlight
 
 
 def test_reads_a1a(mirror):
@@ -135,3 +136,18 @@ def test_binary_garbage_is_shown_escaped(tmp_path):
 )
 def test_valid_lines(line):
     assert line_problem(line) is None
+
+
+def test_indices_are_int32_when_they_fit(mirror):
+    A, _ = read_svmlight(mirror / "a1a.bz2", n_features=123)
+    assert (A.indices.dtype, A.indptr.dtype) == (np.int32, np.int32)  # 12 bytes a non-zero
+    wide = sp.csr_matrix(
+        (np.ones(1), np.array([2**31], dtype=np.int64), np.array([0, 1], dtype=np.int64)),
+        shape=(1, 2**31 + 1),
+    )
+    assert compact_indices(wide).indices.dtype == np.int64  # does not fit: kept
+    small = sp.csr_matrix(A, copy=True)
+    small.indices, small.indptr = small.indices.astype(np.int64), small.indptr.astype(np.int64)
+    compact = compact_indices(small)
+    assert compact.indices.dtype == np.int32
+    np.testing.assert_array_equal(compact.toarray(), A.toarray())

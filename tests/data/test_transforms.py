@@ -9,12 +9,14 @@ import scipy.sparse as sp
 
 from faceoff.data.labels import LabelError, prepare_labels
 from faceoff.data.transforms import (
+    as_csr,
     normalize,
     normalize_rows,
     row_norms,
     scale_by_mean_row_norm,
     standardize,
 )
+from tests.memory import traced_peak
 
 DENSE = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [0.0, 2.0, 0.0]])
 
@@ -143,3 +145,34 @@ def test_standardize():
 def test_standardize_refuses_sparse_data():
     with pytest.raises(TypeError, match="dense.*normalize_rows or scale_by_mean_row_norm"):
         standardize(sp.csr_matrix(DENSE))
+
+
+@pytest.mark.parametrize("transform", [normalize_rows, scale_by_mean_row_norm])
+def test_sparse_transforms_share_the_indices_and_keep_the_input(transform):
+    A = sp.random(20_000, 2_000, density=0.025, format="csr", random_state=1)  # 1M nnz
+    before = A.copy()
+    scaled, peak = traced_peak(lambda: transform(A))
+    assert np.shares_memory(scaled.indices, A.indices)
+    np.testing.assert_array_equal(A.data, before.data)  # the input is left as it was
+    # only new values (8 bytes a non-zero) and one temporary of the same size
+    assert peak < 1.6 * A.data.nbytes
+    norms = np.sqrt(np.asarray(before.multiply(before).sum(axis=1)).ravel())
+    np.testing.assert_array_equal(row_norms(A), norms)
+
+
+def test_unsorted_input_is_sorted_in_a_copy():
+    A = sp.csr_matrix(([3.0, 4.0], [1, 0], [0, 2]), shape=(1, 2))
+    A.has_sorted_indices = False
+    scaled = normalize_rows(A)
+    np.testing.assert_allclose(scaled.toarray(), [[0.8, 0.6]])
+    assert list(A.indices) == [1, 0]  # not sorted in place: it shares nothing with A
+
+
+def test_as_csr_views_a_dense_array_without_zeros():
+    dense = np.arange(1.0, 13.0).reshape(4, 3)
+    csr = as_csr(dense)
+    assert np.shares_memory(csr.data, dense)
+    np.testing.assert_array_equal(csr.toarray(), dense)
+    dense[1, 1] = 0.0  # a zero: stored as scipy does, without it
+    assert as_csr(dense).nnz == 11
+    np.testing.assert_array_equal(as_csr(dense).toarray(), dense)

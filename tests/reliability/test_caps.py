@@ -354,3 +354,21 @@ def test_the_worker_fails_a_job_over_its_caps_with_one_line(
         "DatasetTooLarge: synthetic source: 20 features, more than this server's limit of 10 "
         "(FACEOFF_MAX_FEATURES)"
     )
+
+
+BENCHOPT = synthetic(100_000, 400, 1.0)  # benchopt's logistic problem: 4e7 non-zeros
+
+
+def test_the_synthetic_cap_is_max_nnz_and_names_it(sqlite_url, settings_for):
+    """4e7 non-zeros, refused by a constant 2e7 before, is accepted under a cap sized for
+    it and refused by a smaller FACEOFF_MAX_NNZ with the setting and its value."""
+    for cap, status in ((40_000_000, 201), (39_999_999, 422)):
+        settings = settings_for(sqlite_url, MAX_NNZ=cap)
+        with TestClient(create_app(settings), client=LOCAL) as client:
+            body = {"name": f"benchopt-{cap}", "source": BENCHOPT}
+            response = client.post("/api/v1/datasets", json=body)
+        assert response.status_code == status, response.text
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["body", "source", "density"]
+    assert "40000000 non-zeros" in error["msg"]
+    assert "limit of 39999999 (FACEOFF_MAX_NNZ)" in error["msg"]

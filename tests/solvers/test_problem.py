@@ -16,6 +16,7 @@ from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem, build_problem
 from faceoff.worker.tasks import build_problem as worker_problem
+from tests.memory import traced_peak
 
 A = np.array([[3.0, 4.0], [0.0, 2.0], [1.0, 0.0], [0.0, 0.0]])
 X = np.array([0.3, -0.7])
@@ -99,3 +100,59 @@ def test_worker_and_cli_build_the_same_problem(dataset, mirror, tmp_path):
     assert worker.evaluate(x=x)[:3] == cli.evaluate(x=x)[:3]  # P, D and gap, bit for bit
     # the worker's digest is of the final arrays, which the CLI's equal
     assert digest == data_digest(cli.data.csr_matrix, cli.b)
+
+
+# ---------------------------------------------------------------- memory of Data
+
+
+def _with_zeros() -> sp.csr_matrix:
+    """Explicit zeros, a product that underflows to zero and unsorted indices."""
+    m = sp.random(300, 200, density=0.1, format="csr", random_state=2)
+    m.data[::7] = 0.0
+    m.data[1] = 1e-200
+    m.indices[:2] = m.indices[1::-1].copy()
+    m.data[:2] = m.data[1::-1].copy()
+    m.has_sorted_indices = False
+    return m
+
+
+@pytest.mark.parametrize("block", [1, 37, 1 << 18])
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        lambda: sp.random(400, 300, density=0.2, format="csr", random_state=5) * 7,
+        lambda: np.random.default_rng(0).standard_normal((50, 30)),
+        _with_zeros,
+    ],
+    ids=["sparse", "dense", "zeros-unsorted"],
+)
+def test_norms_are_bitwise_those_of_a_multiply(monkeypatch, block, matrix):
+    import faceoff.solvers.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "BLOCK_NNZ", block)
+    A = matrix()
+    reference = sp.csr_matrix(A, copy=True)
+    reference.sort_indices()
+    sq = reference.multiply(reference)  # what Data computed before its norms were blocked
+    data = Data(A)
+    np.testing.assert_array_equal(data.row_sq_norms, np.asarray(sq.sum(axis=1)).ravel())
+    np.testing.assert_array_equal(data.col_sq_norms, np.asarray(sq.sum(axis=0)).ravel())
+    np.testing.assert_array_equal(data.csc_matrix.toarray(), reference.toarray())
+    assert data.nnz == reference.nnz
+
+
+def test_data_shares_its_input_and_adds_only_the_column_layout():
+    import faceoff.solvers.problem as problem_module
+
+    rng = np.random.default_rng(0)
+    A = sp.random(20_000, 2_000, density=0.025, format="csr", random_state=rng)  # 1M nnz
+    csr_bytes = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
+    data, peak = traced_peak(lambda: Data(A))
+    assert np.shares_memory(data.csr.data, A.data)
+    assert np.shares_memory(data.csr.indices, A.indices)
+    assert np.shares_memory(data.csr_matrix.data, data.csr.data)
+    assert np.shares_memory(data.csc_matrix.indices, data.csc.indices)
+    # the CSC layout (12 bytes a non-zero) and a block of temporaries (A∘A was 2–3× A)
+    assert peak < 1.05 * csr_bytes + 40 * problem_module.BLOCK_NNZ
+    dense = rng.standard_normal((300, 40))
+    assert np.shares_memory(Data(dense).csr.data, dense)

