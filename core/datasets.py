@@ -73,10 +73,22 @@ class Caps:
     n_samples: int
     n_features: int
     nnz: int
+    nnz_setting: str = "MAX_NNZ"  # the setting the non-zero cap comes from
 
     @classmethod
     def of(cls, settings: Settings) -> Caps:
         return cls(settings.MAX_SAMPLES, settings.MAX_FEATURES, settings.MAX_NNZ)
+
+    @classmethod
+    def in_process(cls, settings: Settings) -> Caps:
+        """The caps of a dataset loaded by the API or the dashboard itself (statistics and
+        the advisor): at most ``STATS_MAX_NNZ`` non-zeros, so that no request can make
+        those processes hold a worker-sized matrix."""
+        if settings.STATS_MAX_NNZ >= settings.MAX_NNZ:
+            return cls.of(settings)
+        return cls(
+            settings.MAX_SAMPLES, settings.MAX_FEATURES, settings.STATS_MAX_NNZ, "STATS_MAX_NNZ"
+        )
 
     def check(self, subject: str, locs: Mapping[str, Loc], **shape: int | None) -> None:
         """DatasetTooLarge at ``locs[field]`` for the first field of ``shape`` (``n_samples``,
@@ -85,6 +97,7 @@ class Caps:
             cap = getattr(self, field)
             if value is not None and value > cap:
                 setting, noun = LIMITS[field]
+                setting = self.nnz_setting if field == "nnz" else setting
                 raise DatasetTooLarge(
                     locs[field],
                     f"{subject}: {value} {noun}, more than this server's limit of {cap} "

@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # stored non-zeros; 0: sized from this machine's memory and FACEOFF_WORKER_CONCURRENCY
     # (default_max_nnz: 24 GiB, one job at a time → 385M, 4.6 GB as CSR)
     MAX_NNZ: int = 0
+    # the largest dataset the API and the dashboard load into their own process for
+    # statistics and the advisor (a job's data is loaded by a worker, within MAX_NNZ):
+    # 2²⁵ non-zeros, about 1.2 GB at bench/run_memory.py's peak
+    STATS_MAX_NNZ: int = 2**25
     WORKER_CONCURRENCY: int = 1  # jobs a worker runs at once (python -m faceoff.worker)
     # a job's estimated working memory (solvers.catalogue.SolverSpec.working_bytes)
     MAX_JOB_BYTES: int = 16 * 1024**3

@@ -42,7 +42,7 @@ def create_app(settings: Settings | None = None) -> Dash:
     server = flask.Flask(__name__)
     server.config[DATABASE_URL_KEY] = settings.database_url
     server.config[UPLOAD_DIR_KEY] = str(settings.upload_dir)
-    server.config[CAPS_KEY] = Caps.of(settings)
+    server.config[CAPS_KEY] = Caps.in_process(settings)  # it loads data itself
     auth.install(server, settings)
     app = Dash(
         __name__,

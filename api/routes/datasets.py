@@ -140,7 +140,7 @@ def read_dataset_stats(
             gamma,
             normalize,
             upload_dir=settings.upload_dir,
-            caps=Caps.of(settings),
+            caps=Caps.in_process(settings),
         )
     except DataUnavailable as err:
         raise SpecError(("path", "dataset_id"), str(err)) from None

@@ -372,3 +372,32 @@ def test_the_synthetic_cap_is_max_nnz_and_names_it(sqlite_url, settings_for):
     assert error["loc"] == ["body", "source", "density"]
     assert "40000000 non-zeros" in error["msg"]
     assert "limit of 39999999 (FACEOFF_MAX_NNZ)" in error["msg"]
+
+
+def test_statistics_load_no_worker_sized_matrix_into_the_api(sqlite_url, settings_for):
+    """A dataset within FACEOFF_MAX_NNZ (a worker's cap) but over FACEOFF_STATS_MAX_NNZ is
+    registered, yet its statistics are a 422 naming the setting, before anything is
+    generated in the API process; one within it gets its statistics."""
+    settings = settings_for(sqlite_url, MAX_NNZ=10**8, STATS_MAX_NNZ=5_000)
+    small = {"kind": "synthetic", "generator": "classification", "n_samples": 100,
+             "n_features": 10, "density": 1.0, "seed": 0}  # fmt: skip
+    large = {**small, "n_samples": 10**6, "n_features": 100}  # 1e8 non-zeros
+    with TestClient(create_app(settings), client=LOCAL) as client:
+        ids = {}
+        for name, source in (("small", small), ("large", large)):
+            created = client.post("/api/v1/datasets", json={"name": name, "source": source})
+            assert created.status_code == 201, created.text
+            ids[name] = created.json()["id"]
+        tracemalloc.start()
+        refused = client.get(f"/api/v1/datasets/{ids['large']}/stats")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert refused.status_code == 422, refused.text
+        (error,) = refused.json()["detail"]
+        assert error["loc"] == ["path", "dataset_id"]
+        assert "100000000 non-zeros" in error["msg"]
+        assert "limit of 5000 (FACEOFF_STATS_MAX_NNZ)" in error["msg"]
+        assert peak < 50 * 1024 * 1024  # nothing near the 1.2 GB of the matrix
+        served = client.get(f"/api/v1/datasets/{ids['small']}/stats")
+        assert served.status_code == 200, served.text
+        assert served.json()["stats"]["nnz"] == 1000
