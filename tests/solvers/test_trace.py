@@ -52,7 +52,7 @@ def test_time_is_monotone_and_excludes_evaluation(sparse_problem, solver):
     assert 0.0 <= times[0] < 0.05  # the set-up: step sizes, sampling tables
     assert all(b >= a for a, b in zip(times, times[1:], strict=False))
     sleeping = 0.01 * len(slow.trace)
-    assert sleeping > 0.5
+    assert sleeping > 0.3  # points: the coarse grid at least (Recorder.due)
     # a slow evaluation (0.01 s a point) must not show up in the solver time
     assert slow.final.time_s < fast.final.time_s + 0.25 * sleeping
 
