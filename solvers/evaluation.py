@@ -47,9 +47,10 @@ def _margin(loss, b, i, z, mode, Ax, y):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(indptr, indices, values, x, b, loss, y, lo, hi, mode, Ax, w):
+def _sweep(csr, x, b, loss, y, lo, hi, mode, Ax, w):
     """Rows lo..hi of the products ``mode`` asks for: Ax[i] = aᵢᵀx; y[i] = φ'(Ax[i]) for
     AX_Y_ATY; w += y[i]·aᵢ (w zeroed by the caller)."""
+    indptr, indices, values = csr
     for i in range(lo, hi):
         start, end = indptr[i], indptr[i + 1]
         if mode != ATY:
@@ -119,7 +120,7 @@ def products(problem: Problem, mode: int, x=None, y=None) -> tuple[np.ndarray, n
     filled with φ'(Ax)."""
     data = problem.data
     n, d = data.n_samples, data.n_features
-    indptr, indices, values = data.csr
+    values = data.csr.data
     x = np.zeros(d) if x is None else np.ascontiguousarray(x, dtype=np.float64)
     y = np.zeros(n) if y is None else y
     Ax = np.empty(n if mode != ATY else 0)
@@ -129,7 +130,7 @@ def products(problem: Problem, mode: int, x=None, y=None) -> tuple[np.ndarray, n
     if full_pattern(data):  # the values are the dense array
         kernel, head = _sweep_dense, (values.reshape(n, d),)
     else:
-        kernel, head = _sweep, (indptr, indices, values)
+        kernel, head = _sweep, (data.csr,)
     args = (*head, x, problem.b, problem.loss.params, y)
 
     def run(k: int) -> None:
