@@ -39,7 +39,9 @@ class ChunkedMethod(Protocol):
         """Do ``n_updates`` updates in place; return the non-zeros visited."""
 
     def iterate(self) -> dict:
-        """The current iterate: ``{"x": ...}`` for primal methods, ``{"y": ...}`` for dual."""
+        """The current iterate: ``{"x": ...}`` for primal methods, ``{"y": ...}`` for dual
+        ones, with ``"x"`` too if they keep x = ∇g*(−Aᵀy/n) (a point then costs one pass
+        over the data, not two)."""
 
     def extras(self) -> dict:
         """Solver-specific values for the trace point."""
