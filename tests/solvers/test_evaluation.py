@@ -41,7 +41,7 @@ CASES = [("logistic", 0.0), ("smooth_hinge", 1e-3), ("squared", 0.0)]
 def threads(request, monkeypatch):
     """Run the sweep on 1 or 3 blocks of rows (3 > cores here: the split is exercised)."""
     monkeypatch.setattr(evaluation, "threads", lambda: request.param)
-    monkeypatch.setattr(evaluation, "_MIN_ROWS_PER_THREAD", 1)
+    monkeypatch.setattr(evaluation, "_MIN_NNZ_PER_THREAD", 1)
 
 
 def _close(new, full):
