@@ -2,7 +2,8 @@
 
 Between chunks the :class:`~solvers.trace.Recorder` stops the clock, evaluates and records
 a trace point and checks the stop rules. Chunks end on a geometric grid of epochs
-(``points_per_decade`` points per decade, so a run records about 100–1000 points), and
+(``points_per_decade`` points per decade, so a run records about 100–1000 points; a point
+whose evaluation would take too large a share of the work is skipped, ``Recorder.due``), and
 a chunk is itself cut into blocks of at most ~``block_seconds`` of solver time so that
 ``max_seconds`` and ``should_stop()`` are honoured within one block.
 """
@@ -16,6 +17,11 @@ from typing import Protocol
 import numpy as np
 
 from faceoff.solvers.trace import Recorder
+
+COARSE_POINTS_PER_DECADE = 10  # grid points always evaluated (Recorder.due): 30 in 3 decades
+# a batch method (one update is a full iteration: an epoch or more, so its grid is coarse
+# already) has every point of its grid evaluated until it has this many
+MIN_POINTS = 30
 
 
 class ChunkedMethod(Protocol):
@@ -33,7 +39,9 @@ class ChunkedMethod(Protocol):
         """Do ``n_updates`` updates in place; return the non-zeros visited."""
 
     def iterate(self) -> dict:
-        """The current iterate: ``{"x": ...}`` for primal methods, ``{"y": ...}`` for dual."""
+        """The current iterate: ``{"x": ...}`` for primal methods, ``{"y": ...}`` for dual
+        ones, with ``"x"`` too if they keep x = ∇g*(−Aᵀy/n) (a point then costs one pass
+        over the data, not two)."""
 
     def extras(self) -> dict:
         """Solver-specific values for the trace point."""
@@ -69,6 +77,8 @@ def run_chunked(
         nnz(A); epochs are non-zeros visited / nnz.
     """
     ratio = 10.0 ** (1.0 / points_per_decade)
+    coarse_every = max(1, round(points_per_decade / COARSE_POINTS_PER_DECADE))
+    batch = method.n_coords == 1  # an update is a full iteration
     nnz = max(int(nnz), 1)
     max_visits = recorder.stop.max_epochs * nnz
     per_update = max(float(method.nnz_per_update), 1e-12)
@@ -81,6 +91,7 @@ def run_chunked(
 
     reason = recorder.checkpoint(0, 0.0, **method.iterate(), extras=extras())
     next_epoch = first_epoch
+    grid_index = 0  # of next_epoch on the grid
     while reason is None:
         goal = min(next_epoch * nnz, max_visits)
         todo = max(1, math.ceil((goal - visited) / per_update))
@@ -99,9 +110,15 @@ def run_chunked(
             if recorder.interrupted() is not None:
                 break
         epoch = visited / nnz
-        reason = recorder.checkpoint(iteration, epoch, **method.iterate(), extras=extras())
+        # a point on the grid, unless evaluating it would take too large a share of the time
+        # (Recorder.due); the point a stop rule needs always
+        final = visited >= max_visits * (1 - 1e-12) or recorder.interrupted() is not None
+        coarse = grid_index % coarse_every == 0 or (batch and len(recorder.points) < MIN_POINTS)
+        if final or recorder.due(epoch, coarse):
+            reason = recorder.checkpoint(iteration, epoch, **method.iterate(), extras=extras())
         # the grid advances from the goal even when a chunk visited fewer non-zeros than
         # planned (sampled coordinates without any): one trace point per decade fraction,
         # never one per step
         next_epoch = max(epoch, next_epoch) * ratio
+        grid_index += 1
     return reason

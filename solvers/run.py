@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.evaluation import compile_kernels
 from faceoff.solvers.problem import Problem, build_problem
 from faceoff.solvers.trace import Recorder, StopRules, TracePoint
 from faceoff.solvers.vocabulary import get_loss
@@ -92,6 +93,7 @@ def warmup(solver: str) -> None:
                 problem = _tiny_problem(loss, penalty)
                 recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))
                 entry(problem, values, recorder, 0)
+                compile_kernels(problem)  # trace points on dense data too
     _warm.add(solver)
 
 

@@ -22,7 +22,17 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from faceoff.solvers.evaluation import evaluate, passes
 from faceoff.solvers.problem import Objective, Problem
+
+# A method's grid of trace points has a coarse sub-grid (solvers.driver: 10 points a decade
+# of epochs), always evaluated; any other point of the grid only while the passes over the
+# data that evaluation has taken, this point's included, stay within EVALUATION_SHARE of the
+# epochs the method has run. Counted in passes, not seconds, so that which points a run
+# records does not depend on the machine's load (runs are deterministic for a seed); an
+# evaluation pass (sequential, on every core) costs well under an epoch of any method
+# here, so the share of the time is smaller still (bench/README.md, "Sweep cost").
+EVALUATION_SHARE = 0.5
 
 CONVERGED = "converged"
 MAX_EPOCHS = "max_epochs"
@@ -98,6 +108,9 @@ class Recorder:
         self.solver_time = 0.0
         self.stop_reason: str | None = None
         self.last: Objective | None = None
+        self.evaluation_seconds = 0.0  # outside the solver clock: evaluation and on_point
+        self.evaluation_passes = 0  # passes over the data the evaluations took
+        self._last_passes = 1
         self._resumed_at: float | None = None
         self._created_at = time.perf_counter()
 
@@ -122,6 +135,15 @@ class Recorder:
         running = 0.0 if self._resumed_at is None else time.perf_counter() - self._resumed_at
         return self.solver_time + running
 
+    def due(self, epoch: float, coarse: bool = True) -> bool:
+        """Whether a point the method's grid asks for at ``epoch`` should be evaluated: yes
+        on the ``coarse`` grid, else only while the evaluation passes, this point's included
+        (as many as the last one took), stay within EVALUATION_SHARE of ``epoch``. The point
+        a stop rule needs (``max_epochs``, :meth:`interrupted`) is the method's to take."""
+        if coarse:
+            return True
+        return self.evaluation_passes + self._last_passes <= EVALUATION_SHARE * epoch
+
     def interrupted(self) -> str | None:
         """A stop reason that needs no evaluation: time budget spent or stop requested."""
         if self.elapsed() >= self.stop.max_seconds:
@@ -138,15 +160,22 @@ class Recorder:
         y: np.ndarray | None = None,
         extras: dict | None = None,
         final_reason: str | None = None,
+        Ax: np.ndarray | None = None,
+        ATy: np.ndarray | None = None,
     ) -> str | None:
         """Pause the clock, evaluate the iterate, record a point and return a stop reason,
         or None to go on with the clock running (the first checkpoint starts it if
         :meth:`start` was not called).
 
-        ``x`` is a primal iterate, ``y`` a dual one: give the one the method runs on.
-        ``final_reason`` forces a stop with that reason."""
+        ``x`` is a primal iterate, ``y`` a dual one: give the one the method runs on, and
+        with a dual one the primal point the method keeps beside it, if any. A primal method
+        that has A·x at this x may give it as ``Ax`` (and Aᵀφ'(Ax) as ``ATy``): see
+        :func:`faceoff.solvers.evaluation.evaluate`. ``final_reason`` forces a stop with
+        that reason."""
         self.pause()
-        reason = self._record(self.solver_time, iteration, epoch, x, y, extras, final_reason)
+        reason = self._record(
+            self.solver_time, iteration, epoch, x, y, extras, final_reason, Ax, ATy
+        )
         if reason is None:
             self.resume()
         return reason
@@ -184,11 +213,13 @@ class Recorder:
         y: np.ndarray | None,
         extras: dict | None,
         final_reason: str | None,
+        Ax: np.ndarray | None = None,
+        ATy: np.ndarray | None = None,
     ) -> str | None:
-        obj = self.problem.evaluate(
-            x=None if x is None else np.array(x, copy=True),
-            y=None if y is None else np.array(y, copy=True),
-        )
+        began = time.perf_counter()
+        obj = evaluate(self.problem, x, y, Ax, ATy)
+        self._last_passes = passes(x, y, Ax, ATy)
+        self.evaluation_passes += self._last_passes
         self.last = obj
         point = TracePoint(
             seq=len(self.points),
@@ -204,6 +235,7 @@ class Recorder:
         self.points.append(point)
         if self.on_point is not None:
             self.on_point(point)
+        self.evaluation_seconds += time.perf_counter() - began
         reason = final_reason or self._reason(point)
         self.stop_reason = reason
         return reason

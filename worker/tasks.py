@@ -46,10 +46,17 @@ def describe(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}"[:ERROR_CHARS]
 
 
-@lru_cache(maxsize=2)
-def _matrix(source_json: str, upload_dir: str):
-    """(A, b) of a dataset source; the last two stay in memory for the next jobs."""
-    return load_matrix(json.loads(source_json), Path(upload_dir))
+@lru_cache(maxsize=1)
+def _data(source_json: str, upload_dir: str, normalize: str):
+    """(Data, b) of a dataset source with its transform: A in the layouts the kernels
+    read, built once for the jobs that follow on the same data (building them costs
+    seconds on a large matrix). The last one stays in memory (its two layouts: as much as
+    the two matrices as read the worker kept before), the matrix as read does not."""
+    from faceoff.data.transforms import normalize as transform
+    from faceoff.solvers.problem import Data
+
+    A, b = load_matrix(json.loads(source_json), Path(upload_dir))
+    return Data(transform(A, normalize)), b
 
 
 _DIGESTS: dict[tuple, str] = {}  # data digest of each (source, transforms, label mapping)
@@ -63,8 +70,8 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
     from faceoff.solvers.problem import build_problem as build
 
     source_json = json.dumps(source, sort_keys=True)
-    A, b = _matrix(source_json, str(upload_dir))
-    problem = build(A, b, spec.loss, spec.gamma, spec.l1, spec.l2, spec.normalize, spec.positive)
+    data, b = _data(source_json, str(upload_dir), spec.normalize)
+    problem = build(data, b, spec.loss, spec.gamma, spec.l1, spec.l2, "none", spec.positive)
     positive = None if spec.positive is None else tuple(spec.positive)
     binary = problem.loss.needs_binary_labels
     key = (source_json, str(upload_dir), spec.normalize, positive, binary)

@@ -136,7 +136,7 @@ class DualCD:
         )
 
     def iterate(self) -> dict:
-        return {"y": self.y}
+        return {"y": self.y, "x": self.state.x}  # x = ∇g*(−Aᵀy/n), kept: one pass a point
 
     def extras(self) -> dict:
         return {"nnz_y": int(np.count_nonzero(self.y))}

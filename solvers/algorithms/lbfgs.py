@@ -7,7 +7,8 @@ reformulation: x = x⁺ − x⁻ with x± ≥ 0 and l1·Σ(x⁺ + x⁻).
 
 One evaluation of P and ∇P (A·x, then Aᵀ·φ'(Ax)) is one pass over the data. Trace points
 are taken in the iteration callback, at every iteration up to 10 and then on a geometric
-grid of 30 points per decade. ``max_epochs`` is checked at every iteration, the time budget
+grid of 30 points per decade; a point at the objective's last evaluation reuses its Ax and
+Aᵀφ'(Ax) (``Recorder.checkpoint``). ``max_epochs`` is checked at every iteration, the time budget
 and ``should_stop()`` at most every 0.25 s (a trace point is then taken to stop on).
 """
 
@@ -36,6 +37,8 @@ class _Objective:
         self.split = problem.penalty.l1 > 0
         self.deriv = np.empty(problem.n_samples)
         self.passes = 0
+        # (w, Ax, Aᵀφ'(Ax)) of the last evaluation: a trace point at that w needs no product
+        self.last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def size(self) -> int:
         return 2 * self.d if self.split else self.d
@@ -51,7 +54,9 @@ class _Objective:
         x = self.primal(w)
         Ax = problem.data.matvec(x)
         # ∇ = Aᵀφ'(Ax)/n + l2·x
-        grad = problem.data.rmatvec(loss_derivs(loss, Ax, b, self.deriv)) / n + l2 * x
+        ATd = problem.data.rmatvec(loss_derivs(loss, Ax, b, self.deriv))
+        self.last = (np.array(w, copy=True), Ax, ATd)
+        grad = ATd / n + l2 * x
         value = loss_values(loss, Ax, b) / n + 0.5 * l2 * float(x @ x)
         self.passes += 1
         if not self.split:
@@ -74,7 +79,11 @@ class _Trace:
     def record(self, w: np.ndarray) -> str | None:
         self.recorded = self.iteration
         x = self.objective.primal(w)
-        return self.recorder.checkpoint(self.iteration, float(self.objective.passes), x=x)
+        epoch = float(self.objective.passes)
+        last = self.objective.last
+        if last is not None and np.array_equal(last[0], w):  # the line search's last point
+            return self.recorder.checkpoint(self.iteration, epoch, x=x, Ax=last[1], ATy=last[2])
+        return self.recorder.checkpoint(self.iteration, epoch, x=x)
 
     def __call__(self, intermediate_result) -> None:
         self.iteration += 1
