@@ -30,21 +30,21 @@ SYNTHETIC = {
     "seed": 0,
 }
 SWEEP = {
-    "name": "readme: synthetic 2000×300, smoothed hinge",
+    "name": "readme: synthetic 2000×300, logistic, two l2 weights, with peers",
     "datasets": ["synthetic-2000x300"],
-    "losses": ["smooth_hinge"],
-    "l2": [1e-4],
+    "losses": ["logistic"],
+    "l2": [1e-3, 1e-4],
     "solvers": [
         "dual_cd",
         {"solver": "dual_cd", "params": {"sampling": "importance"}},
         "primal_cd",
-        {"solver": "spdc", "params": {"batch_size": [1, 8]}},
         "saga",
-        "agd",
         "lbfgs",
+        "sklearn.liblinear",
+        "sklearn.lbfgs",
     ],
     "seeds": [0],
-    "stop": {"max_epochs": 500, "max_seconds": 20, "tol": 1e-10},
+    "stop": {"max_epochs": 300, "max_seconds": 10, "tol": 1e-10},
 }
 
 
@@ -77,39 +77,37 @@ def test_compare_page_of_a_finished_sweep(service, sqlite_url, page, tmp_path):
     sweep_id, n_jobs = created.json()["id"], created.json()["n_jobs"]
     wait_for(lambda: _finished(api, sweep_id), 300, "the sweep to finish", worker)
     assert api.get(f"/api/v1/sweeps/{sweep_id}").json()["progress"]["succeeded"] == n_jobs
-    reference = api.post(
-        "/api/v1/references",
-        json={
-            "dataset": "synthetic-2000x300",
-            "loss": "smooth_hinge",
-            "l2": 1e-4,
-        },
-    )
-    assert reference.status_code in (200, 201, 202), reference.text
+    for l2 in SWEEP["l2"]:  # a certified P* per objective
+        objective = {"dataset": "synthetic-2000x300", "loss": "logistic", "l2": l2}
+        reference = api.post("/api/v1/references", json=objective)
+        assert reference.status_code in (200, 201, 202), reference.text
     wait_for(
         lambda: (
-            api.get("/api/v1/jobs", params={"status": "succeeded"}).json()["count"] == n_jobs + 1
+            api.get("/api/v1/jobs", params={"status": "succeeded"}).json()["count"]
+            == n_jobs + len(SWEEP["l2"])
         ),
         300,
-        "the reference run",
+        "the reference runs",
         worker,
     )
-    legend_names = {  # one legend entry per job (one seed each)
+    legend_names = {  # one legend entry per solver setting, shared by the two panels
         "dual_cd",
         "dual_cd[sampling=importance]",
         "primal_cd",
-        "spdc",
-        "spdc[batch_size=8]",
         "saga",
-        "agd",
         "lbfgs",
+        "sklearn.liblinear (refit)",
+        "sklearn.lbfgs (refit)",
     }
     with running_dashboard(sqlite_url) as base:
         page.goto(f"{base}/compare?sweep={sweep_id}&x=time&logy=linear")
         legend = page.locator("#compare-graph .legend .traces")
-        legend.nth(n_jobs - 1).wait_for()
-        assert legend.count() == n_jobs == len(legend_names)
-        assert {legend.nth(i).text_content() for i in range(n_jobs)} == legend_names
+        legend.nth(len(legend_names) - 1).wait_for()
+        assert legend.count() == len(legend_names) and n_jobs == 2 * len(legend_names)
+        assert {legend.nth(i).text_content() for i in range(legend.count())} == legend_names
+        titles = page.locator("#compare-graph .annotation-text").all_text_contents()
+        for l2 in ("l2=0.001", "l2=0.0001"):  # one panel per objective, titled with it
+            assert any(t.endswith(l2) and "logistic" in t for t in titles), titles
         page.locator("#compare-x").get_by_text("epochs", exact=True).click()
         page.locator("#compare-logy").get_by_text("log", exact=True).click()
         page.wait_for_function(
