@@ -25,7 +25,7 @@ test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/typecheck.py
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
 ## The whole service on this machine: SQLite, a local Redis broker, one worker, the API on
 ## :8000 and the dashboard on :8050, with a demo sweep. Ctrl-C stops everything.
