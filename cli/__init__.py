@@ -1,5 +1,18 @@
 """The ``faceoff`` command line: ``solve`` runs one solver, ``solvers`` lists them."""
 
+import argparse
+
 
 class InputError(Exception):
     """Bad input: reported as one line on stderr with exit status 2."""
+
+
+def positive_int(text: str) -> int:
+    """An integer ≥ 1 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value

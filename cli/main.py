@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from faceoff.cli import InputError
+from faceoff.cli import InputError, positive_int
 from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
@@ -57,16 +57,6 @@ def _number(check, wanted: str):
         return value
 
     return parse
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
 
 
 def _seed(text: str) -> int:
@@ -128,13 +118,13 @@ def build_parser() -> Parser:
     )
     source.add_argument(
         "--n-samples",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="synthetic: number of samples (default 20000)",
     )
     source.add_argument(
         "--n-features",
-        type=_positive_int,
+        type=positive_int,
         metavar="D",
         help="synthetic: number of features (default 500); --data: number "
         "of columns (default: the largest index in the file)",
@@ -269,7 +259,7 @@ def build_parser() -> Parser:
             sub.add_argument("--name", help="the dataset's name (default: from the file name)")
             sub.add_argument(
                 "--n-features",
-                type=_positive_int,
+                type=positive_int,
                 metavar="D",
                 help="number of columns (default: the largest index in the file)",
             )

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faceoff.cli import InputError
+from faceoff.cli import InputError, positive_int
 from faceoff.core.machine import cpu_facts, fairness_warnings, machine_text
 
 DEMO_SWEEP = {
@@ -221,17 +221,6 @@ def _default_port(option: str) -> int:
         raise InputError(f"{variable}: {err}") from None
 
 
-def _workers(text: str) -> int:
-    """A number of worker processes, ≥ 1 (argparse type)."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers (an integer >= 1)")
-    return count
-
-
 def crowding_warning(workers: int, physical_cores: int) -> str | None:
     """The warning for running ``workers`` jobs at once on ``physical_cores``, None if
     they fit."""
@@ -264,7 +253,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
     parser.add_argument(
         "--workers",
-        type=_workers,
+        type=positive_int,
         default=None,
         help="jobs run at once (default: one per physical core, here "
         f"{cpu_facts()[1]}; more share cores and inflate every job's times)",

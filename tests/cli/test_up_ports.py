@@ -88,3 +88,16 @@ def test_up_rejects_a_malformed_port_option():
         timeout=60,
     )
     assert ran.returncode == 2 and "'99999' is not a port number (1-65535)" in ran.stderr
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two", "1e400", "nan"])
+def test_up_rejects_a_number_of_workers_below_one(workers):
+    ran = subprocess.run(
+        [sys.executable, "-m", "faceoff.cli.main", "up", "--workers", workers],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 2, ran.stderr
+    assert f"argument --workers: expected an integer >= 1, got '{workers}'" in ran.stderr
