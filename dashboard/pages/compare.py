@@ -18,11 +18,13 @@ from faceoff.dashboard import fairness, figures, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
+    control,
     database_url,
     export_bar,
     href,
     optional_id,
     parse_ids,
+    radio,
     share_link,
     url_sync,
     viewer_team,
@@ -30,19 +32,9 @@ from faceoff.dashboard.components import (
 
 dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
 
-SCALES = ("linear", "log")
+SCALES = {"linear": "linear", "log": "log"}
 SEEDS = {"median": "median + band", "all": "median + each seed"}
 REFRESH_MS = 1500
-
-
-def _radio(page_id: str, values, value: str) -> dcc.RadioItems:
-    items = values.items() if isinstance(values, dict) else ((v, v) for v in values)
-    return dcc.RadioItems(
-        id=page_id,
-        options=[{"label": label, "value": v} for v, label in items],
-        value=value,
-        inline=True,
-    )
 
 
 def layout(
@@ -67,67 +59,26 @@ def layout(
             html.H2("Compare convergence"),
             html.Div(
                 [
-                    html.Div(
-                        [
-                            html.Label("jobs"),
-                            dcc.Input(
-                                id="compare-jobs",
-                                value=jobs or "",
-                                placeholder="1,2,3",
-                                debounce=True,
-                            ),
-                        ],
-                        className="control",
+                    control(
+                        "jobs",
+                        dcc.Input(
+                            id="compare-jobs", value=jobs or "", placeholder="1,2,3", debounce=True
+                        ),
                     ),
-                    html.Div(
-                        [
-                            html.Label("or sweep"),
-                            dcc.Input(
-                                id="compare-sweep",
-                                value=sweep or "",
-                                placeholder="sweep id",
-                                debounce=True,
-                            ),
-                        ],
-                        className="control",
+                    control(
+                        "or sweep",
+                        dcc.Input(
+                            id="compare-sweep",
+                            value=sweep or "",
+                            placeholder="sweep id",
+                            debounce=True,
+                        ),
                     ),
-                    html.Div(
-                        [
-                            html.Label("x"),
-                            _radio("compare-x", axis_names, choice(x, figures.X_AXES, "time")),
-                        ],
-                        className="control",
-                    ),
-                    html.Div(
-                        [
-                            html.Label("x scale"),
-                            _radio("compare-logx", SCALES, choice(logx, SCALES, "linear")),
-                        ],
-                        className="control",
-                    ),
-                    html.Div(
-                        [
-                            html.Label("y"),
-                            _radio(
-                                "compare-y", y_names, choice(y, figures.Y_MEASURES, "subopt_rel")
-                            ),
-                        ],
-                        className="control",
-                    ),
-                    html.Div(
-                        [
-                            html.Label("y scale"),
-                            _radio("compare-logy", SCALES, choice(logy, SCALES, "log")),
-                        ],
-                        className="control",
-                    ),
-                    html.Div(
-                        [
-                            html.Label("seeds"),
-                            _radio("compare-seeds", SEEDS, choice(seeds, SEEDS, "median")),
-                        ],
-                        className="control",
-                    ),
+                    control("x", radio("compare-x", axis_names, x, "time")),
+                    control("x scale", radio("compare-logx", SCALES, logx, "linear")),
+                    control("y", radio("compare-y", y_names, y, "subopt_rel")),
+                    control("y scale", radio("compare-logy", SCALES, logy, "log")),
+                    control("seeds", radio("compare-seeds", SEEDS, seeds, "median")),
                 ],
                 className="controls",
             ),

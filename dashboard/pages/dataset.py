@@ -17,6 +17,7 @@ from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     caps,
     choice,
+    control,
     database_url,
     export_bar,
     href,
@@ -47,28 +48,20 @@ def layout(
             dcc.Store(id="dataset-choice", data=str(parse_int(objective) or 0)),
             html.Div(
                 [
-                    html.Div(
-                        [
-                            html.Label("objective"),
-                            dcc.Dropdown(
-                                id="dataset-objective",
-                                clearable=False,
-                                style={"minWidth": "360px"},
-                            ),
-                        ],
-                        className="control",
+                    control(
+                        "objective",
+                        dcc.Dropdown(
+                            id="dataset-objective", clearable=False, style={"minWidth": "360px"}
+                        ),
                     ),
-                    html.Div(
-                        [
-                            html.Label("ε (measured winner)"),
-                            dcc.Dropdown(
-                                id="dataset-eps",
-                                options=list(EPSILONS),
-                                value=choice(eps, EPSILONS, "1e-6"),
-                                clearable=False,
-                            ),
-                        ],
-                        className="control",
+                    control(
+                        "ε (measured winner)",
+                        dcc.Dropdown(
+                            id="dataset-eps",
+                            options=list(EPSILONS),
+                            value=choice(eps, EPSILONS, "1e-6"),
+                            clearable=False,
+                        ),
                     ),
                 ],
                 className="controls",

@@ -14,6 +14,7 @@ from faceoff.core.models import STATUSES
 from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     InputError,
+    control,
     database_url,
     exact_number,
     export_bar,
@@ -81,10 +82,7 @@ CSV_COLUMNS = (
 
 def layout(**query: str) -> html.Div:
     def dropdown(name: str) -> html.Div:
-        return html.Div(
-            [html.Label(name), dcc.Dropdown(id=f"runs-{name}", placeholder="any")],
-            className="control",
-        )
+        return control(name, dcc.Dropdown(id=f"runs-{name}", placeholder="any"))
 
     chosen = {name: query.get(name) or None for name in FILTERS}
     chosen["sweep"], chosen["dataset"] = parse_int(chosen["sweep"]), parse_int(chosen["dataset"])

@@ -15,11 +15,13 @@ from faceoff.core.jobs import JobFilter
 from faceoff.dashboard import fairness, figures, rows
 from faceoff.dashboard.components import (
     choice,
+    control,
     database_url,
     export_bar,
     href,
     optional_id,
     parse_int,
+    radio,
     share_link,
     url_sync,
     viewer_team,
@@ -28,7 +30,7 @@ from faceoff.dashboard.components import (
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
 
 EPSILONS = ("1e-2", "1e-3", "1e-4", "1e-6", "1e-8", "1e-10")
-CHARTS = ("bars", "heatmap")
+CHARTS = {"bars": "bars", "heatmap": "heatmap"}
 X_CHOICES = {"time": "seconds", "epoch": "epochs"}
 REFRESH_MS = 3000
 CSV_COLUMNS = (
@@ -47,10 +49,6 @@ CSV_COLUMNS = (
 )
 
 
-def _control(label: str, component) -> html.Div:
-    return html.Div([html.Label(label), component], className="control")
-
-
 def layout(
     sweep_id: str | None = None,
     eps: str | None = None,
@@ -65,7 +63,7 @@ def layout(
             dcc.Store(id="sweep-id", data=parse_int(sweep_id) or None),
             html.Div(
                 [
-                    _control(
+                    control(
                         "ε",
                         dcc.Dropdown(
                             id="sweep-eps",
@@ -74,33 +72,12 @@ def layout(
                             clearable=False,
                         ),
                     ),
-                    _control(
+                    control(
                         "criterion",
-                        dcc.RadioItems(
-                            id="sweep-criterion",
-                            options=[{"label": v, "value": k} for k, v in figures.CRITERIA.items()],
-                            value=choice(criterion, figures.CRITERIA, "subopt_rel"),
-                            inline=True,
-                        ),
+                        radio("sweep-criterion", figures.CRITERIA, criterion, "subopt_rel"),
                     ),
-                    _control(
-                        "measured in",
-                        dcc.RadioItems(
-                            id="sweep-x",
-                            options=[{"label": v, "value": k} for k, v in X_CHOICES.items()],
-                            value=choice(x, X_CHOICES, "time"),
-                            inline=True,
-                        ),
-                    ),
-                    _control(
-                        "chart",
-                        dcc.RadioItems(
-                            id="sweep-chart",
-                            options=list(CHARTS),
-                            value=choice(chart, CHARTS, "bars"),
-                            inline=True,
-                        ),
-                    ),
+                    control("measured in", radio("sweep-x", X_CHOICES, x, "time")),
+                    control("chart", radio("sweep-chart", CHARTS, chart, "bars")),
                 ],
                 className="controls",
             ),

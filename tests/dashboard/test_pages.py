@@ -79,6 +79,46 @@ def test_every_page_is_served(client, sqlite_url, path):
     assert layout.status_code == 200 and b"_pages_content" in layout.data
 
 
+HOSTILE_URLS = {  # url: the page's title
+    "/profiles?sweep=1e400&dataset=%ED%A0%80&loss=%00&eps=nan&criterion=x&measure=%FF": "profiles",
+    "/profiles?sweep=" + ",".join(["2147483648"] * 500) + "&loss=" + "a" * 5000: "profiles",
+    "/sweeps?x=%ED%A0%80": "sweeps",
+    "/datasets?page=1e400": "datasets",
+    "/compare?seeds=%ED%A0%80&x=nan&logx=1e400&jobs=2147483648&sweep=abc": "compare",
+    "/compare?seeds=all&seeds=x&jobs=" + ",".join(map(str, range(3000))): "compare",
+    "/sweep/99999999999999999999?eps=1e400&criterion=%ED%A0%80&chart=x&x=nan": "sweep",
+    "/dataset/2147483648?eps=nan": "dataset",
+    "/?sweep=1e400&dataset=%ED%A0%80&solver=%00&status=x": "runs",
+}
+
+
+@pytest.mark.parametrize(("url", "title"), HOSTILE_URLS.items())
+def test_hostile_query_strings_still_lay_out_the_page(client, sqlite_url, url, title):
+    """The page router calls each page's layout with the query string's values as they
+    are: it falls back to defaults (the callbacks then say what they rejected)."""
+    client.use(sqlite_url)
+    pathname, _, search = url.partition("?")
+    response = client.post(
+        "/_dash-update-component",
+        json={
+            "output": ".._pages_content.children..._pages_store.data..",
+            "outputs": [
+                {"id": "_pages_content", "property": "children"},
+                {"id": "_pages_store", "property": "data"},
+            ],
+            "inputs": [
+                {"id": "_pages_location", "property": "pathname", "value": pathname},
+                {"id": "_pages_location", "property": "search", "value": f"?{search}"},
+            ],
+            "changedPropIds": ["_pages_location.pathname"],
+        },
+    )
+    assert response.status_code == 200, response.data[:2000]
+    body = response.get_json()
+    assert "sideUpdate" not in body  # no error banner
+    assert body["response"]["_pages_store"]["data"]["title"] == f"Faceoff · {title}"
+
+
 def test_without_auth_only_this_machine_is_served(client, sqlite_url):
     client.use(sqlite_url)
     for path in ("/", "/_dash-layout"):
