@@ -193,6 +193,15 @@ class Log:
         print(f"[{int(elapsed // 60):3d}:{elapsed % 60:04.1f}] {message}", flush=True)
 
 
+def write_results(name: str, lines: Sequence[str]) -> Path:
+    """Write ``lines`` to ``bench/results/NAME`` (one file per benchmark) and say so."""
+    path = REPO / "bench" / "results" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {path}", flush=True)
+    return path
+
+
 def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """A GitHub markdown table as lines."""
     widths = len(header)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.common import REPO, Log, environment, md_table, mirror_dir
+from bench.common import Log, environment, md_table, mirror_dir, write_results
 
 RULES = {"adaptive": {}, "theorem": {"step": "theorem"}, "eta=1": {"eta": 1.0}}
 TOL, MAX_EPOCHS, MAX_SECONDS = 1e-9, 5000.0, 30.0
@@ -110,11 +110,8 @@ def main() -> None:
         '"> ": the cap came first, a lower bound; η is the last step taken.',
         "",
         *md_table(["problem", "step", "epochs", "final gap", "seconds", "ratio", "η"], rows),
-        "",
     ]
-    out = REPO / "bench" / "results" / "dgpd_step.md"
-    out.write_text("\n".join(lines))
-    log(f"wrote {out}")
+    write_results("dgpd_step.md", lines)
 
 
 if __name__ == "__main__":

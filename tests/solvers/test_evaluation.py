@@ -85,13 +85,22 @@ def test_iterates_are_copied():
 
 
 @pytest.mark.parametrize("solver", ["dual_cd", "lbfgs", "saga"])
-def test_every_trace_point_is_the_full_evaluation(solver):
-    """Each recorded point (the iterate kept by the recorder) equals Problem.evaluate."""
+def test_every_trace_point_is_the_full_evaluation(solver, monkeypatch):
+    """Each recorded point equals Problem.evaluate of the iterate the method handed over."""
     problem = _problem("sparse", "logistic", 0.0)
-    seen = []
+    checked = []
+
+    def evaluate_and_check(evaluated, x=None, y=None, Ax=None, ATy=None):
+        new = evaluate(evaluated, x, y, Ax, ATy)
+        _close(new, evaluated.evaluate(x=x, y=y))
+        checked.append(evaluated is problem)  # warm-up runs tiny problems too
+        return new
+
+    monkeypatch.setattr(trace, "evaluate", evaluate_and_check)
     stop = StopRules(max_epochs=20, tol=0)
-    result = solve(problem, solver, stop=stop, on_point=seen.append)
+    result = solve(problem, solver, stop=stop)
     assert len(result.trace) >= 10
+    assert sum(checked) == len(result.trace)
     final = problem.evaluate(y=result.y) if solver == "dual_cd" else problem.evaluate(x=result.x)
     assert result.final.primal == pytest.approx(final.primal, rel=REL)
     assert abs(result.final.gap - final.gap) <= REL * abs(final.primal)
