@@ -257,3 +257,10 @@ def test_datasets_info_of_a_local_file(mirror, tmp_path):
     )
     capped = faceoff("datasets", "info", copy, FACEOFF_MAX_NNZ="1000")
     assert capped.returncode == 2 and "FACEOFF_MAX_NNZ" in capped.stderr
+    plain = tmp_path / "plain.svm"
+    plain.write_bytes(TINY)
+    for path in (copy, plain):  # past the upload cap: refused before any byte is parsed
+        large = faceoff("datasets", "info", path, FACEOFF_MAX_UPLOAD_BYTES=str(len(TINY) - 1))
+        assert large.returncode == 2 and large.stderr.count("\n") == 1
+        assert "larger than the limit" in large.stderr
+        assert "FACEOFF_MAX_UPLOAD_BYTES" in large.stderr
