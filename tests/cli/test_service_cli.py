@@ -18,6 +18,7 @@ import pytest
 from faceoff.core.db import session_scope
 from faceoff.core.models import Job
 from faceoff.core.references import record_reference
+from tests.cli.test_cli import synthetic_table_args
 from tests.reliability.servers import api_env, running_api
 from tests.service.conftest import redis_url, settings_for, sqlite_url  # noqa: F401
 from tests.service.test_client import finish
@@ -138,23 +139,7 @@ def assert_bar_full(line: str) -> None:
 
 def test_solve_bar_ends_full_with_the_stop_reason():
     run = faceoff(
-        "solve",
-        "--synthetic",
-        "classification",
-        "--n-samples",
-        "2000",
-        "--n-features",
-        "50",
-        "--loss",
-        "logistic",
-        "--l2",
-        "1e-4",
-        "--solver",
-        "dual_cd",
-        "--param",
-        "sampling=importance",
-        "--format",
-        "table",
+        *synthetic_table_args("1e-4"),
         FORCE_COLOR="1",
         TERM="xterm",
     )
