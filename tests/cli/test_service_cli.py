@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.cli.up import free_port
 from faceoff.core.db import session_scope
 from faceoff.core.models import Job
 from faceoff.core.references import record_reference
@@ -249,3 +250,21 @@ def test_datasets_info_of_a_local_file(mirror, tmp_path):
         assert large.returncode == 2 and large.stderr.count("\n") == 1
         assert "larger than the limit" in large.stderr
         assert "FACEOFF_MAX_UPLOAD_BYTES" in large.stderr
+
+
+def test_non_utf8_arguments_are_refused_before_sending(tmp_path):
+    """A command-line argument that is not UTF-8 (a lone surrogate in Python) is one line
+    naming the field, exit 2, and no request: the URL answers nothing."""
+    url = f"http://127.0.0.1:{free_port()}"
+    path = tmp_path / "tiny.svm"
+    path.write_bytes(TINY)
+    for args, field in [
+        (["submit", *JOB, "--host", "\udc80"], "host"),
+        (["datasets", "upload", path, "--name", "x\udcff"], "name"),
+    ]:
+        run = faceoff(*args, "--url", url)
+        assert run.returncode == 2, run.stderr
+        command = " ".join(args[:2]) if args[0] == "datasets" else args[0]
+        assert run.stderr == (
+            f"faceoff {command}: error: {field}: not valid UTF-8 text; the request was not sent\n"
+        )
