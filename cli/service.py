@@ -219,6 +219,8 @@ def _sweep(args: argparse.Namespace) -> int:
         spec = yaml.safe_load(path.read_text())
     except OSError as err:
         raise InputError(f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path} is not UTF-8 text (byte {err.start + 1})") from None
     except yaml.YAMLError as err:
         raise InputError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
     if not isinstance(spec, dict):
