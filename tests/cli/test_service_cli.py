@@ -268,3 +268,14 @@ def test_non_utf8_arguments_are_refused_before_sending(tmp_path):
         assert run.stderr == (
             f"faceoff {command}: error: {field}: not valid UTF-8 text; the request was not sent\n"
         )
+
+
+def test_bad_url_or_token_is_one_line_exit_2():
+    for url, why in [("http://[::1", "Invalid port"), ("http://\udcff", "Invalid IDNA hostname")]:
+        run = faceoff("--url", url, "status")
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+        assert run.stderr.startswith("faceoff status: error: --url ") and why in run.stderr
+    run = faceoff("status", "--url", "http://127.0.0.1:9", FACEOFF_TOKEN="tök\udcff")
+    assert run.returncode == 2 and run.stderr == (
+        "faceoff status: error: $FACEOFF_TOKEN is not a token: it holds non-ASCII characters\n"
+    )
