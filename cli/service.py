@@ -154,10 +154,17 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 def client_of(args: argparse.Namespace):
     """The client of ``--url`` (else $FACEOFF_URL, else the default), with $FACEOFF_TOKEN."""
+    import httpx
+
     from faceoff.client import Client
 
     url = args.url or os.environ.get("FACEOFF_URL") or DEFAULT_URL
-    return Client(url, token=os.environ.get("FACEOFF_TOKEN"))
+    try:
+        return Client(url, token=os.environ.get("FACEOFF_TOKEN"))
+    except httpx.InvalidURL as err:
+        raise InputError(f"--url {url!r} is not a valid URL: {err}") from None
+    except UnicodeEncodeError:  # an HTTP header is ASCII
+        raise InputError("$FACEOFF_TOKEN is not a token: it holds non-ASCII characters") from None
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -219,6 +226,8 @@ def _sweep(args: argparse.Namespace) -> int:
         spec = yaml.safe_load(path.read_text())
     except OSError as err:
         raise InputError(f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path} is not UTF-8 text (byte {err.start + 1})") from None
     except yaml.YAMLError as err:
         raise InputError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
     if not isinstance(spec, dict):

@@ -26,6 +26,27 @@ class ServerUnreachable(ClientError):
     """No answer from the server at all."""
 
 
+def _not_utf8(value: Any, loc: str = "") -> str | None:
+    """The field (``a.b.0``) of the first string in ``value`` that UTF-8 cannot encode
+    (a lone surrogate, as a non-UTF-8 command-line argument becomes), else None."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return loc or "value"
+        return None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if (found := _not_utf8(item, f"{loc}.{key}" if loc else str(key))) is not None:
+            return found
+    return None
+
+
 def error_message(response: httpx.Response) -> str:
     """The server's message: ``detail`` as a string, or ``loc: msg`` for validation errors."""
     try:
@@ -93,6 +114,10 @@ class Client:
         )
 
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        for key in ("json", "params", "data"):
+            if (where := _not_utf8(kwargs.get(key))) is not None:
+                # refused here as the server refuses text it cannot read (a 422)
+                raise ClientError(f"{where}: not valid UTF-8 text; the request was not sent", 422)
         try:
             response = self.http.request(method, f"{API}{path}", **kwargs)
         except httpx.TransportError as err:

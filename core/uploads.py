@@ -204,6 +204,8 @@ def read_local(path: Path, settings: Settings) -> tuple[sp.csr_matrix, np.ndarra
     """(matrix, labels) of a local svmlight file (plain, bzip2 or gzip), read as an upload
     would be: within the same size caps, with the same ``FILE: line N: problem`` errors. A
     compressed file is decompressed into a temporary folder first."""
+    if path.stat().st_size > settings.MAX_UPLOAD_BYTES:
+        raise UploadTooLarge(settings.MAX_UPLOAD_BYTES)
     with open(path, "rb") as f:
         compressed = compression(f.read(4)) is not None
     caps = Caps.of(settings)
@@ -211,7 +213,7 @@ def read_local(path: Path, settings: Settings) -> tuple[sp.csr_matrix, np.ndarra
         return parse(path, path.name, None, caps)
     with tempfile.TemporaryDirectory() as folder, open(path, "rb") as f:
         limit = settings.MAX_UPLOAD_DECOMPRESSED_BYTES
-        text, _ = receive(f, Path(folder), path.name, path.stat().st_size, limit)
+        text, _ = receive(f, Path(folder), path.name, settings.MAX_UPLOAD_BYTES, limit)
         return parse(text, path.name, None, caps)
 
 

@@ -114,8 +114,9 @@ def test_jsonl_is_the_default_when_piped_and_labels_1_2_work(mirror):
     assert summary["problem"]["l1"] == 1e-4
 
 
-def test_table_on_synthetic_problem():
-    run = faceoff(
+def synthetic_table_args(l2: str) -> list[str]:
+    """``faceoff solve`` of a 2000 x 50 synthetic logistic problem by dual_cd, as a table."""
+    return [
         "solve",
         "--synthetic",
         "classification",
@@ -126,14 +127,18 @@ def test_table_on_synthetic_problem():
         "--loss",
         "logistic",
         "--l2",
-        "1e-3",
+        l2,
         "--solver",
         "dual_cd",
         "--param",
         "sampling=importance",
         "--format",
         "table",
-    )
+    ]
+
+
+def test_table_on_synthetic_problem():
+    run = faceoff(*synthetic_table_args("1e-3"))
     assert run.returncode == 0, run.stderr
     assert "primal P(x)" in run.stdout and "stop reason" in run.stdout
     assert "converged" in run.stdout

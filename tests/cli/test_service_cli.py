@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.cli.up import free_port
 from faceoff.core.db import session_scope
 from faceoff.core.models import Job
 from faceoff.core.references import record_reference
+from tests.cli.test_cli import synthetic_table_args
 from tests.reliability.servers import api_env, running_api
 from tests.service.conftest import redis_url, settings_for, sqlite_url  # noqa: F401
 from tests.service.test_client import finish
@@ -138,23 +140,7 @@ def assert_bar_full(line: str) -> None:
 
 def test_solve_bar_ends_full_with_the_stop_reason():
     run = faceoff(
-        "solve",
-        "--synthetic",
-        "classification",
-        "--n-samples",
-        "2000",
-        "--n-features",
-        "50",
-        "--loss",
-        "logistic",
-        "--l2",
-        "1e-4",
-        "--solver",
-        "dual_cd",
-        "--param",
-        "sampling=importance",
-        "--format",
-        "table",
+        *synthetic_table_args("1e-4"),
         FORCE_COLOR="1",
         TERM="xterm",
     )
@@ -257,3 +243,39 @@ def test_datasets_info_of_a_local_file(mirror, tmp_path):
     )
     capped = faceoff("datasets", "info", copy, FACEOFF_MAX_NNZ="1000")
     assert capped.returncode == 2 and "FACEOFF_MAX_NNZ" in capped.stderr
+    plain = tmp_path / "plain.svm"
+    plain.write_bytes(TINY)
+    for path in (copy, plain):  # past the upload cap: refused before any byte is parsed
+        large = faceoff("datasets", "info", path, FACEOFF_MAX_UPLOAD_BYTES=str(len(TINY) - 1))
+        assert large.returncode == 2 and large.stderr.count("\n") == 1
+        assert "larger than the limit" in large.stderr
+        assert "FACEOFF_MAX_UPLOAD_BYTES" in large.stderr
+
+
+def test_non_utf8_arguments_are_refused_before_sending(tmp_path):
+    """A command-line argument that is not UTF-8 (a lone surrogate in Python) is one line
+    naming the field, exit 2, and no request: the URL answers nothing."""
+    url = f"http://127.0.0.1:{free_port()}"
+    path = tmp_path / "tiny.svm"
+    path.write_bytes(TINY)
+    for args, field in [
+        (["submit", *JOB, "--host", "\udc80"], "host"),
+        (["datasets", "upload", path, "--name", "x\udcff"], "name"),
+    ]:
+        run = faceoff(*args, "--url", url)
+        assert run.returncode == 2, run.stderr
+        command = " ".join(args[:2]) if args[0] == "datasets" else args[0]
+        assert run.stderr == (
+            f"faceoff {command}: error: {field}: not valid UTF-8 text; the request was not sent\n"
+        )
+
+
+def test_bad_url_or_token_is_one_line_exit_2():
+    for url, why in [("http://[::1", "Invalid port"), ("http://\udcff", "Invalid IDNA hostname")]:
+        run = faceoff("--url", url, "status")
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+        assert run.stderr.startswith("faceoff status: error: --url ") and why in run.stderr
+    run = faceoff("status", "--url", "http://127.0.0.1:9", FACEOFF_TOKEN="tök\udcff")
+    assert run.returncode == 2 and run.stderr == (
+        "faceoff status: error: $FACEOFF_TOKEN is not a token: it holds non-ASCII characters\n"
+    )

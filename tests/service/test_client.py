@@ -123,6 +123,11 @@ def test_cli_commands(server, tmp_path, capsys, monkeypatch):
     sweep.write_text("datasets: [a1a\n")
     assert main(["sweep", "--url", url, str(sweep)]) == 2
     assert "is not valid YAML" in capsys.readouterr().err
+    sweep.write_bytes(b"datasets: [a1a]\nname: \xff\n")
+    assert main(["sweep", "--url", url, str(sweep)]) == 2
+    assert capsys.readouterr().err == (
+        f"faceoff sweep: error: {sweep} is not UTF-8 text (byte 23)\n"
+    )
 
     assert main(["status", "--url", url, "--sweep", "1"]) == 0
     assert "sweep 1: 2 jobs" in capsys.readouterr().out
