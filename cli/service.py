@@ -36,6 +36,7 @@ URL_HELP = (
     "command: faceoff --url URL status"
 )
 TERMINAL = ("succeeded", "failed", "cancelled")
+MAX_SWEEP_FILE_BYTES = 16 * 1024 * 1024
 
 
 def add_service_commands(commands: argparse._SubParsersAction) -> None:
@@ -223,6 +224,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     try:
+        if path.stat().st_size > MAX_SWEEP_FILE_BYTES:  # read nothing that large
+            raise InputError(
+                f"{path} is {path.stat().st_size} bytes; a sweep file is at most "
+                f"{MAX_SWEEP_FILE_BYTES} (a sweep of the most jobs the API takes is ~0.3 MB of JSON)"
+            )
         spec = yaml.safe_load(path.read_text())
     except OSError as err:
         raise InputError(f"cannot read {path}: {err.strerror}") from None

@@ -412,3 +412,16 @@ def test_status_names_seedless_jobs_and_their_timing_repeats():
     }
     assert rows["1"][4] == "2" and "None" not in out
     assert rows["2"][4] == "none" and rows["3"][4:6] == ["none", "r1"]
+
+
+def test_a_huge_sweep_file_is_refused_before_it_is_read(tmp_path, capsys):
+    from faceoff.cli.main import main
+    from faceoff.cli.service import MAX_SWEEP_FILE_BYTES
+
+    huge = tmp_path / "sweep.yaml"
+    with huge.open("wb") as f:  # sparse: costs no disk
+        f.truncate(MAX_SWEEP_FILE_BYTES + 1)
+    # a closed port: the file is refused before anything is sent
+    assert main(["sweep", str(huge), "--url", "http://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert f"is {MAX_SWEEP_FILE_BYTES + 1} bytes; a sweep file is at most" in err
