@@ -227,7 +227,7 @@ def _sweep(args: argparse.Namespace) -> int:
         if path.stat().st_size > MAX_SWEEP_FILE_BYTES:  # read nothing that large
             raise InputError(
                 f"{path} is {path.stat().st_size} bytes; a sweep file is at most "
-                f"{MAX_SWEEP_FILE_BYTES} (a sweep of the most jobs the API takes is ~0.3 MB of JSON)"
+                f"{MAX_SWEEP_FILE_BYTES} (the largest sweep the API takes is ~0.3 MB of JSON)"
             )
         spec = yaml.safe_load(path.read_text())
     except OSError as err:
