@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from faceoff.solvers.peers.refit import PEER_TOL, Progress, layout
+from faceoff.solvers.peers.refit import PEER_TOL, Progress, StopFit, layout
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import Recorder
 from faceoff.solvers.vocabulary import get_loss
@@ -52,7 +52,10 @@ def _fit(
         return progress.reason  # type: ignore[return-value]
     max_iter = math.ceil(recorder.stop.max_epochs) + 1
     estimator = make(max_iter, progress)
-    estimator.fit(A, problem.b)
+    try:
+        estimator.fit(A, problem.b)
+    except StopFit:  # a stop rule fired: its point is recorded
+        pass
     return progress.finish(estimator)
 
 

@@ -182,8 +182,16 @@ def budget_fitter(
     return peer.fitter(problem, spec.parse_params(params), seed)
 
 
+class StopFit(Exception):
+    """Raised by :class:`Progress` to end a library's fit once a stop rule has fired."""
+
+
 class Progress:
     """The callback a library calls during its fit (``callback(estimator)``).
+
+    Once a stop rule fires it raises :class:`StopFit`, which the adapter catches around
+    ``fit()``: a return value only ends lightning's current epoch (SDCA, CD), so the fit
+    went on calling back once an epoch until its ``max_iter``, minutes at a large epoch cap.
 
     Parameters
     ----------
@@ -217,10 +225,10 @@ class Progress:
         self.reason = self.recorder.checkpoint(0, 0.0, x=np.zeros(n_features))
         return self.reason
 
-    def __call__(self, estimator: Any) -> bool | None:
-        """True asks the library to stop (lightning: any value but None)."""
+    def __call__(self, estimator: Any) -> None:
+        """Record a point when one is due; raise :class:`StopFit` once a stop rule fires."""
         if self.reason is not None:
-            return True  # lightning's SDCA leaves only the current epoch: say it again
+            raise StopFit
         recorder = self.recorder
         recorder.pause()
         epoch = self.epoch(self.calls)
@@ -236,7 +244,9 @@ class Progress:
         self.reason = recorder.checkpoint(
             self.calls, epoch, x=self.iterate(estimator), final_reason=forced
         )
-        return True if self.reason is not None else None
+        if self.reason is not None:
+            raise StopFit
+        return None
 
     def finish(self, estimator: Any) -> str:
         """The stop reason once the fit has returned: ours, or the final iterate recorded

@@ -180,6 +180,33 @@ def test_callback_time_excludes_what_the_callback_does():
     assert result.final.time_s + 0.02 * len(result.trace) <= result.wall_s
 
 
+CALLBACK_PEERS = [name for name, spec in PEERS.items() if spec.trace_mode == "callback"]
+
+
+@pytest.mark.parametrize("solver", CALLBACK_PEERS)
+def test_callback_peer_ends_its_fit_when_a_stop_rule_fires(solver, monkeypatch):
+    """Once our stop rule fires the fit ends: no call back after the one that stopped it,
+    however large the epoch cap (a return value only ended lightning's current epoch: the
+    fit then called back once an epoch up to its max_iter, 4 minutes in the benchmark)."""
+    from faceoff.solvers.peers import refit
+
+    spec = CATALOGUE[solver]
+    _require(spec)
+    calls = []
+    real_call = refit.Progress.__call__
+
+    def counted(self, estimator):
+        calls.append(self.reason)
+        return real_call(self, estimator)
+
+    monkeypatch.setattr(refit.Progress, "__call__", counted)
+    loss = spec.losses[0]
+    problem = make_problem("sparse", loss, "l2")
+    result = solve(problem, solver, None, StopRules(max_epochs=1e7, tol=1e-3))
+    assert result.stop_reason == CONVERGED, result.stop_reason
+    assert calls and all(reason is None for reason in calls)  # none after the stop
+
+
 SMOOTHED_CASES = [
     pytest.param(name, loss, penalty, gamma, id=f"{name}-{loss}-{penalty}-gamma={gamma:g}")
     for name, spec in PEERS.items()
