@@ -7,7 +7,7 @@ will touch, so that the random access to A overlaps with the current step's work
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -42,3 +42,14 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@njit(cache=True, _nrt=False)
+def prefetch_span(array, start, end):
+    """Prefetch ``array[start:end]``, one hint per 64-byte cache line (the last element
+    included, for a span that straddles one more line than its length fills)."""
+    stride = max(1, 64 // array.itemsize)
+    for k in range(start, end, stride):
+        prefetch(array, k)
+    if end > start:
+        prefetch(array, end - 1)

@@ -70,7 +70,13 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.losses import dual_step, loss_conj, loss_dual_step, warm_starts
+from faceoff.solvers.losses import (
+    EXACT_TOL,
+    dual_step,
+    loss_conj,
+    loss_dual_step,
+    warm_starts,
+)
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import make_rng_state, next_uniform
@@ -204,7 +210,7 @@ def _greedy_dual(w, y, b, warm, loss, inv_s):
     beta_i = 0.0
     warm_i = np.nan
     for k in range(y.shape[0]):
-        beta, warm_k = loss_dual_step(loss, y[k], w[k], b[k], inv_s, warm[k])
+        beta, warm_k, _ = loss_dual_step(loss, y[k], w[k], b[k], inv_s, warm[k], EXACT_TOL)
         length = abs(beta - y[k])
         if length > best:
             best = length
@@ -405,7 +411,7 @@ def _search(data, loss, penalty, params, it, active):
     count = 0
     for k in range(n_samples):  # eq. (12): the step (13) from yₖ = 0 outside A_y
         if not in_y[k]:
-            beta = loss_dual_step(loss, 0.0, w[k], b[k], inv_s, np.nan)[0]
+            beta = loss_dual_step(loss, 0.0, w[k], b[k], inv_s, np.nan, EXACT_TOL)[0]
             if beta != 0.0:
                 score[count] = abs(beta)
                 cand[count] = k
@@ -482,7 +488,7 @@ def _active_set(data, loss, penalty, params, it, active, n_updates):
         wi = 0.0
         for k in range(start, end):  # wᵢ = [A_i]_{A_x}·x
             wi += sub_val[k] * x[sub_idx[k]]
-        beta = dual_step(loss, warm, i, y[i], wi, b[i], inv_s)  # eq. (13)
+        beta = dual_step(loss, warm, i, y[i], wi, b[i], inv_s)[0]  # eq. (13)
         delta = beta - y[i]
         if delta != 0.0:
             y[i] = beta

@@ -3,7 +3,8 @@
 The dual point y determines x = ∇g*(z), z = −Aᵀy/n (prox-SDCA for elastic net); x (and z
 when l1 > 0) is maintained, so a step costs O(nnz of row i). The step on yᵢ maximizes
 −φ*(β) + β·aᵢᵀx − ‖aᵢ‖²(β − yᵢ)²/(2·l2·n) exactly (closed form for squared and smoothed
-hinge, safeguarded Newton for logistic), or with ``step="fixed"`` takes the fixed step of
+hinge; for logistic a safeguarded Newton solve, inexact while far from the optimum as in
+liblinear: see ``INNER_TOL_START``), or with ``step="fixed"`` takes the fixed step of
 Faceoff §7 in Quartz's form (Qu et al. 2015), yᵢ += (θ/qᵢ)(φ'(aᵢᵀx) − yᵢ) with
 θ = minⱼ qⱼ·l2·n/(β·vⱼ + l2·n): a convex combination, so yᵢ stays in the domain of φ*.
 Sampling: uniform, importance qᵢ ∝ β·vᵢ + l2·n with vᵢ = ‖aᵢ‖² (eq. (14)), or a random
@@ -18,9 +19,15 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.driver import run_chunked
-from faceoff.solvers.losses import dual_step, loss_deriv, prefetch_warm, warm_starts
+from faceoff.solvers.losses import (
+    EXACT_TOL,
+    dual_step,
+    loss_deriv,
+    prefetch_warm,
+    warm_starts,
+)
 from faceoff.solvers.penalties import soft_threshold
-from faceoff.solvers.prefetch import prefetch
+from faceoff.solvers.prefetch import prefetch, prefetch_span
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
@@ -40,6 +47,9 @@ class DualState(NamedTuple):
         Quartz's fixed step yᵢ += ηᵢ(φ'(aᵢᵀx) − yᵢ) instead of the exact one.
     eta : array, shape (n_samples,)
         θ/qᵢ of the fixed step.
+    inner : array, shape (3,)
+        The exact step's tolerance (logistic: :func:`~faceoff.solvers.losses.dual_step`),
+        and the Newton iterations and steps counted since it was last reviewed.
     """
 
     y: np.ndarray
@@ -49,6 +59,14 @@ class DualState(NamedTuple):
     warm: np.ndarray
     fixed_step: bool
     eta: np.ndarray
+    inner: np.ndarray
+
+
+# The logistic step's inexact inner solve, as liblinear's dual solver (Yu, Huang and Lin
+# 2011, §4): start at a loose tolerance and tighten it ten-fold after each n steps that
+# needed at most n/10 Newton iterations, down to the exact step's.
+INNER_TOL_START = 1e-2
+INNER_TOL_MIN = EXACT_TOL
 
 
 @njit(cache=True)
@@ -57,18 +75,19 @@ def _dual_cd(data, loss, penalty, sampler, state, n_updates):
     indptr, indices, values = data.csr
     b = data.b
     l1, l2 = penalty
-    y, z, x, inv_s, warm, fixed_step, eta = state
+    y, z, x, inv_s, warm, fixed_step, eta, inner = state
     n_samples = b.shape[0]
     inv_l2 = 1.0 / l2
     visited = 0
+    tol, newton, steps = inner[0], inner[1], inner[2]
     draws = sampler.ring[0]  # the sampler's step counter, kept in a register
     for _ in range(n_updates):
         i, ahead, half = next_coordinate(sampler, draws)
         draws += 1
         prefetch(indptr, ahead)
-        row = indptr[half]
-        prefetch(indices, row)
-        prefetch(values, row)
+        row, row_end = indptr[half], indptr[half + 1]
+        prefetch_span(indices, row, row_end)
+        prefetch_span(values, row, row_end)
         prefetch(y, half)
         prefetch(b, half)
         prefetch(inv_s, half)
@@ -80,7 +99,13 @@ def _dual_cd(data, loss, penalty, sampler, state, n_updates):
         if fixed_step:  # Quartz's step (Faceoff §7)
             y_new = y[i] + eta[i] * (loss_deriv(loss, zi, b[i]) - y[i])
         else:  # the exact coordinate maximization
-            y_new = dual_step(loss, warm, i, y[i], zi, b[i], inv_s[i])
+            y_new, iterations = dual_step(loss, warm, i, y[i], zi, b[i], inv_s[i], tol)
+            newton += iterations
+            steps += 1
+            if steps >= n_samples:  # review the tolerance once per n steps
+                if newton <= 0.1 * n_samples:
+                    tol = max(0.1 * tol, INNER_TOL_MIN)
+                newton = steps = 0.0
         delta = y_new - y[i]
         if delta != 0.0:
             y[i] = y_new
@@ -96,6 +121,7 @@ def _dual_cd(data, loss, penalty, sampler, state, n_updates):
                     x[indices[k]] += coef * values[k]
         visited += end - start
     sampler.ring[0] = draws
+    inner[0], inner[1], inner[2] = tol, newton, steps
     return visited
 
 
@@ -121,6 +147,7 @@ class DualCD:
             warm=warm_starts(n),
             fixed_step=step == "fixed",
             eta=theta / q,
+            inner=np.array([INNER_TOL_START, 0.0, 0.0]),
         )
         self.y = self.state.y
 

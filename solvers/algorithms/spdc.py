@@ -353,7 +353,7 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
                     state[j, X] = xj
                     state[j, LAST] = t
                 z += values[q] * (xj + theta * (xj - x_prev))
-            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])  # (5), (9), (21)
+            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])[0]  # (5), (9), (21)
             delta = y_new - y[k]
             y[k] = y_new
             visited += end - start
@@ -430,7 +430,7 @@ def _spdc_dense(data, loss, prox, sampler, it, n_iters):
                 j = indices[q]
                 xj = state[j, X]
                 z += values[q] * (xj + theta * (xj - state[j, X_PREV]))
-            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])  # (5), (9), (21)
+            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])[0]  # (5), (9), (21)
             rows[c] = k
             deltas[c] = y_new - y[k]
             y[k] = y_new

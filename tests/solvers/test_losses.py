@@ -11,6 +11,7 @@ from scipy.optimize import minimize_scalar
 
 from faceoff.solvers.catalogue import LOSSES
 from faceoff.solvers.losses import (
+    EXACT_TOL,
     loss_conj,
     loss_conjs,
     loss_deriv,
@@ -127,7 +128,7 @@ def test_dual_step_maximizes_its_objective(name, gamma):
         def h(beta, yi=yi, zi=zi, bi=bi, si=si):
             return beta * zi - loss_conj(loss.params, beta, bi) - si * (beta - yi) ** 2 / 2
 
-        beta, warm = loss_dual_step(loss.params, yi, zi, bi, si, np.nan)
+        beta, warm, _ = loss_dual_step(loss.params, yi, zi, bi, si, np.nan, EXACT_TOL)
         if loss.needs_binary_labels:
             lo, hi = sorted((0.0, -bi))
             found = minimize_scalar(
@@ -140,11 +141,44 @@ def test_dual_step_maximizes_its_objective(name, gamma):
         assert np.isfinite(h(beta)), (yi, zi, bi, si, beta)
         assert h(beta) >= best - 1e-12 * max(1.0, abs(best)), (yi, zi, bi, si)
         assert beta == pytest.approx(found.x, abs=1e-6 * max(1.0, abs(beta)))
-        # logistic's Newton solve stops within 1e-12 of the root whatever inv_s, so solves
-        # from any warm start agree to 2e-12
-        for start in (warm, rng.normal(scale=5.0), -30.0, 30.0):
-            again = loss_dual_step(loss.params, yi, zi, bi, si, start)[0]
+        if name == "logistic":  # the warm start kept is the logit of the new t, exactly
+            t = -bi * beta
+            assert 1.0 / (1.0 + np.exp(-warm)) == pytest.approx(t, rel=1e-15, abs=1e-300)
+            # started from the kept logit of y (as kernels do) or recovering it: the same
+            kept = np.log(-bi * yi) - np.log1p(bi * yi) if 0 < -bi * yi < 1 else np.nan
+            again = loss_dual_step(loss.params, yi, zi, bi, si, kept, EXACT_TOL)[0]
             assert again == pytest.approx(beta, abs=2e-12 * max(1.0, abs(beta)))
+
+
+def _logistic_violation(u, y, z, b, inv_s):
+    """g(u) = u + inv_s·σ(u) − K with K = −b·z + inv_s·t₀: the logistic step's optimality
+    violation at u = logit(t), t = −b·β."""
+    return u + inv_s / (1.0 + np.exp(-u)) - (-b * z + inv_s * -b * y)
+
+
+def test_logistic_step_stops_within_its_tolerance():
+    """An inexact logistic step (liblinear's inner solve) ends with |g(u)| ≤ tol, so a looser
+    tolerance never needs more Newton iterations; a coordinate already within tol is left
+    unchanged with none."""
+    loss, rng = make_loss("logistic").params, np.random.default_rng(5)
+    for _ in range(300):
+        b = rng.choice((-1.0, 1.0))
+        y, z = -b * rng.uniform(0.01, 0.99), rng.normal(scale=3.0)
+        inv_s = 10.0 ** rng.uniform(-4, 4)
+        warm = np.log(-b * y) - np.log1p(b * y)
+        counts = []
+        for tol in (1e-1, 1e-2, 1e-6, EXACT_TOL):
+            beta, u, iterations = loss_dual_step(loss, y, z, b, inv_s, warm, tol)
+            violation = abs(_logistic_violation(u, y, z, b, inv_s))
+            assert violation <= max(tol, 1e-12 * (1 + inv_s + abs(z))), (tol, violation)
+            assert 1.0 / (1.0 + np.exp(-u)) == pytest.approx(-b * beta, rel=1e-15, abs=1e-300)
+            counts.append(iterations)
+        assert counts == sorted(counts)
+    # a coordinate at its optimum for this z: no iteration, y returned as it is
+    u_star, b, inv_s = 0.3, 1.0, 2.0
+    y_star = -b / (1.0 + np.exp(-u_star))
+    z = -u_star / b
+    assert loss_dual_step(loss, y_star, z, b, inv_s, u_star, 1e-9) == (y_star, u_star, 0)
 
 
 @pytest.mark.parametrize("name", LOSSES)
