@@ -11,7 +11,15 @@ from __future__ import annotations
 from faceoff.solvers.catalogue import CATALOGUE
 
 #: the peer columns of part 1, by catalogue name
-PEERS: tuple[str, ...] = ("sklearn.liblinear", "sklearn.saga", "lightning.sdca", "lightning.cd")
+PEERS: tuple[str, ...] = (
+    "sklearn.liblinear",
+    "sklearn.saga",
+    "sklearn.lbfgs",
+    "lightning.sdca",
+    "lightning.saga",
+    "lightning.cd",
+    "cyanure",
+)
 
 
 def supports(peer: str, loss: str) -> bool:

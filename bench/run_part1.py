@@ -1,11 +1,13 @@
-"""Benchmark part 1: time to relative suboptimality 1e-6 against scikit-learn and lightning.
+"""Benchmark part 1: time to relative suboptimality 1e-6 against scikit-learn, lightning and
+cyanure.
 
 For each dataset × loss × l2 the run
 
 1. certifies P* with a long run of our ``dual_cd`` to a relative duality gap of 1e-12
    (cached in ``bench/out/pstar.json``);
-2. runs ``dual_cd`` and ``primal_cd`` (uniform and importance sampling) and reads off the
-   trace the solver time of the first point with (P − P*)/|P*| ≤ 1e-6;
+2. runs ``dual_cd`` (uniform, importance and permutation sampling), ``primal_cd`` (uniform
+   and importance), ``saga`` and ``lbfgs`` and reads off the trace the solver time of the
+   first point with (P − P*)/|P*| ≤ 1e-6;
 3. times each peer through the service's adapters (``faceoff.solvers.peers``): a peer traced
    by refits is fitted from scratch with a growing iteration budget (1, 2, 4, …, then a
    bracketed search) and reports the wall time of the smallest budget whose coefficients
@@ -14,10 +16,11 @@ For each dataset × loss × l2 the run
 4. divides the solver time per epoch of each of those runs by the pass floor, one CSR
    product with A plus one with Aᵀ.
 
-Each time is the best of up to 3 runs (while the repeats stay cheap); primal_cd and the
-peers stop once 10× slower than dual_cd (see ``SLOW_FACTOR``). The peers'
-weight mappings are checked first: each peer, run to convergence by ``solve`` on a9a at
-l2 = 1e-1 and 1e-2, must land within 1e-8 of P*, or the run stops.
+Each time is the best of up to 3 runs (while the repeats stay cheap); our other solvers and
+the peers stop once 10× slower than dual_cd (see ``SLOW_FACTOR``). The report compares the
+fastest of ours with the fastest peer, and each method with the peers' implementations of
+it (``PAIRS``). The peers' weight mappings are checked first: each peer, run to convergence
+by ``solve`` on a9a at l2 = 1e-1 and 1e-2, must land within 1e-8 of P*, or the run stops.
 
 Run ``python -m bench.run_part1`` (``make bench``) from the repository root; ``--quick``
 validates the harness on a9a in a minute or two. Tables go to stdout and
@@ -52,18 +55,33 @@ from bench.peers import PEERS, is_refit, missing_packages, supports, title
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
 PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
 PSTAR_USABLE = 1e-9  # a P* with a larger certified gap is too loose to time 1e-6 against
-SLOW_FACTOR = 10.0  # primal_cd and the peers stop once this much slower than dual_cd ...
+SLOW_FACTOR = 10.0  # our other solvers and the peers stop once this much slower than dual_cd ...
 MIN_CAP_SECONDS = 2.0  # ... but are always allowed this long
 PEER_RESOLUTION = 0.03  # a peer's budget is searched to within 3% (or one iteration)
 MAPPING_TOL = 1e-8  # a converged peer must land this close to P* (relative)
 MAPPING_L2 = (1e-1, 1e-2)  # well-conditioned l2 weights on which the mapping is checked
 LOSSES = ("logistic", "smooth_hinge")
-OURS = (
-    ("dual_cd", "uniform"),
-    ("dual_cd", "importance"),
-    ("dual_cd", "permutation"),
-    ("primal_cd", "uniform"),
-    ("primal_cd", "importance"),
+# our columns: (label, catalogue solver, params); dual_cd first (the others are capped
+# relative to its time)
+OURS: tuple[tuple[str, str, dict], ...] = (
+    ("dual_cd uni", "dual_cd", {"sampling": "uniform"}),
+    ("dual_cd imp", "dual_cd", {"sampling": "importance"}),
+    ("dual_cd per", "dual_cd", {"sampling": "permutation"}),
+    ("primal_cd uni", "primal_cd", {"sampling": "uniform"}),
+    ("primal_cd imp", "primal_cd", {"sampling": "importance"}),
+    ("saga", "saga", {}),
+    ("lbfgs", "lbfgs", {}),
+)
+NAMES = [label for label, _, _ in OURS]
+COORDINATE = [label for label, solver, _ in OURS if solver in ("dual_cd", "primal_cd")]
+# same method, ours against a peer's (issue 14, target 2): our fastest mode of the method
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("dual_cd", "sklearn.liblinear"),
+    ("dual_cd", "lightning.sdca"),
+    ("saga", "sklearn.saga"),
+    ("saga", "lightning.saga"),
+    ("primal_cd", "lightning.cd"),
+    ("lbfgs", "sklearn.lbfgs"),
 )
 
 
@@ -413,7 +431,8 @@ def _ratio(ours: Outcome, best: Outcome | None) -> str:
 
 
 def best_peer(cells: dict[str, Outcome | None]) -> tuple[str, Outcome] | None:
-    """The fastest peer that reached the target, else the one that ran longest without."""
+    """The fastest of ``cells`` (peers, or our columns) that reached the target, else the
+    one that ran longest without."""
     tried = {name: o for name, o in cells.items() if o is not None}
     if not tried:
         return None
@@ -423,6 +442,19 @@ def best_peer(cells: dict[str, Outcome | None]) -> tuple[str, Outcome] | None:
         return name, reached[name]
     name = max(tried, key=lambda n: tried[n].spent)
     return name, tried[name]
+
+
+def pair_cells(row: dict) -> list[str]:
+    """A row of the same-method table: for each of PAIRS, our fastest mode of the method ÷
+    the peer."""
+    cells = [row["dataset"], row["loss"], f"{row['l2']:g}"]
+    for method, peer in PAIRS:
+        modes = {label: Outcome(**row["ours"][label]) for label, s, _ in OURS if s == method}
+        fastest, theirs = best_peer(dict(modes)), row["peers"][peer]
+        cells.append(
+            "n/a" if theirs is None or fastest is None else _ratio(fastest[1], Outcome(**theirs))
+        )
+    return cells
 
 
 def report(results: dict, command: str) -> str:
@@ -446,7 +478,8 @@ def report(results: dict, command: str) -> str:
             for p in env["threadpools"]
         ),
         f"- caps: our runs {s['our_seconds']:g} s solver time; no peer fit predicted above "
-        f"{s['peer_fit_seconds']:g} s; primal_cd and the peers also stop at {SLOW_FACTOR:g}× "
+        f"{s['peer_fit_seconds']:g} s; our other solvers and the peers also stop at "
+        f"{SLOW_FACTOR:g}× "
         f"the faster dual_cd of the row (at least {MIN_CAP_SECONDS:g} s); best of up to "
         f"{s['repeats']} runs within {s['repeat_seconds']:g} s",
         "",
@@ -468,8 +501,7 @@ def report(results: dict, command: str) -> str:
             for d in results["datasets"]
         ],
     )
-    names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
-    peers = list(PEERS)
+    names, peers = NAMES, list(PEERS)
     lines += [
         "",
         f"## Time to (P − P*)/|P*| ≤ {TARGET:g}, seconds (epochs)",
@@ -480,7 +512,8 @@ def report(results: dict, command: str) -> str:
         "already in the peer's layout); peers with a callback: as ours. `> t (k: s)`: not "
         "reached; the largest budget k tried took t seconds and stopped at suboptimality s. "
         "`n/a`: the peer lacks the loss. "
-        "Ratios: dual_cd time ÷ best peer time (< 1 is a win).",
+        "Ratios: the fastest of ours (and dual_cd with permutation sampling, the peers' "
+        "order) ÷ the fastest peer (< 1 is a win).",
         "",
     ]
     rows = []
@@ -495,14 +528,15 @@ def report(results: dict, command: str) -> str:
         cells = {p: (Outcome(**row["peers"][p]) if row["peers"][p] else None) for p in peers}
         best = best_peer(cells)
         best_outcome = best[1] if best else None
+        mine = best_peer(dict(ours))
         rows.append(
             [row["dataset"], row["loss"], f"{row['l2']:g}", f"{row['pstar']['p_star']:.10g}"]
             + [ours[n].cell() for n in names]
             + [cells[p].cell() if cells[p] else "n/a" for p in peers]
             + [
+                mine[0] if mine else "—",
                 best[0] if best else "—",
-                _ratio(ours["dual_cd uni"], best_outcome),
-                _ratio(ours["dual_cd imp"], best_outcome),
+                _ratio(mine[1], best_outcome) if mine else "—",
                 _ratio(ours["dual_cd per"], best_outcome),
             ]
         )
@@ -510,8 +544,21 @@ def report(results: dict, command: str) -> str:
         ["dataset", "loss", "l2", "P*"]
         + names
         + peers
-        + ["best peer", "dual_cd uni ÷ best", "dual_cd imp ÷ best", "dual_cd per ÷ best"],
+        + ["best of ours", "best peer", "best ours ÷ best peer", "dual_cd per ÷ best peer"],
         rows,
+    )
+    lines += [
+        "",
+        "## Same method: ours ÷ the peer's",
+        "",
+        "Time to the target of our fastest mode of a method (its columns above) ÷ the peer's "
+        "implementation of the same method (< 1: ours is faster); `n/a`: the peer lacks the "
+        "loss; `< r`: the peer did not reach the target, r is ours ÷ its time spent.",
+        "",
+    ]
+    lines += md_table(
+        ["dataset", "loss", "l2"] + [f"{method} ÷ {peer}" for method, peer in PAIRS],
+        [pair_cells(row) for row in results["rows"] if not row.get("skipped")],
     )
     lines += [
         "",
@@ -529,12 +576,12 @@ def report(results: dict, command: str) -> str:
         if row.get("skipped"):
             continue
         floor = row["pass_floor"]
-        per_epoch = [Outcome(**row["ours"][n]).per_epoch() for n in names]
+        per_epoch = [Outcome(**row["ours"][n]).per_epoch() for n in COORDINATE]
         rows.append(
             [row["dataset"], row["loss"], f"{row['l2']:g}", f"{floor * 1e3:.3g}"]
             + [f"{t * 1e3:.3g} ({t / floor:.2f}×)" for t in per_epoch]
         )
-    lines += md_table(["dataset", "loss", "l2", "floor ms"] + [f"{n} ms" for n in names], rows)
+    lines += md_table(["dataset", "loss", "l2", "floor ms"] + [f"{n} ms" for n in COORDINATE], rows)
     lines += [
         "",
         "## P* and its certificate",
@@ -586,7 +633,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run_part1",
         description="Time to relative suboptimality 1e-6 of dual_cd and primal_cd against "
-        "scikit-learn (liblinear, saga) and lightning (SDCA, CD).",
+        "scikit-learn (liblinear, saga, lbfgs), lightning (SDCA, SAGA, CD) and cyanure.",
     )
     parser.add_argument(
         "--quick",
@@ -679,7 +726,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{env['cpu']} · {env['cores']} cores · load {env['load_average'][0]:.2f} · numpy "
         f"{env['numpy']} · scikit-learn {env['scikit-learn']} · lightning {env['lightning']}"
     )
-    for solver in sorted({s for s, _ in OURS}):
+    for solver in sorted({solver for _, solver, _ in OURS}):
         started = time.perf_counter()
         warmup(solver)
         log(f"warm-up {solver}: {time.perf_counter() - started:.1f} s")
@@ -691,7 +738,6 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [],
         "mapping_checks": [],
     }
-    names = [f"{solver} {sampling[:3]}" for solver, sampling in OURS]
     for index, name in enumerate(settings.datasets):
         loaded = load(DATASETS[name])
         info = loaded.info
@@ -707,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{name}: pass floor (A @ x + A.T @ r) {floor * 1e3:.3g} ms")
         for loss in LOSSES:
             for l2 in settings.l2s:
-                results["rows"].append(bench_row(loaded, loss, l2, floor, cache, settings, names))
+                results["rows"].append(bench_row(loaded, loss, l2, floor, cache, settings))
                 partial = {**results, "command": command}
                 (args.out / "part1.json").write_text(json.dumps(partial, indent=1))
     text = report(results, command)
@@ -727,9 +773,8 @@ def bench_row(
     floor: float,
     cache: PStarCache,
     settings: Settings,
-    names: list[str],
 ) -> dict:
-    """One table row: P*, our four solvers, the peers, the epoch costs."""
+    """One table row: P*, our solvers, the peers, the epoch costs."""
     tag = f"{loaded.spec.name} {loss} l2={l2:g}"
     row: dict = {"dataset": loaded.spec.name, "loss": loss, "l2": l2, "pass_floor": floor}
     pstar = cache.get(loaded, loss, l2, settings.pstar_seconds)
@@ -741,9 +786,9 @@ def bench_row(
     problem = make_problem(loaded, loss, l2)
     row["ours"], row["peers"] = {}, {}
     capped = settings
-    for n, (solver, sampling) in zip(names, OURS, strict=True):
+    for n, solver, params in OURS:
         # OURS lists dual_cd first: the others are capped relative to its time
-        outcome = time_ours(problem, solver, {"sampling": sampling}, pstar, capped)
+        outcome = time_ours(problem, solver, params, pstar, capped)
         row["ours"][n] = asdict(outcome)
         log(f"{tag}: {n:14s} {outcome.cell()}")
         if solver == "dual_cd" and outcome.seconds is not None:
@@ -765,8 +810,8 @@ def bench_row(
             outcome = time_ours(problem, peer, {}, pstar, peer_caps)
         row["peers"][peer] = asdict(outcome)
         log(f"{tag}: {peer:18s} {outcome.cell()}  [{outcome.fits} fits]")
-    per_epoch = {n: Outcome(**row["ours"][n]).per_epoch() for n in names}
-    log(f"{tag}: epoch ÷ floor " + ", ".join(f"{n} {per_epoch[n] / floor:.2f}" for n in names))
+    per_epoch = {n: Outcome(**row["ours"][n]).per_epoch() for n in COORDINATE}
+    log(f"{tag}: epoch ÷ floor " + ", ".join(f"{n} {t / floor:.2f}" for n, t in per_epoch.items()))
     return row
 
 
