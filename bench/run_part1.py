@@ -553,7 +553,8 @@ def report(results: dict, command: str) -> str:
         "",
         "Time to the target of our fastest mode of a method (its columns above) ÷ the peer's "
         "implementation of the same method (< 1: ours is faster); `n/a`: the peer lacks the "
-        "loss; `< r`: the peer did not reach the target, r is ours ÷ its time spent.",
+        "loss; `< r`: the peer did not reach the target, r is ours ÷ its time spent; `—`: "
+        "ours did not reach it within its cap (see the times above).",
         "",
     ]
     lines += md_table(
