@@ -336,7 +336,19 @@ CATALOGUE: dict[str, SolverSpec] = {
             "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
             "faceoff.solvers.algorithms.primal_cd",
             "primal",
-            params=(_SAMPLING,),
+            params=(
+                _SAMPLING,
+                Param(
+                    "step",
+                    "choice",
+                    "fixed",
+                    "the fixed step 1/u'ⱼ of Faceoff eq. (7), or a Newton coordinate step on "
+                    "the local curvature with Armijo's test (as CDN and lightning's CD): "
+                    "faster for logistic on sparse data, slower for the smoothed hinge, "
+                    "whose curvature jumps at its kinks (bench/README.md)",
+                    choices=("fixed", "newton"),
+                ),
+            ),
         ),
         SolverSpec(
             "dual_cd",

@@ -121,6 +121,35 @@ def loss_deriv(loss, z, b):
 
 
 @njit(cache=True)
+def loss_increment(loss, z, b, t):
+    """φ(z + t, b) − φ(z, b), without the cancellation of subtracting two losses where the
+    loss is smooth: squared t·(z − b + t/2); logistic log1p(σ(−bz)·expm1(−bt)), as
+    (1 + e^{−b(z+t)})/(1 + e^{−bz}) = 1 + σ(−bz)(e^{−bt} − 1). The smoothed hinge, piecewise,
+    is the plain difference."""
+    code, gamma = loss
+    if code == SQUARED:
+        return t * (z - b + 0.5 * t)
+    if code == LOGISTIC:
+        return math.log1p(_sigmoid(-b * z) * math.expm1(-b * t))
+    return loss_value(loss, z + t, b) - loss_value(loss, z, b)
+
+
+@njit(cache=True)
+def loss_derivs12(loss, z, b):
+    """(φ'(z, b), φ''(z, b)); at the smoothed hinge's two kinks φ'' is taken as 0 (a
+    generalized second derivative: callers safeguard their steps)."""
+    code, gamma = loss
+    if code == SQUARED:
+        return z - b, 1.0
+    m = b * z
+    if code == LOGISTIC:
+        s = _sigmoid(-m)
+        return -b * s, s * (1.0 - s)
+    inside = 1.0 - gamma < m < 1.0
+    return loss_deriv(loss, z, b), (1.0 / gamma if inside else 0.0)
+
+
+@njit(cache=True)
 def loss_conj(loss, y, b):
     """φ*(y, b) = sup_z {y·z − φ(z, b)}; +inf outside the domain."""
     code, gamma = loss

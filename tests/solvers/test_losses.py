@@ -17,6 +17,7 @@ from faceoff.solvers.losses import (
     loss_deriv,
     loss_derivs,
     loss_dual_step,
+    loss_increment,
     loss_value,
     loss_values,
     make_loss,
@@ -179,6 +180,25 @@ def test_logistic_step_stops_within_its_tolerance():
     y_star = -b / (1.0 + np.exp(-u_star))
     z = -u_star / b
     assert loss_dual_step(loss, y_star, z, b, inv_s, u_star, 1e-9) == (y_star, u_star, 0)
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_increment_is_the_difference_of_losses_without_cancellation(name):
+    """loss_increment(z, b, t) = φ(z + t) − φ(z): equal to the difference where it is
+    accurate, and for tiny t equal to t·φ'(z) to 1e-9 relative, where the difference of two
+    losses keeps no correct digit."""
+    loss, rng = make_loss(name, 0.5), np.random.default_rng(6)
+    b, z = _labels(loss, rng, 200), _margins(rng, 200)
+    p = loss.params
+    for zi, bi, t in zip(z, b, rng.normal(scale=2.0, size=200), strict=True):
+        exact = loss_value(p, zi + t, bi) - loss_value(p, zi, bi)
+        assert loss_increment(p, zi, bi, t) == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    if name != "smooth_hinge":  # smooth: first order for tiny steps
+        for zi, bi in zip(z, b, strict=True):
+            t = 1e-13 * max(1.0, abs(zi))
+            assert loss_increment(p, zi, bi, t) == pytest.approx(
+                t * loss_deriv(p, zi, bi), rel=1e-9, abs=1e-300
+            )
 
 
 @pytest.mark.parametrize("name", LOSSES)
