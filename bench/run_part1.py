@@ -6,7 +6,7 @@ For each dataset × loss × l2 the run
 1. certifies P* with a long run of our ``dual_cd`` to a relative duality gap of 1e-12
    (cached in ``bench/out/pstar.json``);
 2. runs ``dual_cd`` (uniform, importance and permutation sampling), ``primal_cd`` (uniform
-   and importance), ``saga`` and ``lbfgs`` and reads off the trace the solver time of the
+   and importance; Newton steps in permutation order), ``saga`` and ``lbfgs`` and reads off the trace the solver time of the
    first point with (P − P*)/|P*| ≤ 1e-6;
 3. times each peer through the service's adapters (``faceoff.solvers.peers``): a peer traced
    by refits is fitted from scratch with a growing iteration budget (1, 2, 4, …, then a
@@ -69,6 +69,7 @@ OURS: tuple[tuple[str, str, dict], ...] = (
     ("dual_cd per", "dual_cd", {"sampling": "permutation"}),
     ("primal_cd uni", "primal_cd", {"sampling": "uniform"}),
     ("primal_cd imp", "primal_cd", {"sampling": "importance"}),
+    ("primal_cd newton", "primal_cd", {"sampling": "permutation", "step": "newton"}),
     ("saga", "saga", {}),
     ("lbfgs", "lbfgs", {}),
 )
