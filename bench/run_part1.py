@@ -6,8 +6,8 @@ For each dataset × loss × l2 the run
 1. certifies P* with a long run of our ``dual_cd`` to a relative duality gap of 1e-12
    (cached in ``bench/out/pstar.json``);
 2. runs ``dual_cd`` (uniform, importance and permutation sampling), ``primal_cd`` (uniform
-   and importance; Newton steps in permutation order), ``saga`` and ``lbfgs`` and reads off the trace the solver time of the
-   first point with (P − P*)/|P*| ≤ 1e-6;
+   and importance; Newton steps in permutation order), ``saga`` and ``lbfgs`` and reads off
+   the trace the solver time of the first point with (P − P*)/|P*| ≤ 1e-6;
 3. times each peer through the service's adapters (``faceoff.solvers.peers``): a peer traced
    by refits is fitted from scratch with a growing iteration budget (1, 2, 4, …, then a
    bracketed search) and reports the wall time of the smallest budget whose coefficients
