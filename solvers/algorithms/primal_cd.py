@@ -113,7 +113,7 @@ def _primal_cd(data, loss, penalty, sampler, state, n_updates):
                 x_new = soft_threshold(x_new, l1 / lipschitz[j])
             delta = x_new - xj
         if delta != 0.0:
-            x[j] = xj + delta
+            x[j] = x_new
             for k in range(start, end):  # Ax += delta · A_:j
                 Ax[indices[k]] += delta * values[k]
         visited += end - start
