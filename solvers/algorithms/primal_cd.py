@@ -49,16 +49,19 @@ SIGMA = 0.01  # Armijo's sufficient-decrease fraction (CDN's, and lightning's)
 
 
 @njit(cache=True)
-def _newton_accepted(loss, indices, values, b, Ax, start, end, xj, d, grad, l1, l2, inv_n):
+def _newton_accepted(data, loss, penalty, Ax, start, end, xj, d, grad):
     """Armijo's test for the step d on coordinate j: P(x + d·eⱼ) − P(x) ≤ σ·Δ with
     Δ = ∇ⱼ·d + l1(|xⱼ + d| − |xⱼ|) < 0, the losses' increments summed without cancellation
-    (:func:`~faceoff.solvers.losses.loss_increment`)."""
+    (:func:`~faceoff.solvers.losses.loss_increment`); the column is A's [start, end)."""
+    _, indices, values = data.csc
+    b = data.b
+    l1, l2 = penalty
     change = 0.0
     for k in range(start, end):
         i = indices[k]
         change += loss_increment(loss, Ax[i], b[i], d * values[k])
     x_new = xj + d
-    change = change * inv_n + l2 * d * (xj + 0.5 * d) + l1 * (abs(x_new) - abs(xj))
+    change = change / b.shape[0] + l2 * d * (xj + 0.5 * d) + l1 * (abs(x_new) - abs(xj))
     return change <= SIGMA * (grad * d + l1 * (abs(x_new) - abs(xj)))
 
 
@@ -103,9 +106,7 @@ def _primal_cd(data, loss, penalty, sampler, state, n_updates):
             delta = x_new - xj
             if delta != 0.0:
                 visited += end - start
-                if not _newton_accepted(
-                    loss, indices, values, b, Ax, start, end, xj, delta, grad, l1, l2, inv_n
-                ):
+                if not _newton_accepted(data, loss, penalty, Ax, start, end, xj, delta, grad):
                     delta = 0.0  # eq. (7)'s step below
         if delta == 0.0:
             x_new = xj - grad / lipschitz[j]

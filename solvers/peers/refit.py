@@ -190,7 +190,7 @@ class Progress:
     """The callback a library calls during its fit (``callback(estimator)``).
 
     Once a stop rule fires it raises :class:`StopFit`, which the adapter catches around
-    ``fit()``: a return value only ends lightning's current epoch (SDCA, CD), so the fit
+    ``fit()``: a return value only ends lightning's SDCA's current epoch, so the fit
     went on calling back once an epoch until its ``max_iter``, minutes at a large epoch cap.
 
     Parameters
