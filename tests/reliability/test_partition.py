@@ -47,7 +47,8 @@ def test_a_silent_partition_answers_503_within_seconds_and_loses_nothing(
             api_process(settings, tmp_path / "faceoff.api.log") as (_, base),
             httpx.Client(base_url=base, timeout=60) as client,
         ):
-            response = client.post("/jobs", json=slow_job(slow, 4))
+            # long enough to be still solving, and writing points, when the link goes silent
+            response = client.post("/jobs", json=slow_job(slow, 10))
             assert response.status_code == 201, response.text
             job_id = response.json()["id"]
             wait_running(postgres_url, job_id, worker, min_points=5)
