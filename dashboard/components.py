@@ -270,6 +270,22 @@ def control(label: str, component: Any) -> html.Div:
     return html.Div([html.Label(label), component], className="control")
 
 
+# the targets ε of time-to-ε views (as query-string values), 1e-6 by default
+EPSILONS = ("1e-2", "1e-3", "1e-4", "1e-6", "1e-8", "1e-10")
+
+
+def eps_choice(value: Any) -> str:
+    """``value`` if it is one of :data:`EPSILONS`, else 1e-6."""
+    return choice(value, EPSILONS, "1e-6")
+
+
+def eps_dropdown(page_id: str, value: Any) -> dcc.Dropdown:
+    """The ε dropdown of a time-to-ε view, at ``value`` if accepted, else 1e-6."""
+    return dcc.Dropdown(
+        id=page_id, options=list(EPSILONS), value=eps_choice(value), clearable=False
+    )
+
+
 def radio(page_id: str, labels: Mapping[str, str], value: Any, default: str) -> dcc.RadioItems:
     """Inline radio items {value: label}, ``value`` if accepted, else ``default``."""
     return dcc.RadioItems(

@@ -16,9 +16,10 @@ from faceoff.core.jobs import JobFilter
 from faceoff.dashboard import figures, rows
 from faceoff.dashboard.components import (
     caps,
-    choice,
     control,
     database_url,
+    eps_choice,
+    eps_dropdown,
     export_bar,
     href,
     optional_id,
@@ -34,7 +35,6 @@ dash.register_page(
     __name__, path_template="/dataset/<dataset_id>", title="Faceoff · dataset", order=3
 )
 
-EPSILONS = ("1e-2", "1e-3", "1e-4", "1e-6", "1e-8", "1e-10")
 CD_SOLVERS = ("primal_cd", "dual_cd")
 
 
@@ -56,12 +56,7 @@ def layout(
                     ),
                     control(
                         "ε (measured winner)",
-                        dcc.Dropdown(
-                            id="dataset-eps",
-                            options=list(EPSILONS),
-                            value=choice(eps, EPSILONS, "1e-6"),
-                            clearable=False,
-                        ),
+                        eps_dropdown("dataset-eps", eps),
                     ),
                 ],
                 className="controls",
@@ -262,7 +257,7 @@ def fill_objectives(dataset_id, chosen):
 def update(dataset_id, index, eps):
     """Statistics, advice and the measured winner of the chosen objective."""
     dataset_id = optional_id(dataset_id, "dataset")
-    eps = choice(eps, EPSILONS, "1e-6")
+    eps = eps_choice(eps)
     link = href(f"/dataset/{dataset_id}", {"objective": parse_int(index), "eps": eps})
     info = (
         rows.dataset_summary(database_url(), dataset_id, team_id=viewer_team())

@@ -17,6 +17,8 @@ from faceoff.dashboard.components import (
     choice,
     control,
     database_url,
+    eps_choice,
+    eps_dropdown,
     export_bar,
     href,
     optional_id,
@@ -29,7 +31,6 @@ from faceoff.dashboard.components import (
 
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
 
-EPSILONS = ("1e-2", "1e-3", "1e-4", "1e-6", "1e-8", "1e-10")
 CHARTS = {"bars": "bars", "heatmap": "heatmap"}
 X_CHOICES = {"time": "seconds", "epoch": "epochs"}
 REFRESH_MS = 3000
@@ -65,12 +66,7 @@ def layout(
                 [
                     control(
                         "ε",
-                        dcc.Dropdown(
-                            id="sweep-eps",
-                            options=list(EPSILONS),
-                            value=choice(eps, EPSILONS, "1e-6"),
-                            clearable=False,
-                        ),
+                        eps_dropdown("sweep-eps", eps),
                     ),
                     control(
                         "criterion",
@@ -114,7 +110,7 @@ fairness.watch(
 def _choices(eps: Any, criterion: Any, x: Any, chart: Any = None) -> tuple[str, str, str, str]:
     """The view's choices, each one of its accepted values."""
     return (
-        choice(eps, EPSILONS, "1e-6"),
+        eps_choice(eps),
         choice(criterion, figures.CRITERIA, "subopt_rel"),
         choice(x, X_CHOICES, "time"),
         choice(chart, CHARTS, "bars"),
