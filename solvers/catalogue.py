@@ -365,6 +365,18 @@ CATALOGUE: dict[str, SolverSpec] = {
                     "exact 1-D maximization, or the fixed step η of Faceoff §7",
                     choices=("exact", "fixed"),
                 ),
+                Param(
+                    "accelerate",
+                    "choice",
+                    "none",
+                    "plain dual ascent, or Catalyst around it (Lin, Mairal & Harchaoui 2018): "
+                    "one epoch per proximal subproblem with l2 + κ, κ = β·mean‖aᵢ‖²/(n+1) − l2, "
+                    "then Nesterov's extrapolation with an adaptive restart. Much faster on "
+                    "ill-conditioned problems with n ≫ d (a9a logistic, l2 = 1e-6: 32 epochs "
+                    "instead of 699), slower where plain ascent is fast already (n ≪ d); the "
+                    "same as none when l2 ≥ β·mean‖aᵢ‖²/(n+1)",
+                    choices=("none", "catalyst"),
+                ),
             ),
         ),
         SolverSpec(

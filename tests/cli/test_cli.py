@@ -85,7 +85,7 @@ def test_jsonl_run_on_a1a(mirror):
     assert summary["stop_reason"] == "max_epochs"
     assert summary["gap"] == points[-1]["gap"] > 0
     assert summary["nnz_x"] == points[-1]["nnz_x"]
-    assert summary["params"] == {"sampling": "importance", "step": "exact"}
+    assert summary["params"] == {"sampling": "importance", "step": "exact", "accelerate": "none"}
     assert summary["problem"]["n_samples"] == 1605
     assert summary["problem"]["n_features"] == 123
 
@@ -190,6 +190,7 @@ def test_solvers_json():
     assert {p["name"]: p["default"] for p in dual["params"]} == {
         "sampling": "uniform",
         "step": "exact",
+        "accelerate": "none",
     }
 
 

@@ -74,6 +74,7 @@ def test_submit_job_enqueues_and_deduplicates(api):
     assert job["status"] == "queued" and job["spec"]["params"] == {
         "sampling": "uniform",
         "step": "exact",
+        "accelerate": "none",
     }
     assert queued(settings) == 1
     same = client.post("/api/v1/jobs", json={**JOB, "params": {"sampling": "uniform"}})

@@ -76,8 +76,12 @@ def test_submission_checks_the_loss_parameters(gamma):
 
 def test_params_defaults_and_errors():
     spec = get_spec("dual_cd")
-    assert spec.parse_params(None) == {"sampling": "uniform", "step": "exact"}
-    with pytest.raises(ValueError, match="unknown parameter 'x'.*accepted: sampling, step"):
+    assert spec.parse_params(None) == {
+        "sampling": "uniform",
+        "step": "exact",
+        "accelerate": "none",
+    }
+    with pytest.raises(ValueError, match="unknown parameter 'x'.*accepted: sampling, step, accel"):
         spec.parse_params({"x": 1})
     with pytest.raises(ValueError, match="'often' is not one of uniform, importance"):
         spec.parse_params({"sampling": "often"})

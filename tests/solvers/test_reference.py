@@ -56,6 +56,16 @@ PLANS: dict[str, Plan] = {
             ),
         }
     ),
+    "dual_cd": Plan(
+        narrow={
+            "accelerate=catalyst": (
+                ("dense", "sparse"),
+                "Catalyst's κ is 0 on a9a and rcv1 at these l2 weights (they are already "
+                "as well conditioned as its subproblems), so it is plain dual_cd there; "
+                "test_dual_cd runs it on ill-conditioned a9a and rcv1",
+            )
+        }
+    ),
     "lbfgs": Plan(max_epochs=500.0),
     "saga": Plan(max_epochs=1000.0),
     "spdc": Plan(
@@ -176,5 +186,11 @@ def test_a_new_solver_is_generated_with_its_defaults_and_choices():
     spec = CATALOGUE["dual_cd"]
     new = {"new": SolverSpec("new", "t", "r", "m", "primal", ("squared",), ("l2",), spec.params)}
     found = {case.id for case in cases(new, {})}
-    expected = {"default", "sampling=importance", "sampling=permutation", "step=fixed"}
+    expected = {
+        "default",
+        "sampling=importance",
+        "sampling=permutation",
+        "step=fixed",
+        "accelerate=catalyst",
+    }
     assert found == {f"new-{v}-squared-l2-{d}" for v in expected for d in DATASETS}
