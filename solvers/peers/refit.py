@@ -237,7 +237,9 @@ class Progress:
         if recorder.solver_time - self.checked >= self.check_seconds:
             self.checked = recorder.solver_time
             forced = recorder.interrupted()
-        if forced is None and epoch < self.next_epoch and epoch < recorder.stop.max_epochs:
+        stop = recorder.stop
+        early = epoch < self.next_epoch or epoch < stop.quiet_until
+        if forced is None and early and epoch < stop.max_epochs:
             recorder.resume()
             return None
         self.next_epoch = max(epoch, self.next_epoch) * self.ratio

@@ -350,3 +350,18 @@ def _inputs(solver: str) -> list[np.ndarray]:
             parts = (A.data, A.indices, A.indptr) if hasattr(A, "indptr") else (A,)
             copies.extend(np.array(part, copy=True) for part in parts)
     return copies
+
+
+@pytest.mark.parametrize("solver", CALLBACK_PEERS)
+def test_a_quiet_callback_run_ends_on_the_traced_runs_iterate(solver):
+    """StopRules.quiet_until holds for a callback peer too: the first and the final point
+    only, on the iterate the traced run had at that epoch."""
+    _require(CATALOGUE[solver])
+    loss = "smooth_hinge" if "smooth_hinge" in CATALOGUE[solver].losses else "logistic"
+    problem = make_problem("sparse", loss, "l2")
+    traced = solve(problem, solver, None, StopRules(max_epochs=8, tol=0.0), seed=1)
+    point = traced.trace[-2]
+    stop = StopRules(max_epochs=point.epoch, tol=0.0, quiet_until=point.epoch)
+    quiet = solve(problem, solver, None, stop, seed=1)
+    assert [p.epoch for p in quiet.trace] == [0.0, point.epoch]
+    assert quiet.final.primal == point.primal

@@ -227,3 +227,33 @@ def test_bad_stop_rules():
         StopRules(max_epochs=0)
     with pytest.raises(ValueError, match="tol"):
         StopRules(tol=-1)
+
+
+@pytest.mark.parametrize(
+    "solver,params",
+    [
+        ("dual_cd", {"sampling": "permutation"}),
+        ("dual_cd", {"sampling": "permutation", "accelerate": "catalyst"}),
+        ("primal_cd", {}),
+        ("saga", {}),
+        ("lbfgs", {}),
+    ],
+)
+def test_a_quiet_run_ends_on_the_traced_runs_iterate(sparse_problem, solver, params):
+    """quiet_until: no point before that epoch but the first, and the run still ends on the
+    iterate the traced run had there (runs are deterministic however they are chunked)."""
+    traced = solve(sparse_problem, solver, params, StopRules(max_epochs=12, tol=0), seed=4)
+    point = traced.trace[len(traced.trace) // 2]
+    stop = StopRules(max_epochs=point.epoch, tol=0, quiet_until=point.epoch)
+    quiet = solve(sparse_problem, solver, params, stop, seed=4)
+    assert [p.epoch for p in quiet.trace] == [0.0, pytest.approx(point.epoch, rel=0.02)]
+    if quiet.final.iteration == point.iteration:  # no step past it: the very same iterate
+        assert quiet.final.primal == point.primal and quiet.final.dual == point.dual
+    else:  # the last chunk went a few steps further
+        assert 0 < quiet.final.iteration - point.iteration <= 0.02 * point.iteration
+
+
+def test_quiet_until_is_checked():
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="quiet_until must be a number >= 0"):
+            StopRules(quiet_until=bad)
