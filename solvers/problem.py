@@ -5,11 +5,14 @@ Dual (saddle form L(x, y) = g(x) + 1/n yᵀAx − 1/n Σ φ*(yᵢ)):
     D(y) = −1/n Σ φ*(yᵢ) − g*(−Aᵀy/n),   x(y) = ∇g*(−Aᵀy/n),   y(x) = φ'(Ax).
 
 Kernels see A in compressed row (CSR, for dual/row methods) and compressed column (CSC,
-for primal/column methods) form. Both are built once per data matrix and shared by all
-runs: dense input is stored with a full sparsity pattern, so one kernel serves both.
+for primal/column methods) form. Each is built once per data matrix and shared by all
+runs, the column form only when a method first reads it (a job of a row method never
+holds it: 12 bytes a non-zero); dense input is stored with a full sparsity pattern, so
+one kernel serves both.
 
 What a kernel reads comes in a few Numba tuples (``typing.NamedTuple``, free to pass and
-to read), built here and beside each method: :class:`KernelData` (A and b), the loss's
+to read), built here and beside each method: :class:`RowData` (A by rows and b) or
+:class:`KernelData` (A in both layouts and b), the loss's
 :class:`~faceoff.solvers.losses.LossParams`, the penalty's
 :class:`~faceoff.solvers.penalties.PenaltyParams`, the sampler's
 :class:`~faceoff.solvers.sampling.SamplerState`, and the method's own iterate and steps.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -102,8 +106,9 @@ class Data:
     """A data matrix A, shape (n_samples, n_features), with both layouts and norms.
 
     Memory: the CSR input is used as it is when it is float64 (its values shared, its
-    indices sorted in place), dense input is viewed, not copied; beyond it, the CSC layout
-    (12 bytes a non-zero) and, while the norms are summed, 8 bytes a non-zero.
+    indices sorted in place), dense input is viewed, not copied; beyond it, while the norms
+    are summed, 8 bytes a non-zero, and the CSC layout (12 bytes a non-zero) once a column
+    method (or ``col_sq_norms``, ``col_nnz``) first asks for it.
 
     Parameters
     ----------
@@ -130,18 +135,34 @@ class Data:
         shape = (self.n_samples, self.n_features)
         # scipy views of the kernels' arrays (scipy keeps its own int32 indptr when it fits)
         self.csr_matrix = _scipy(sp.csr_matrix, self.csr, shape)
-        self.csc = _compressed(self.csr_matrix.tocsc())
-        self.csc_matrix = _scipy(sp.csc_matrix, self.csc, shape)
         self.nnz = int(self.csr_matrix.nnz)
         if self.csr_matrix.has_canonical_format:
             self.row_sq_norms = _squared_sums(self.csr, True, shape)
-            self.col_sq_norms = _squared_sums(self.csc, False, shape)
         else:  # duplicate entries: A.multiply(A) squares their sum
             sq = self.csr_matrix.multiply(self.csr_matrix)
             self.row_sq_norms = np.asarray(sq.sum(axis=1)).ravel()
-            self.col_sq_norms = np.asarray(sq.sum(axis=0)).ravel()
         self.row_nnz = np.diff(self.csr.indptr)
-        self.col_nnz = np.diff(self.csc.indptr)
+
+    @cached_property
+    def csc(self) -> Compressed:
+        """A by columns, built on first use."""
+        return _compressed(self.csr_matrix.tocsc())
+
+    @cached_property
+    def csc_matrix(self) -> sp.csc_matrix:
+        return _scipy(sp.csc_matrix, self.csc, (self.n_samples, self.n_features))
+
+    @cached_property
+    def col_sq_norms(self) -> np.ndarray:
+        """‖aʲ‖² of every column."""
+        if self.csr_matrix.has_canonical_format:
+            return _squared_sums(self.csc, False, (self.n_samples, self.n_features))
+        sq = self.csr_matrix.multiply(self.csr_matrix)  # duplicates: squares of their sums
+        return np.asarray(sq.sum(axis=0)).ravel()
+
+    @cached_property
+    def col_nnz(self) -> np.ndarray:
+        return np.diff(self.csc.indptr)
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """Ax."""
@@ -150,6 +171,13 @@ class Data:
     def rmatvec(self, r: np.ndarray) -> np.ndarray:
         """Aᵀr."""
         return self.csr_matrix.T @ r
+
+
+class RowData(NamedTuple):
+    """A and b as row methods' kernels read them: A in CSR layout, b."""
+
+    csr: Compressed
+    b: np.ndarray
 
 
 class KernelData(NamedTuple):
@@ -201,7 +229,16 @@ class Problem:
                 f"loss {self.loss.name!r} needs binary labels -1/+1, found values "
                 f"{', '.join(f'{v:g}' for v in found)}; binarize them (e.g. --positive)"
             )
-        self.arrays = KernelData(self.data.csr, self.data.csc, self.b)
+
+    @cached_property
+    def rows(self) -> RowData:
+        """What row methods' kernels read (A by rows, b): the column layout is not built."""
+        return RowData(self.data.csr, self.b)
+
+    @cached_property
+    def arrays(self) -> KernelData:
+        """What column methods' kernels read: A in both layouts and b."""
+        return KernelData(self.data.csr, self.data.csc, self.b)
 
     @property
     def n_samples(self) -> int:

@@ -184,7 +184,7 @@ class DualCD:
     def _kernel(self, n_updates: int) -> int:
         problem = self.problem
         return _dual_cd(
-            problem.arrays,
+            problem.rows,
             problem.loss.params,
             self.subproblem.params,
             self.sampler.state,

@@ -122,7 +122,7 @@ class SAGA(PrimalMethod):
     def run(self, n_updates: int) -> int:
         problem = self.problem
         return _saga(
-            problem.arrays,
+            problem.rows,
             problem.loss.params,
             self.prox,
             self.sampler.state,

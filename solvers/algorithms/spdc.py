@@ -519,7 +519,7 @@ class SPDC(PrimalMethod):
         kernel = _spdc_lazy if self.lazy else _spdc_dense
         problem = self.problem
         return kernel(
-            problem.arrays,
+            problem.rows,
             problem.loss.params,
             self.prox,
             self.sampler.state,

@@ -156,3 +156,25 @@ def test_data_shares_its_input_and_adds_only_the_column_layout():
     assert peak < 1.05 * csr_bytes + 40 * problem_module.BLOCK_NNZ
     dense = rng.standard_normal((300, 40))
     assert np.shares_memory(Data(dense).csr.data, dense)
+
+
+def test_the_column_layout_is_built_only_for_the_methods_that_read_it():
+    """A row method's run never holds A by columns (12 bytes a non-zero); a column method
+    builds it on first use, once, and its column norms agree with the rows'."""
+    from faceoff.data.synthetic import classification
+    from faceoff.solvers.run import solve
+    from faceoff.solvers.trace import StopRules
+
+    A, b = classification(n_samples=300, n_features=50, density=0.1, seed=3)
+    for solver in ("dual_cd", "saga", "spdc", "lbfgs", "agd"):
+        data = Data(A)
+        problem = build_problem(data, b, "logistic", l2=1e-2)
+        solve(problem, solver, None, StopRules(max_epochs=2, tol=0))
+        assert "csc" not in vars(data), solver
+    data = Data(A)
+    problem = build_problem(data, b, "logistic", l2=1e-2)
+    solve(problem, "primal_cd", None, StopRules(max_epochs=2, tol=0))
+    assert "csc" in vars(data) and problem.arrays.csc is data.csc
+    dense = data.csr_matrix.toarray()
+    np.testing.assert_allclose(data.col_sq_norms, (dense**2).sum(axis=0), rtol=1e-12)
+    np.testing.assert_array_equal(data.col_nnz, (dense != 0).sum(axis=0))
