@@ -149,12 +149,16 @@ class Recorder:
         on the ``coarse`` grid, else only while the evaluation passes, this point's included
         (as many as the last one took), stay within EVALUATION_SHARE of ``epoch``. The point
         a stop rule needs (``max_epochs``, :meth:`interrupted`) is the method's to take.
-        None is due before ``stop.quiet_until``."""
-        if epoch < self.stop.quiet_until:
+        None is due while :meth:`quiet`."""
+        if self.quiet(epoch):
             return False
         if coarse:
             return True
         return self.evaluation_passes + self._last_passes <= EVALUATION_SHARE * epoch
+
+    def quiet(self, epoch: float) -> bool:
+        """Whether ``epoch`` is before ``stop.quiet_until``, where no point is evaluated."""
+        return epoch < self.stop.quiet_until
 
     def interrupted(self) -> str | None:
         """A stop reason that needs no evaluation: time budget spent or stop requested."""

@@ -50,8 +50,8 @@ def describe(err: BaseException) -> str:
 def _data(source_json: str, upload_dir: str, normalize: str):
     """(Data, b) of a dataset source with its transform: A in the layouts the kernels
     read, built once for the jobs that follow on the same data (building them costs
-    seconds on a large matrix). The last one stays in memory (its two layouts: as much as
-    the two matrices as read the worker kept before), the matrix as read does not."""
+    seconds on a large matrix). The last one stays in memory (by rows, and by columns once a
+    column method has run on it), the matrix as read does not."""
     from faceoff.data.transforms import normalize as transform
     from faceoff.solvers.problem import Data
 

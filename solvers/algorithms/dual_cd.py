@@ -252,7 +252,5 @@ def catalyst_kappa(problem: Problem) -> float:
 
 
 def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
-    method = DualCD(
-        problem, params["sampling"], params["step"], seed, params.get("accelerate", "none")
-    )
+    method = DualCD(problem, params["sampling"], params["step"], seed, params["accelerate"])
     return run_chunked(method, recorder, problem.data.nnz)

@@ -87,11 +87,10 @@ class _Trace:
 
     def __call__(self, intermediate_result) -> None:
         self.iteration += 1
-        stop = self.recorder.stop
         passes = self.objective.passes
         due = (
-            self.iteration >= self.next_point and passes >= stop.quiet_until
-        ) or passes >= stop.max_epochs
+            self.iteration >= self.next_point and not self.recorder.quiet(passes)
+        ) or passes >= self.recorder.stop.max_epochs
         now = time.perf_counter()
         if not due and now - self.checked >= _CHECK_SECONDS:
             self.checked = now

@@ -237,9 +237,8 @@ class Progress:
         if recorder.solver_time - self.checked >= self.check_seconds:
             self.checked = recorder.solver_time
             forced = recorder.interrupted()
-        stop = recorder.stop
-        early = epoch < self.next_epoch or epoch < stop.quiet_until
-        if forced is None and early and epoch < stop.max_epochs:
+        early = epoch < self.next_epoch or recorder.quiet(epoch)
+        if forced is None and early and epoch < recorder.stop.max_epochs:
             recorder.resume()
             return None
         self.next_epoch = max(epoch, self.next_epoch) * self.ratio
