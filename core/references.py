@@ -48,8 +48,11 @@ def _update(h: Any, values: np.ndarray, dtype: type) -> None:
     if values.dtype == target and values.flags.c_contiguous:
         h.update(memoryview(values.data).cast("B"))
         return
+    buffer = np.empty(min(values.size, _CHUNK), dtype=target)  # one cast buffer, reused
     for start in range(0, values.size, _CHUNK):
-        h.update(np.ascontiguousarray(values[start : start + _CHUNK], dtype=target).tobytes())
+        chunk = buffer[: min(_CHUNK, values.size - start)]
+        chunk[...] = values[start : start + _CHUNK]
+        h.update(memoryview(chunk).cast("B"))
 
 
 def data_digest(A: sp.csr_matrix, b: np.ndarray) -> str:

@@ -47,7 +47,9 @@ def _design(n_samples: int, n_features: int, density: float, seed: int):
         raise ValueError(f"density must be in (0, 1], got {density!r}")
     rng = np.random.default_rng(seed)
     if density == 1:
-        return rng.normal(size=(n_samples, n_features)) / np.sqrt(n_features)
+        A = rng.normal(size=(n_samples, n_features))
+        A /= np.sqrt(n_features)  # in place: a fresh array of this size costs its page faults
+        return A
     A = sp.random(
         n_samples,
         n_features,
