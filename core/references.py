@@ -52,7 +52,7 @@ def _update(h: Any, values: np.ndarray, dtype: type) -> None:
     for start in range(0, values.size, _CHUNK):
         chunk = buffer[: min(_CHUNK, values.size - start)]
         chunk[...] = values[start : start + _CHUNK]
-        h.update(memoryview(chunk).cast("B"))
+        h.update(memoryview(chunk.data).cast("B"))
 
 
 def data_digest(A: sp.csr_matrix, b: np.ndarray) -> str:

@@ -135,6 +135,20 @@ def loss_increment(loss, z, b, t):
 
 
 @njit(cache=True)
+def curvature_growth(loss, t):
+    """A bound on φ''(z + s, b) / φ''(z, b) over |s| ≤ t, for every z: logistic e^t (the
+    logarithm of σ(m)(1 − σ(m)) changes at rate |1 − 2σ(m)| ≤ 1 in m = bz, b = ±1); squared
+    1 (φ'' is constant); smoothed hinge +inf (φ'' jumps from 0 to 1/γ at its kinks: no bound
+    from the curvature at z, callers fall back on β)."""
+    code, gamma = loss
+    if code == SQUARED:
+        return 1.0
+    if code == LOGISTIC:
+        return math.exp(t)
+    return math.inf
+
+
+@njit(cache=True)
 def loss_derivs12(loss, z, b):
     """(φ'(z, b), φ''(z, b)); at the smoothed hinge's two kinks φ'' is taken as 0 (a
     generalized second derivative: callers safeguard their steps)."""
@@ -143,8 +157,11 @@ def loss_derivs12(loss, z, b):
         return z - b, 1.0
     m = b * z
     if code == LOGISTIC:
-        s = _sigmoid(-m)
-        return -b * s, s * (1.0 - s)
+        # φ' = −b·σ(−m), φ'' = σ(m)σ(−m) = e/(1 + e)² with e = exp(−|m|): no 1 − σ, which
+        # cancels for m ≪ 0 (losses.curvature_growth's bound holds to rounding only so)
+        e = math.exp(-abs(m))
+        q = 1.0 / (1.0 + e)
+        return -b * (e * q if m >= 0.0 else q), e * q * q
     inside = 1.0 - gamma < m < 1.0
     return loss_deriv(loss, z, b), (1.0 / gamma if inside else 0.0)
 
