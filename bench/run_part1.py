@@ -72,7 +72,8 @@ OURS: tuple[tuple[str, str, dict], ...] = (
     ("primal_cd imp", "primal_cd", {"sampling": "importance"}),
     ("primal_cd newton", "primal_cd", {"sampling": "permutation", "step": "newton"}),
     ("saga", "saga", {}),
-    ("saga 1/L", "saga", {"step_scale": 3.0}),  # lightning's step, 1/L_max (ours: 1/(3·L_max))
+    # 1/L_max, lightning's step for the logistic (ours: 1/(3·L_max))
+    ("saga 1/L", "saga", {"step_scale": 3.0}),
     ("lbfgs", "lbfgs", {}),
 )
 NAMES = [label for label, _, _ in OURS]
