@@ -17,14 +17,35 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+class FirstPoint:
+    """Stop a run at its first trace point where ``reached(point)``: pass the instance as
+    ``solve(..., on_point=...)`` and its :meth:`should_stop` as ``StopRules.should_stop``;
+    :attr:`point` is that point (None if the run ended before)."""
+
+    def __init__(self, reached: Callable[[Any], bool]) -> None:
+        self.reached = reached
+        self.point: Any = None
+
+    def __call__(self, point: Any) -> None:
+        if self.point is None and self.reached(point):
+            self.point = point
+
+    def should_stop(self) -> bool:
+        return self.point is not None
 
 
 # ----------------------------------------------------------------------------- datasets

@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench import common
-from bench.common import Log, environment, md_table, read_dataset
+from bench.common import FirstPoint, Log, environment, md_table, read_dataset
 from bench.figures import (
     Curve,
     Panel,
@@ -299,14 +299,9 @@ def run_solver(problem, choice: SolverChoice, p_star: float, seconds: float) -> 
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
-    done: list[bool] = []
-
-    def on_point(point) -> None:
-        if (point.primal - p_star) / abs(p_star) <= STOP_REL:
-            done.append(True)
-
-    stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=lambda: bool(done))
-    result = solve(problem, choice.name, choice.param_dict, stop, seed=0, on_point=on_point)
+    done = FirstPoint(lambda point: (point.primal - p_star) / abs(p_star) <= STOP_REL)
+    stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=done.should_stop)
+    result = solve(problem, choice.name, choice.param_dict, stop, seed=0, on_point=done)
     trace = result.trace
     return Run(
         [p.time_s for p in trace],

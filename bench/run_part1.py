@@ -43,6 +43,7 @@ import numpy as np
 from bench.common import (
     DATASETS,
     REPO,
+    FirstPoint,
     Loaded,
     Log,
     environment,
@@ -177,14 +178,9 @@ def certify_pstar(problem, seconds: float) -> PStar:
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
-    done = []
-
-    def on_point(point) -> None:
-        if point.gap <= PSTAR_GAP * abs(point.primal):
-            done.append(point)
-
-    stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=lambda: bool(done))
-    result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0, on_point=on_point)
+    done = FirstPoint(lambda point: point.gap <= PSTAR_GAP * abs(point.primal))
+    stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=done.should_stop)
+    result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0, on_point=done)
     p_star = min(p.primal for p in result.trace)
     d_star = max(p.dual for p in result.trace)
     last = result.final
@@ -289,24 +285,19 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     traced run's time to the target."""
     from faceoff.solvers.trace import StopRules
 
-    first: list = []
-
-    def on_point(point) -> None:
-        if not first and rel_subopt(point.primal, pstar) <= TARGET:
-            first.append(point)
-
+    first = FirstPoint(lambda point: rel_subopt(point.primal, pstar) <= TARGET)
     stop = StopRules(
         max_epochs=settings.our_epochs,
         max_seconds=settings.our_seconds,
         tol=0.0,
-        should_stop=lambda: bool(first),
+        should_stop=first.should_stop,
     )
-    result, _ = _solve_quiet(problem, solver, params, stop, on_point)
-    if not first:
+    result, _ = _solve_quiet(problem, solver, params, stop, first)
+    hit = first.point
+    if hit is None:
         rels = [rel_subopt(p.primal, pstar) for p in result.trace]
         best = min((r for r in rels if math.isfinite(r)), default=math.nan)
         return Outcome(None, result.final.epoch, best, result.final.time_s)
-    hit = first[0]
     times: list[float] = []
     epochs, rel, quiet = hit.epoch, rel_subopt(hit.primal, pstar), True
     while len(times) < settings.repeats:

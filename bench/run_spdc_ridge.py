@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import Log, environment, md_table
+from bench.common import FirstPoint, Log, environment, md_table
 from bench.figures import (
     Curve,
     Panel,
@@ -91,19 +91,14 @@ def run_solver(problem, choice: SolverChoice, p_star: float, seed: int, args) ->
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
-    done: list[bool] = []
-
-    def on_point(point) -> None:
-        if (point.primal - p_star) / abs(p_star) <= STOP_REL:
-            done.append(True)
-
+    done = FirstPoint(lambda point: (point.primal - p_star) / abs(p_star) <= STOP_REL)
     stop = StopRules(
         max_epochs=args.max_passes,
         max_seconds=args.max_seconds,
         tol=0.0,
-        should_stop=lambda: bool(done),
+        should_stop=done.should_stop,
     )
-    result = solve(problem, choice.name, choice.param_dict, stop, seed=seed, on_point=on_point)
+    result = solve(problem, choice.name, choice.param_dict, stop, seed=seed, on_point=done)
     trace = result.trace
     return Run(
         [p.epoch for p in trace],
