@@ -77,9 +77,7 @@ _STATE_PREFETCH = (
 )
 _ROW_PREFETCH = (
     "        prefetch(indptr, ahead)\n",
-    "        row, row_end = indptr[half], indptr[half + 1]\n",
-    "        prefetch_span(indices, row, row_end)\n",
-    "        prefetch_span(values, row, row_end)\n",
+    "        prefetch_row(indptr, indices, values, half)\n",
 )
 
 VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {

@@ -251,6 +251,21 @@ def loss_dual_step(loss, y, z, b, inv_s, warm, tol):
     return -b * sig, u, 100
 
 
+@njit(cache=True, _nrt=False)
+def dual_box_violation(loss, y, z, b):
+    """(g, side) for the dual coordinate y with z = aᵢᵀx: g is the derivative in t = −b·y of
+    the coordinate's dual objective t − γt²/2 − t·b·z (before its coupling term) and side
+    −1 when t sits at 0, +1 at 1, 0 inside. Only the smoothed hinge's dual has this box
+    (t ∈ [0, 1]); other losses return (0, 0). Shrinking (liblinear's) leaves out a
+    coordinate at a bound whose g pushes it further out."""
+    code, gamma = loss
+    if code != SMOOTH_HINGE:
+        return 0.0, 0
+    t = -b * y
+    g = 1.0 - b * z - gamma * t
+    return g, (-1 if t <= 0.0 else (1 if t >= 1.0 else 0))
+
+
 def warm_starts(n: int) -> np.ndarray:
     """The per-coordinate warm starts :func:`dual_step` keeps, none yet (NaN)."""
     return np.full(n, np.nan)

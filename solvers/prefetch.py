@@ -53,3 +53,12 @@ def prefetch_span(array, start, end):
         prefetch(array, k)
     if end > start:
         prefetch(array, end - 1)
+
+
+@njit(cache=True, _nrt=False)
+def prefetch_row(indptr, indices, values, i):
+    """Prefetch row ``i`` of CSR arrays: its indices and values (``indptr[i]`` is read, so
+    prefetch it a few steps earlier)."""
+    row, row_end = indptr[i], indptr[i + 1]
+    prefetch_span(indices, row, row_end)
+    prefetch_span(values, row, row_end)

@@ -98,14 +98,9 @@ def warmup(solver: str) -> None:
 
 
 def _param_variants(spec) -> list[dict[str, Any]]:
-    """Defaults, plus each choice of each choice parameter (they may select other kernels)."""
-    base = spec.parse_params({})
-    variants = [base]
-    for param in spec.params:
-        for choice in param.choices:
-            if choice != base[param.name]:
-                variants.append({**base, param.name: choice})
-    return variants
+    """Defaults, plus each choice of each choice parameter (they may select other kernels),
+    with what the rules between parameters need beside it."""
+    return [spec.parse_params(change) for change in spec.choice_variants()]
 
 
 def solve(

@@ -85,7 +85,12 @@ def test_jsonl_run_on_a1a(mirror):
     assert summary["stop_reason"] == "max_epochs"
     assert summary["gap"] == points[-1]["gap"] > 0
     assert summary["nnz_x"] == points[-1]["nnz_x"]
-    assert summary["params"] == {"sampling": "importance", "step": "exact", "accelerate": "none"}
+    assert summary["params"] == {
+        "sampling": "importance",
+        "step": "exact",
+        "accelerate": "none",
+        "shrinking": "off",
+    }
     assert summary["problem"]["n_samples"] == 1605
     assert summary["problem"]["n_features"] == 123
 
@@ -191,6 +196,7 @@ def test_solvers_json():
         "sampling": "uniform",
         "step": "exact",
         "accelerate": "none",
+        "shrinking": "off",
     }
 
 

@@ -75,6 +75,7 @@ def test_submit_job_enqueues_and_deduplicates(api):
         "sampling": "uniform",
         "step": "exact",
         "accelerate": "none",
+        "shrinking": "off",
     }
     assert queued(settings) == 1
     same = client.post("/api/v1/jobs", json={**JOB, "params": {"sampling": "uniform"}})

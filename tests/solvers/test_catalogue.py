@@ -80,6 +80,7 @@ def test_params_defaults_and_errors():
         "sampling": "uniform",
         "step": "exact",
         "accelerate": "none",
+        "shrinking": "off",
     }
     with pytest.raises(ValueError, match="unknown parameter 'x'.*accepted: sampling, step, accel"):
         spec.parse_params({"x": 1})
@@ -133,6 +134,19 @@ def test_submission_checks_the_solver_s_rules():
     assert refused.value.loc == ("params", "alpha")
     params = check_solver("spdc", "logistic", "l2", {"alpha": 0.5, "sampling": "weighted"})
     assert params["alpha"] == 0.5
+
+
+def test_a_rule_on_one_choice_leaves_the_others_free():
+    """dual_cd's shrinking=on needs sampling=permutation; shrinking=off goes with any; the API
+    refuses the pair naming the field."""
+    spec = get_spec("dual_cd")
+    assert spec.parse_params({"shrinking": "off", "sampling": "uniform"})["shrinking"] == "off"
+    with pytest.raises(SpecError, match="shrinking=on applies to sampling=permutation") as refused:
+        check_solver("dual_cd", "smooth_hinge", "l2", {"shrinking": "on"})
+    assert refused.value.loc == ("params", "shrinking")
+    params = {"shrinking": "on", "sampling": "permutation"}
+    assert check_solver("dual_cd", "smooth_hinge", "l2", params)["shrinking"] == "on"
+    assert {"shrinking": "on", "sampling": "permutation"} in spec.choice_variants()
 
 
 def test_every_spec_serializes_to_what_the_api_and_cli_show():

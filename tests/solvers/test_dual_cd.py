@@ -102,3 +102,88 @@ def test_catalyst_runs_are_deterministic_for_a_seed():
     np.testing.assert_array_equal(first.y, again.y)
     assert [p.primal for p in first.trace] == [p.primal for p in again.trace]
     assert not np.array_equal(first.y, other.y)
+
+
+# ----------------------------------------------------------------------------- shrinking
+
+
+def _shrinking(problem, seed: int = 3) -> DualCD:
+    return DualCD(problem, "permutation", "exact", seed, shrinking="on")
+
+
+@pytest.mark.parametrize("name,l1", [("a9a", 0.0), ("a9a", 1e-5), ("sparse", 1e-5)])
+def test_shrinking_certifies_the_full_problem_and_visits_fewer_rows(name, l1):
+    """Smoothed hinge, l2 = 1e-5: rows held at a bound leave the passes (the active set
+    shrinks), every row comes back to settle, and the run certifies the full problem's gap
+    and lands on the reference optimum, in fewer non-zeros visited than without."""
+    problem = _problem(name, "smooth_hinge", l1, 1e-5)
+    stop = StopRules(max_epochs=3000.0, tol=1e-10)
+    params = {"sampling": "permutation", "shrinking": "on"}
+    shrunk = solve(problem, "dual_cd", params, stop, seed=3)
+    plain = solve(problem, "dual_cd", {**params, "shrinking": "off"}, stop, seed=3)
+    assert shrunk.stop_reason == plain.stop_reason == CONVERGED, shrunk.summary()
+    last = shrunk.final
+    assert -1e-12 <= last.gap <= 1e-10 * max(1.0, abs(last.primal))
+    p_ref = reference_optimum(problem)[0]
+    assert abs(last.primal - p_ref) <= 1e-8 * max(1.0, abs(p_ref)), (last.primal, p_ref)
+    active = [p.extras["active_rows"] for p in shrunk.trace]
+    assert min(active) < problem.n_samples and max(active) <= problem.n_samples
+    assert last.epoch < plain.final.epoch, (last.epoch, plain.final.epoch)
+
+
+def test_shrinking_runs_the_same_however_they_are_chunked():
+    problem = _problem("sparse", "smooth_hinge", 0.0, 1e-5)
+    n = problem.n_samples
+    whole, chunked = _shrinking(problem), _shrinking(problem)
+    visited = whole.run(40 * n + 7)
+    pieces = [17, n - 1, 3 * n, 1, 36 * n - 10]
+    assert sum(pieces) == 40 * n + 7
+    assert sum(chunked.run(k) for k in pieces) == visited
+    np.testing.assert_array_equal(whole.y, chunked.y)
+    np.testing.assert_array_equal(whole.state.x, chunked.state.x)
+    np.testing.assert_array_equal(whole.active, chunked.active)
+    np.testing.assert_array_equal(whole.shrink, chunked.shrink)
+    assert whole.shrink[0] < n  # some rows were left out on the way
+    other = _shrinking(problem, seed=4)
+    other.run(40 * n + 7)
+    assert not np.array_equal(whole.y, other.y)
+
+
+def test_a_shrunk_row_is_held_at_a_bound_and_pushed_outward():
+    """liblinear's test, checked on the state: every row outside the active set sits at 0 or
+    1 (in t = −b·y) and its dual gradient pushes it out (g < 0 at 0, g > 0 at 1)."""
+    problem = _problem("a9a", "smooth_hinge", 0.0, 1e-5)
+    method = _shrinking(problem)
+    method.run(20 * problem.n_samples + 5)
+    size = int(method.shrink[0])
+    assert 0 < size < problem.n_samples
+    out = method.active[size:]
+    t = -problem.b[out] * method.y[out]
+    margins = problem.data.matvec(method.state.x)[out]
+    g = 1.0 - problem.b[out] * margins - problem.loss.gamma * t
+    assert np.all((t == 0.0) | (t == 1.0))
+    assert np.all(np.where(t == 0.0, g < 0.0, g > 0.0))
+    assert sorted(method.active) == list(range(problem.n_samples))  # a permutation
+
+
+def test_shrinking_leaves_losses_without_a_dual_box_as_plain_permutation():
+    problem = make_problem("sparse", "logistic", "l2")
+    runs = [DualCD(problem, "permutation", "exact", 5, shrinking=s) for s in ("off", "on")]
+    for method in runs:
+        method.run(3 * problem.n_samples + 17)
+    np.testing.assert_array_equal(runs[0].y, runs[1].y)
+    assert "active_rows" not in runs[1].extras()
+
+
+@pytest.mark.parametrize(
+    "params,other",
+    [
+        ({"sampling": "uniform"}, "sampling=permutation"),
+        ({"sampling": "permutation", "step": "fixed"}, "step=exact"),
+        ({"sampling": "permutation", "accelerate": "catalyst"}, "accelerate=none"),
+    ],
+)
+def test_shrinking_is_refused_outside_exact_permutation_passes(params, other):
+    problem = make_problem("sparse", "smooth_hinge", "l2")
+    with pytest.raises(ValueError, match=f"shrinking=on applies to {other} only"):
+        solve(problem, "dual_cd", {**params, "shrinking": "on"}, StopRules(max_epochs=1.0))

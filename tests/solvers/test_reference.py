@@ -102,11 +102,7 @@ def variant_name(params: dict[str, Any]) -> str:
 def variants(spec: SolverSpec, plan: Plan) -> Iterator[tuple[dict[str, Any], tuple[str, ...]]]:
     """(parameters, datasets) of each variant: the defaults, each other value of each choice
     parameter, then ``plan.extra``; each checked by the catalogue."""
-    defaults = spec.parse_params({})
-    candidates = [{}]
-    for param in spec.params:
-        candidates += [{param.name: c} for c in param.choices if c != defaults[param.name]]
-    for params in [*candidates, *plan.extra]:
+    for params in [*spec.choice_variants(), *plan.extra]:
         spec.parse_params(params)  # a typo in PLANS fails the collection
         name = variant_name(params)
         if name not in plan.skip:
@@ -192,5 +188,11 @@ def test_a_new_solver_is_generated_with_its_defaults_and_choices():
         "sampling=permutation",
         "step=fixed",
         "accelerate=catalyst",
+        "shrinking=on",  # the new solver has none of dual_cd's rules
     }
     assert found == {f"new-{v}-squared-l2-{d}" for v in expected for d in DATASETS}
+
+
+def test_a_choice_comes_with_what_the_rules_need_beside_it():
+    found = {case.id for case in cases({"dual_cd": CATALOGUE["dual_cd"]}, {})}
+    assert "dual_cd-shrinking=on,sampling=permutation-smooth_hinge-l2-a9a" in found
