@@ -498,7 +498,7 @@ def report(results: dict, command: str) -> str:
         f"- caps: our runs {s['our_seconds']:g} s solver time; no peer fit predicted above "
         f"{s['peer_fit_seconds']:g} s; our other solvers and the peers also stop at "
         f"{SLOW_FACTOR:g}× "
-        "the fastest plain dual_cd (no Catalyst) of the row "
+        "the fastest plain dual_cd (no Catalyst, no shrinking) of the row "
         f"(at least {MIN_CAP_SECONDS:g} s); best of up to "
         f"{s['repeats']} runs within {s['repeat_seconds']:g} s",
         "",
