@@ -94,11 +94,17 @@ def alias_table(probabilities):
 
 
 @njit(cache=True)
+def shuffle_prefix(state, array, size):
+    """Fisher–Yates shuffle of ``array[:size]`` in place with the generator ``state``."""
+    for k in range(size - 1, 0, -1):
+        r = int(next_uniform(state) * (k + 1))
+        array[k], array[r] = array[r], array[k]
+
+
+@njit(cache=True)
 def _shuffle(state, perm):
     """Fisher–Yates shuffle of perm[1:] and rewind (the cold path of a permutation epoch)."""
-    for k in range(perm.shape[0] - 2, 0, -1):
-        r = int(next_uniform(state) * (k + 1))
-        perm[1 + k], perm[1 + r] = perm[1 + r], perm[1 + k]
+    shuffle_prefix(state, perm[1:], perm.shape[0] - 1)
     perm[0] = 0
 
 

@@ -79,7 +79,7 @@ from faceoff.solvers.losses import (
 )
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.problem import Problem
-from faceoff.solvers.sampling import make_rng_state, next_uniform
+from faceoff.solvers.sampling import make_rng_state, shuffle_prefix
 from faceoff.solvers.trace import Recorder
 
 BASIC, ACTIVE_SET = 0, 1
@@ -442,9 +442,7 @@ def _shuffle_rows(rng_state, order, count):
     """order[:count] ← a random permutation of 0 … count − 1 (Fisher–Yates)."""
     for k in range(count):
         order[k] = k
-    for k in range(count - 1, 0, -1):
-        r = int(next_uniform(rng_state) * (k + 1))
-        order[k], order[r] = order[r], order[k]
+    shuffle_prefix(rng_state, order, count)
 
 
 @njit(cache=True)

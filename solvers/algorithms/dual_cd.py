@@ -36,7 +36,7 @@ from faceoff.solvers.losses import (
 from faceoff.solvers.penalties import ElasticNet, soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_row
 from faceoff.solvers.problem import Problem
-from faceoff.solvers.sampling import Sampler, next_coordinate, next_uniform
+from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate, shuffle_prefix
 from faceoff.solvers.trace import Recorder
 
 
@@ -189,14 +189,12 @@ def _dual_cd_shrinking(data, loss, penalty, rng, state, active, shrink, n_update
                 pg_max_old = pg_max if pg_max > 0.0 else math.inf
                 pg_min_old = pg_min if pg_min < 0.0 else -math.inf
             pg_max, pg_min = -math.inf, math.inf
-            for k in range(size - 1, 0, -1):  # Fisher–Yates over the active rows
-                r = int(next_uniform(rng) * (k + 1))
-                active[k], active[r] = active[r], active[k]
+            shuffle_prefix(rng, active, size)
             pos = 0
-        if pos + 8 < size:
-            prefetch(indptr, active[pos + 8])
-        if pos + 4 < size:
-            half = active[pos + 4]
+        if pos + LOOKAHEAD < size:  # as next_coordinate's draws ahead
+            prefetch(indptr, active[pos + LOOKAHEAD])
+        if pos + LOOKAHEAD // 2 < size:
+            half = active[pos + LOOKAHEAD // 2]
             prefetch_row(indptr, indices, values, half)
             prefetch(y, half)
             prefetch(b, half)

@@ -24,9 +24,8 @@ def _run(problem, kernel, steps):
 
 
 def test_every_variant_edit_applies_to_the_kernel_once():
-    for name, edits in ablation.VARIANTS.items():
+    for edits in ablation.VARIANTS.values():
         ablation.compile_variant(edits)  # raises SystemExit when an edit does not apply
-        assert name == "as is" or edits
 
 
 def test_an_edit_that_no_longer_applies_stops_the_run():
