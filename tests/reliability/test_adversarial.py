@@ -126,7 +126,7 @@ def _json(what: str, path: str, content: bytes, token: str = "a") -> Request:
 def corpus() -> list[Request]:
     """The replay: every class of hostile input, against every operation it applies to."""
     requests: list[Request] = []
-    job = {**JOB, "positive": [1.0], "params": {"sampling": "uniform"}}
+    job = {**JOB, "positive": [1.0], "params": {"sampling": "uniform", "shrinking": "off"}}
     spdc = {**JOB, "solver": "spdc", "params": {"batch_size": 4, "alpha": 0.5}}
     lbfgs = {**JOB, "solver": "lbfgs", "params": {"memory": 10}}
     dgpd = {**JOB, "solver": "dgpd", "params": {"inner_passes": 5}}
