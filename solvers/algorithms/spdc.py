@@ -22,14 +22,16 @@ m > 1 the paper gives no parameters ("we omit the proof details"); we use (24) a
 with n replaced by n/m and R̄ by max(R̄, mR/n), the quantity §4 says the rate depends on.
 
 Sparse data (§6): off the supports of the sampled rows a coordinate only undergoes
-xⱼ ← prox_{τg}(xⱼ − τuⱼ) with uⱼ constant, so it is brought up to date just in time, when a
-sampled row next reads it: eq. (36) for l2, the piecewise-affine walk of Cases I-III
-(eqs. (38)-(44)) for l1 + l2 — the same map as SAGA's lazy step, in closed form in
-:mod:`faceoff.solvers.lazy_prox`, shared by both. ``x_prev`` is kept next to x
-so that x̄ⱼ = xⱼ + θ(xⱼ − x_prevⱼ) is available after a catch-up; x, x_prev, u and the
-iteration of the last update share one row of a (d, 4) array, one cache line per
-coordinate. An iteration costs O(nnz of the sampled rows); every coordinate is brought up
-to date at the end of each run of iterations (O(d)), so the trace evaluates the true x.
+xⱼ ← prox_{τg}(xⱼ − τuⱼ) with uⱼ constant. For l2 (eq. (36)) that map contracts every
+coordinate toward its own fixed point −uⱼ/λ by the same factor r = 1/(1 + τλ), so x is
+held as xⱼ = S·vⱼ − uⱼ/λ with one global S = rᵗ (:func:`_spdc_l2`): a read costs two
+multiply-adds and nothing is caught up. For l1 + l2 a coordinate is brought up to date
+just in time, when a sampled row next reads it: the piecewise-affine walk of Cases I-III
+(eqs. (38)-(44)) — the same map as SAGA's lazy step, in closed form in
+:mod:`faceoff.solvers.lazy_prox`, shared by both — with x, x_prev (for x̄), u and the
+iteration of the last update in one row of a (d, 4) array (:func:`_spdc_lazy`). An
+iteration costs O(nnz of the sampled rows); at the end of each run of iterations every
+coordinate is brought up to date (O(d)), so the trace evaluates the true x.
 ``updates="dense"`` runs the same iteration with O(d) vector updates, a reference for tests.
 """
 
@@ -53,7 +55,7 @@ from faceoff.solvers.lazy_prox import (
 )
 from faceoff.solvers.losses import dual_step, prefetch_warm, warm_starts
 from faceoff.solvers.penalties import soft_threshold
-from faceoff.solvers.prefetch import prefetch
+from faceoff.solvers.prefetch import prefetch, prefetch_row
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import LOOKAHEAD, alias_table, make_rng_state, next_uniform
 from faceoff.solvers.trace import Recorder
@@ -174,6 +176,20 @@ def _next_row(sampler, draw, ahead_block):
     return current, ahead, ring[1 + ((draw + 1 + LOOKAHEAD // 2) & (LOOKAHEAD - 1))]
 
 
+@njit(cache=True, _nrt=False)
+def _prefetch_draw(data, loss, it, ahead, half):
+    """Prefetch what draws ahead will read: ``indptr`` of draw ``ahead``, the row of draw
+    ``half`` and its dual state (yₖ, bₖ, 1/σ, the primal weight, the warm start)."""
+    indptr, indices, values = data.csr
+    prefetch(indptr, ahead)
+    prefetch_row(indptr, indices, values, half)
+    prefetch(it.y, half)
+    prefetch(data.b, half)
+    prefetch(it.inv_s, half)
+    prefetch(it.coef, half)
+    prefetch_warm(loss, it.warm, half)
+
+
 class PartitionSampler:
     """Index-partition sampling (§2): rows split once into m blocks, one draw per block.
 
@@ -271,15 +287,18 @@ class SpdcState(NamedTuple):
     inv_s, coef : arrays, shape (n_samples,)
         pₖn/(σm), the dual step's 1/σ of eqs. (5), (9), (21), and 1/(n·pₖ), the primal
         step's weight of eqs. (6), (10), (23).
-    primal : array, shape (n_features, 4)
+    primal : array, shape (n_features, 4) or (n_features, 2)
         Columns X, X_PREV, U = Aᵀy/n and LAST (the iteration x is at), one cache line per
-        coordinate.
+        coordinate; in the l2 kernel's scaled form, V and W (x = S·v − w, w = u/λ).
     scratch : array, shape (n_features, 2) or (0, 2)
         A batch's Σₖ δₖaₖ/(n·pₖ) and Σₖ δₖaₖ/n (m = 1 lazy updates need none).
     rows, deltas : arrays, shape (m,)
         A batch's rows and their dual changes.
     theta : float
         The extrapolation θ of eq. (8).
+    pending, saved : arrays, shapes (1 + c,) and (c, 2)
+        The l2 kernel's pending list (count, then coordinates; their true w and x̄'s
+        correction), c the most non-zeros a batch can touch (0 for the other kernels).
     """
 
     y: np.ndarray
@@ -291,6 +310,8 @@ class SpdcState(NamedTuple):
     rows: np.ndarray
     deltas: np.ndarray
     theta: float
+    pending: np.ndarray
+    saved: np.ndarray
 
 
 @njit(cache=True)
@@ -302,7 +323,7 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     b = data.b
     tau, l1, l2, log_r, table = prox
-    y, warm, inv_s, coef, state, scratch, rows, deltas, theta = it
+    y, warm, inv_s, coef, state, scratch, rows, deltas, theta, _, _ = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
@@ -319,15 +340,7 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
             following = ring[1 + ((draw + 1) & (LOOKAHEAD - 1))]
             draw += 1
             ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
-            prefetch(indptr, ahead)
-            row = indptr[half]
-            prefetch(indices, row)
-            prefetch(values, row)
-            prefetch(y, half)
-            prefetch(b, half)
-            prefetch(inv_s, half)
-            prefetch(coef, half)
-            prefetch_warm(loss, warm, half)
+            _prefetch_draw(data, loss, it, ahead, half)
             for q in range(indptr[following], indptr[following + 1]):
                 prefetch(flat, width * indices[q])
             start, end = indptr[k], indptr[k + 1]
@@ -404,13 +417,133 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
     return visited
 
 
+# The l2 kernel's state (l1 = 0, lazy updates; :func:`_spdc_l2`): xⱼ = S·vⱼ − wⱼ with wⱼ = uⱼ/λ
+# and one global S = rᵗ, two columns; the pending list restores the wⱼ that hold x̄'s correction.
+V, W = 0, 1
+RESCALE_BELOW = 1e-100  # S below this: v ← S·v, S ← 1 (an O(d) pass; v stays below 1e100·|x + w|)
+MIN_RATIO = 1e-50  # r = 1/(1 + τλ) below this (τλ > 1e50) takes the catch-up kernel
+
+
+@njit(cache=True, inline="always")
+def _restore(primal, pending, saved):
+    """wⱼ ← the true wⱼ for the coordinates of the pending list; empties it."""
+    for p in range(pending[0]):
+        primal[pending[1 + p], W] = saved[p, 0]
+    pending[0] = 0
+
+
+@njit(cache=True)
+def _spdc_l2(data, loss, prox, sampler, it, n_iters):
+    """``n_iters`` SPDC iterations with lazy updates for g = λ/2‖x‖² (§6, eq. (36)) in scaled
+    form; returns nnz visited.
+
+    Off the sampled supports, x ← r(x − τuⱼ), r = 1/(1 + τλ), contracts every coordinate
+    toward its fixed point −uⱼ/λ by the same factor, so xⱼ + wⱼ = S·vⱼ with wⱼ = uⱼ/λ and one
+    global S = rᵗ: eq. (36) for every j at once. The primal step (6) with gradient gⱼ and
+    u's change hⱼ = Δuⱼ becomes vⱼ += (hⱼ/λ − rτgⱼ)/(rS), wⱼ += hⱼ/λ, and a read is
+    x̄ⱼ = S(1 − θτλ)·vⱼ − wⱼ: two multiply-adds, no catch-up.
+
+    Right after its step x_prev is the pre-step x, off the line by θτ(hⱼ − gⱼ) in x̄; for
+    that one iteration wⱼ holds wⱼ − θτ(hⱼ − gⱼ), and the pending list (``pending``: count,
+    then coordinates; ``saved``: their true w and the correction) puts the true wⱼ back
+    before the next steps. On exit S is folded into v and w is true: x = v − w."""
+    indptr, indices, values = data.csr
+    b = data.b
+    tau, l2 = prox.step, prox.l2
+    y, warm, inv_s, coef, primal, scratch, rows, deltas, theta, pending, saved = it
+    m = rows.shape[0]
+    inv_n = 1.0 / b.shape[0]
+    inv_l2 = 1.0 / l2
+    tau_l2 = tau * l2
+    r = 1.0 / (1.0 + tau_l2)
+    bar = 1.0 - theta * tau_l2  # S̄/S: x̄ = x + θ(x − x_prev) on the line
+    for p in range(pending[0]):  # the corrections of the last run's last step
+        primal[pending[1 + p], W] = saved[p, 0] - saved[p, 1]
+    visited = 0
+    ring = sampler.ring
+    draw = ring[0]  # the sampler's draw counter and next block, kept in registers
+    ahead_block = (draw + LOOKAHEAD) % m
+    scale = 1.0  # S
+    for _ in range(n_iters):
+        if scale < RESCALE_BELOW:
+            for j in range(primal.shape[0]):
+                primal[j, V] *= scale
+            scale = 1.0
+        scale_bar = scale * bar
+        inv_next = 1.0 / (scale * r)
+        for c in range(m):
+            k, ahead, half = _next_row(sampler, draw, ahead_block)
+            draw += 1
+            ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
+            _prefetch_draw(data, loss, it, ahead, half)
+            start, end = indptr[k], indptr[k + 1]
+            z = 0.0
+            for q in range(start, end):  # z = aₖᵀx̄
+                j = indices[q]
+                z += values[q] * (scale_bar * primal[j, V] - primal[j, W])
+            y_new = dual_step(loss, warm, k, y[k], z, b[k], inv_s[k])[0]  # (5), (9), (21)
+            rows[c] = k
+            deltas[c] = y_new - y[k]
+            y[k] = y_new
+            visited += end - start
+        _restore(primal, pending, saved)
+        if m == 1:  # gⱼ = δₖaₖⱼ/(n·pₖ), hⱼ = δₖaₖⱼ/n
+            delta = deltas[0]
+            if delta != 0.0:
+                k = rows[0]
+                dw = delta * inv_n * inv_l2
+                dv = (dw - r * tau * delta * coef[k]) * inv_next
+                fix = theta * tau * delta * (inv_n - coef[k])
+                count = 0
+                for q in range(indptr[k], indptr[k + 1]):
+                    j = indices[q]
+                    a = values[q]
+                    w = primal[j, W] + dw * a
+                    primal[j, V] += dv * a
+                    primal[j, W] = w - fix * a
+                    pending[1 + count] = j
+                    saved[count, 0] = w
+                    saved[count, 1] = fix * a
+                    count += 1
+                pending[0] = count
+        else:
+            _accumulate(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
+            count = 0
+            for c in range(m):  # each coordinate of the batch's support once
+                if deltas[c] != 0.0:
+                    k = rows[c]
+                    for q in range(indptr[k], indptr[k + 1]):
+                        j = indices[q]
+                        g, h = scratch[j, 0], scratch[j, 1]
+                        if g != 0.0 or h != 0.0:  # (zero: the step is the line's own)
+                            w = primal[j, W] + h * inv_l2
+                            fix = theta * tau * (h - g)
+                            primal[j, V] += (h * inv_l2 - r * tau * g) * inv_next
+                            primal[j, W] = w - fix
+                            pending[1 + count] = j
+                            saved[count, 0] = w
+                            saved[count, 1] = fix
+                            count += 1
+                            scratch[j, 0] = 0.0
+                            scratch[j, 1] = 0.0
+            pending[0] = count
+        scale *= r
+    count = pending[0]
+    _restore(primal, pending, saved)
+    pending[0] = count  # kept for the next run's first iteration
+    for j in range(primal.shape[0]):
+        primal[j, V] *= scale
+    ring[0] = draw
+    return visited
+
+
 @njit(cache=True)
 def _spdc_dense(data, loss, prox, sampler, it, n_iters):
     """``n_iters`` SPDC iterations with O(d) primal updates; returns nnz visited."""
     indptr, indices, values = data.csr
     b = data.b
     tau, l1, l2 = prox.step, prox.l1, prox.l2
-    y, warm, inv_s, coef, state, scratch, rows, deltas, theta = it
+    y, warm, inv_s, coef, state, scratch, rows, deltas, theta, _, _ = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
@@ -497,26 +630,34 @@ class SPDC(PrimalMethod):
             inv_s = p * n / (m * self.sigma)  # the dual step's 1/σ of eq. (5), (9), (21)
             coef = 1.0 / (n * p)  # the primal step's weight of eq. (6), (10), (23)
         self.prox = lazy_prox(self.tau, problem.penalty)
+        ratio = 1.0 / (1.0 + self.tau * problem.penalty.l2)
+        self.scaled = self.lazy and problem.penalty.l1 == 0.0 and ratio >= MIN_RATIO
+        # the most coordinates one batch steps: its m longest rows (or d)
+        longest = np.sort(data.row_nnz)[-m:].sum() if self.scaled else 0
+        touched = int(min(longest, d))
         self.state = SpdcState(
             y=np.zeros(n),
             warm=warm_starts(n),
             inv_s=inv_s,
             coef=coef,
-            primal=np.zeros((d, 4)),  # columns X, X_PREV, U, LAST
+            primal=np.zeros((d, 2 if self.scaled else 4)),  # V, W or X, X_PREV, U, LAST
             scratch=np.zeros((d if m > 1 or not self.lazy else 0, 2)),
             rows=np.zeros(m, dtype=np.int64),
             deltas=np.zeros(m),
             theta=self.theta,
+            pending=np.zeros(1 + touched, dtype=np.int64),
+            saved=np.zeros((touched, 2)),
         )
         self.y = self.state.y
 
     @property
     def x(self) -> np.ndarray:
-        """The primal iterate (a copy of the packed state's column)."""
-        return self.state.primal[:, X].copy()
+        """The primal iterate (a copy; v − w in the l2 kernel's scaled form)."""
+        primal = self.state.primal
+        return primal[:, V] - primal[:, W] if self.scaled else primal[:, X].copy()
 
     def run(self, n_updates: int) -> int:
-        kernel = _spdc_lazy if self.lazy else _spdc_dense
+        kernel = _spdc_l2 if self.scaled else _spdc_lazy if self.lazy else _spdc_dense
         problem = self.problem
         return kernel(
             problem.rows,

@@ -4,6 +4,7 @@ overrides and their validation."""
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from faceoff.data.synthetic import gaussian_spread
-from faceoff.solvers.algorithms.spdc import SPDC, PartitionSampler, step_sizes
+from faceoff.solvers.algorithms.spdc import RESCALE_BELOW, SPDC, PartitionSampler, step_sizes
 from faceoff.solvers.catalogue import PENALTIES, get_spec
 from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet
@@ -70,6 +71,29 @@ def test_lazy_updates_match_dense(loss, penalty, sampling, batch_size):
     if penalty == "elastic_net":
         assert stayed_zero > 0 and crossed > 0 and left_zero > 0, (stayed_zero, crossed, left_zero)
         assert 0 < np.count_nonzero(lazy.x) < problem.n_features
+
+
+@pytest.mark.parametrize("batch_size", [1, 5])
+def test_l2_scaled_form_rescales_and_matches_dense(batch_size):
+    """The l2 kernel holds x = S·v − u/λ with S = rᵗ; where r = 1/(1 + τλ) is small S passes
+    RESCALE_BELOW within a run many times and v is rescaled: iterates still equal the dense
+    reference's, and v stays finite."""
+    base = _very_sparse("smooth_hinge", "l2")
+    problem = Problem(base.data, base.b, base.loss, ElasticNet(0.0, 1.0))
+    tau = 10.0  # r = 1/11: S < 1e-100 after 97 iterations
+    sigma = 1.0 / (4.0 * tau * float(problem.data.row_sq_norms.max()))
+    params = {"batch_size": batch_size, "tau": tau, "sigma": sigma}
+    lazy = SPDC(problem, _params(**params, updates="lazy"), seed=3)
+    dense = SPDC(problem, _params(**params, updates="dense"), seed=3)
+    assert lazy.scaled and not dense.scaled
+    iterations = 1000
+    assert iterations * math.log1p(tau) > 5 * -math.log(RESCALE_BELOW)  # ≥ 5 rescales
+    for chunk in (iterations, 7, iterations):
+        assert lazy.run(chunk) == dense.run(chunk)
+        np.testing.assert_allclose(lazy.x, dense.x, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(lazy.y, dense.y, rtol=0, atol=1e-10)
+    assert np.all(np.isfinite(lazy.state.primal))
+    assert np.count_nonzero(lazy.x) > 0
 
 
 def _passes_to(problem: Problem, sampling: str, seed: int, target: float, p_star: float) -> float:
