@@ -14,6 +14,14 @@ lazy updates (the "just-in-time" updates SPDC §6 credits to SAG).
 The contraction 1 − rᵐ, r = 1/(1 + η·l2), is read from a two-level table for m below
 ``TABLE_SIZE`` (:func:`contraction_table`), so the common catch-up needs no exponential.
 The functions are inlined into the kernels and take scalars (and the table) only.
+
+For l2 alone (l1 = 0) nothing needs catching up: the map is x ← r(x − η·ḡⱼ), a contraction
+toward the coordinate's own fixed point −ḡⱼ/l2 by the same factor r for every j, so
+xⱼ = S·vⱼ − wⱼ with wⱼ = ḡⱼ/l2 and one global S = rᵗ (the *scaled form*, columns ``V`` and
+``W`` of a (d, 2) array): a read is S·vⱼ − wⱼ, and a step that changes xⱼ by −η·gⱼ and ḡⱼ
+by hⱼ is vⱼ += (hⱼ/l2 − r·η·gⱼ)/(r·S), wⱼ += hⱼ/l2. S is folded into v (:func:`fold`)
+when it falls below ``RESCALE_BELOW`` and at the end of each run, where x = v − w
+(:func:`scaled_x`).
 """
 
 from __future__ import annotations
@@ -29,6 +37,10 @@ from faceoff.solvers.penalties import ElasticNet
 TABLE_BITS = 8
 TABLE_LOW = 1 << TABLE_BITS  # entries of each level of the table
 TABLE_SIZE = 1 << (2 * TABLE_BITS)  # 1 − rᵐ is tabulated for m below this
+
+V, W = 0, 1  # columns of the scaled form: x = S·v − w
+RESCALE_BELOW = 1e-100  # S below this is folded into v, which stays below 1e100·|x + w|
+MIN_RATIO = 1e-50  # r = 1/(1 + η·l2) below this (η·l2 > 1e50): the catch-up kernels instead
 
 
 class LazyProx(NamedTuple):
@@ -148,3 +160,20 @@ def catch_up(x, gbar, m, step, l1, l2, log_r, table):
     """:func:`catch_up_steps` with 1 − rᵐ read from ``table`` = :func:`contraction_table`
     (log_r)."""
     return catch_up_steps(x, gbar, m, contraction_at(table, m, log_r), step, l1, l2, log_r)
+
+
+@njit(cache=True, _nrt=False)
+def fold(primal, scale):
+    """v ← S·v for the scaled form ``primal`` (columns V, W) with S = ``scale``: S is then 1."""
+    for j in range(primal.shape[0]):
+        primal[j, V] *= scale
+
+
+def scales(step: float, penalty: ElasticNet) -> bool:
+    """Whether the kernels hold x in the scaled form for this step and penalty (l2 alone)."""
+    return penalty.l1 == 0.0 and 1.0 / (1.0 + step * penalty.l2) >= MIN_RATIO
+
+
+def scaled_x(primal: np.ndarray) -> np.ndarray:
+    """x = v − w of the scaled form at S = 1 (a new array)."""
+    return primal[:, V] - primal[:, W]

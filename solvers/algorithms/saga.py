@@ -17,7 +17,10 @@ only undergoes x_j ← prox_{ηg}(x_j − η·ḡⱼ), with ḡⱼ constant unti
 That map is monotone and piecewise affine (positive branch, dead zone at 0, negative branch),
 so m of its steps are applied in closed form segment by segment
 (:func:`faceoff.solvers.lazy_prox.catch_up`, shared with SPDC) when j is next touched, and
-for all coordinates at the end of every chunk.
+for all coordinates at the end of every chunk. For l2 alone the map contracts every
+coordinate toward −ḡⱼ/l2 by the same factor, and x is held in the scaled form of
+:mod:`faceoff.solvers.lazy_prox` (x = S·v − ḡ/l2, one global S): nothing is caught up
+(:func:`_saga_l2`).
 """
 
 from __future__ import annotations
@@ -28,10 +31,19 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.lazy_prox import catch_up, lazy_prox
+from faceoff.solvers.lazy_prox import (
+    RESCALE_BELOW,
+    V,
+    W,
+    catch_up,
+    fold,
+    lazy_prox,
+    scaled_x,
+    scales,
+)
 from faceoff.solvers.losses import loss_deriv
 from faceoff.solvers.penalties import soft_threshold
-from faceoff.solvers.prefetch import prefetch
+from faceoff.solvers.prefetch import prefetch, prefetch_row
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
@@ -102,6 +114,67 @@ def _saga(data, loss, prox, sampler, state, n_updates):
     return visited
 
 
+class SagaL2State(NamedTuple):
+    """A saga run's iterate in the scaled form (l2 alone; a Numba tuple).
+
+    primal : array, shape (n_features, 2)
+        Columns V and W: x = S·v − w, w = ḡ/l2 (S = 1 between runs).
+    alpha : array, shape (n_samples,)
+        The table of φ'(aᵢᵀx) at each row's last visit.
+    """
+
+    primal: np.ndarray
+    alpha: np.ndarray
+
+
+@njit(cache=True)
+def _saga_l2(data, loss, prox, sampler, state, n_updates):
+    """``n_updates`` SAGA steps for g = l2/2‖x‖² with x in the scaled form x = S·v − w
+    (:mod:`faceoff.solvers.lazy_prox`): a read is S·vⱼ − wⱼ; the step
+    x ← r(x − η(δ·aᵢ + ḡ)), ḡ += δ·aᵢ/n, r = 1/(1 + η·l2), is vⱼ += (δ/(n·l2) − rηδ)·aᵢⱼ/(rS),
+    wⱼ += δ·aᵢⱼ/(n·l2) on the row and S ← rS for every other coordinate. Returns nnz
+    visited."""
+    indptr, indices, values = data.csr
+    b = data.b
+    step, l2 = prox.step, prox.l2
+    primal, alpha = state
+    inv_n_l2 = 1.0 / (b.shape[0] * l2)
+    r = 1.0 / (1.0 + step * l2)
+    visited = 0
+    draws = sampler.ring[0]  # the sampler's step counter, kept in a register
+    scale = 1.0  # S
+    for _ in range(n_updates):
+        if scale < RESCALE_BELOW:
+            fold(primal, scale)
+            scale = 1.0
+        i, ahead, half = next_coordinate(sampler, draws)
+        draws += 1
+        prefetch(indptr, ahead)
+        prefetch_row(indptr, indices, values, half)
+        prefetch(alpha, half)
+        prefetch(b, half)
+        start, end = indptr[i], indptr[i + 1]
+        z = 0.0
+        for k in range(start, end):  # z = aᵢᵀx
+            j = indices[k]
+            z += values[k] * (scale * primal[j, V] - primal[j, W])
+        deriv = loss_deriv(loss, z, b[i])
+        delta = deriv - alpha[i]
+        alpha[i] = deriv
+        if delta != 0.0:  # (δ = 0: the row's coordinates take the lazy map like the rest)
+            dw = delta * inv_n_l2
+            dv = (dw - r * step * delta) / (scale * r)
+            for k in range(start, end):
+                j = indices[k]
+                primal[j, V] += dv * values[k]
+                primal[j, W] += dw * values[k]
+        scale *= r
+        visited += end - start
+    fold(primal, scale)
+    sampler.ring[0] = draws
+    return visited
+
+
 class SAGA(PrimalMethod):
     """State of one saga run (see module docstring)."""
 
@@ -114,14 +187,25 @@ class SAGA(PrimalMethod):
         l_max = problem.loss.smoothness * float(data.row_sq_norms.max()) + problem.penalty.l2
         self.prox = lazy_prox(float(step_scale) / (3.0 * l_max), problem.penalty)
         self.sampler = Sampler(n, "uniform", seed)
-        self.state = SagaState(
-            x=np.zeros(d), gbar=np.zeros(d), alpha=np.zeros(n), last=np.zeros(d, dtype=np.int64)
-        )
-        self.x = self.state.x
+        self.scaled = scales(self.prox.step, problem.penalty)
+        if self.scaled:
+            self.state: SagaState | SagaL2State = SagaL2State(np.zeros((d, 2)), np.zeros(n))
+        else:
+            self.state = SagaState(
+                x=np.zeros(d),
+                gbar=np.zeros(d),
+                alpha=np.zeros(n),
+                last=np.zeros(d, dtype=np.int64),
+            )
+
+    @property
+    def x(self) -> np.ndarray:
+        """The iterate (the kernel's array, or x = v − w of the scaled form)."""
+        return scaled_x(self.state.primal) if self.scaled else self.state.x
 
     def run(self, n_updates: int) -> int:
         problem = self.problem
-        return _saga(
+        return (_saga_l2 if self.scaled else _saga)(
             problem.rows,
             problem.loss.params,
             self.prox,

@@ -46,11 +46,17 @@ from numba import njit
 from faceoff.solvers.catalogue import CATALOGUE
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.lazy_prox import (
+    RESCALE_BELOW,
     TABLE_BITS,
     TABLE_LOW,
     TABLE_SIZE,
+    V,
+    W,
     catch_up_steps,
+    fold,
     lazy_prox,
+    scaled_x,
+    scales,
     tabulated,
 )
 from faceoff.solvers.losses import dual_step, prefetch_warm, warm_starts
@@ -417,13 +423,6 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
     return visited
 
 
-# The l2 kernel's state (l1 = 0, lazy updates; :func:`_spdc_l2`): xⱼ = S·vⱼ − wⱼ with wⱼ = uⱼ/λ
-# and one global S = rᵗ, two columns; the pending list restores the wⱼ that hold x̄'s correction.
-V, W = 0, 1
-RESCALE_BELOW = 1e-100  # S below this: v ← S·v, S ← 1 (an O(d) pass; v stays below 1e100·|x + w|)
-MIN_RATIO = 1e-50  # r = 1/(1 + τλ) below this (τλ > 1e50) takes the catch-up kernel
-
-
 @njit(cache=True, inline="always")
 def _restore(primal, pending, saved):
     """wⱼ ← the true wⱼ for the coordinates of the pending list; empties it."""
@@ -466,8 +465,7 @@ def _spdc_l2(data, loss, prox, sampler, it, n_iters):
     scale = 1.0  # S
     for _ in range(n_iters):
         if scale < RESCALE_BELOW:
-            for j in range(primal.shape[0]):
-                primal[j, V] *= scale
+            fold(primal, scale)
             scale = 1.0
         scale_bar = scale * bar
         inv_next = 1.0 / (scale * r)
@@ -531,8 +529,7 @@ def _spdc_l2(data, loss, prox, sampler, it, n_iters):
     count = pending[0]
     _restore(primal, pending, saved)
     pending[0] = count  # kept for the next run's first iteration
-    for j in range(primal.shape[0]):
-        primal[j, V] *= scale
+    fold(primal, scale)
     ring[0] = draw
     return visited
 
@@ -630,8 +627,7 @@ class SPDC(PrimalMethod):
             inv_s = p * n / (m * self.sigma)  # the dual step's 1/σ of eq. (5), (9), (21)
             coef = 1.0 / (n * p)  # the primal step's weight of eq. (6), (10), (23)
         self.prox = lazy_prox(self.tau, problem.penalty)
-        ratio = 1.0 / (1.0 + self.tau * problem.penalty.l2)
-        self.scaled = self.lazy and problem.penalty.l1 == 0.0 and ratio >= MIN_RATIO
+        self.scaled = self.lazy and scales(self.tau, problem.penalty)
         # the most coordinates one batch steps: its m longest rows (or d)
         longest = np.sort(data.row_nnz)[-m:].sum() if self.scaled else 0
         touched = int(min(longest, d))
@@ -654,7 +650,7 @@ class SPDC(PrimalMethod):
     def x(self) -> np.ndarray:
         """The primal iterate (a copy; v − w in the l2 kernel's scaled form)."""
         primal = self.state.primal
-        return primal[:, V] - primal[:, W] if self.scaled else primal[:, X].copy()
+        return scaled_x(primal) if self.scaled else primal[:, X].copy()
 
     def run(self, n_updates: int) -> int:
         kernel = _spdc_l2 if self.scaled else _spdc_lazy if self.lazy else _spdc_dense

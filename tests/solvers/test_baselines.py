@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from faceoff.solvers.algorithms import lbfgs
 from faceoff.solvers.algorithms.saga import SAGA
-from faceoff.solvers.lazy_prox import catch_up, contraction_table
+from faceoff.solvers.lazy_prox import RESCALE_BELOW, catch_up, contraction_table
 from faceoff.solvers.losses import loss_deriv, make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem
@@ -171,6 +171,28 @@ def test_saga_lazy_updates_match_dense_steps(loss_name, l1, l2):
         )
     if l1 > 0:  # the comparison covered sparse iterates
         assert 0 < np.count_nonzero(expected) < d
+
+
+def test_saga_scaled_form_rescales_and_matches_dense_steps():
+    """With l2 alone x = S·v − ḡ/l2, S = rᵗ; a large l2 makes r = 1/(1 + η·l2) small, so S
+    passes RESCALE_BELOW many times within a run and v is rescaled: the iterate still
+    equals the dense reference's."""
+    rng = np.random.default_rng(4)
+    n, d = 2000, 90  # many rows: SAGA's rate 1 − 1/(4n) keeps δ ≠ 0 over the whole test
+    A = sp.random(n, d, density=0.06, format="csr", random_state=rng, data_rvs=rng.standard_normal)
+    b = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    problem = Problem(Data(A), b, make_loss("logistic"), ElasticNet(0.0, 1e3))
+    method = SAGA(problem, step_scale=1.0, seed=2)
+    assert method.scaled
+    step = method.prox.step
+    assert 5000 * math.log1p(step * 1e3) > 5 * -math.log(RESCALE_BELOW)  # ≥ 5 rescales
+    done = 0
+    for chunk in (5000, 3, 5000):
+        method.run(chunk)
+        done += chunk
+        expected, _ = _saga_dense(A.toarray(), b, problem.loss, 0.0, 1e3, step, 2, done)
+        np.testing.assert_allclose(method.x, expected, rtol=1e-9, atol=1e-300)
+    assert np.all(np.isfinite(method.state.primal)) and np.count_nonzero(method.x) > 0
 
 
 def test_saga_step_cost_does_not_grow_with_the_dimension():

@@ -12,8 +12,9 @@ import pytest
 import scipy.sparse as sp
 
 from faceoff.data.synthetic import gaussian_spread
-from faceoff.solvers.algorithms.spdc import RESCALE_BELOW, SPDC, PartitionSampler, step_sizes
+from faceoff.solvers.algorithms.spdc import SPDC, PartitionSampler, step_sizes
 from faceoff.solvers.catalogue import PENALTIES, get_spec
+from faceoff.solvers.lazy_prox import RESCALE_BELOW
 from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem
