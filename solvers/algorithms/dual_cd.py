@@ -338,26 +338,17 @@ class DualCD:
         return visited
 
     def _extrapolate(self) -> None:
-        """Catalyst's outer step: x_k is the subproblem's x; move the centre to
-        x_k + β(x_k − x_{k−1}), shifting z (and x = ∇g*(z)) by κ·Δc."""
-        x, z = self.state.x, self.state.z
-        current = x.copy()
-        step = current - self.previous
-        # adaptive restart (O'Donoghue and Candès 2015, gradient scheme): κ(c − x_k) is the
-        # gradient of the Moreau envelope at c; no momentum when the step goes uphill on it,
-        # or when that gradient grew (an inexact subproblem solve: momentum would amplify it)
-        pull = self.centre - current
-        residual = float(np.dot(pull, pull))
-        restart = float(np.dot(pull, step)) > 0.0 or residual > self.residual
-        self.residual = residual
-        centre = current if restart else current + self.momentum * step
-        shift = self.kappa * (centre - self.centre)
-        self.previous, self.centre = current, centre
-        if self.subproblem.l1 > 0.0:
-            z += shift
-            x[:] = self.subproblem.conjugate_grad(z)
-        else:  # x = z/l2 (z is not kept)
-            x += shift / self.subproblem.l2
+        """Catalyst's outer step (:func:`_catalyst_step`)."""
+        self.residual = _catalyst_step(
+            self.state.x,
+            self.state.z,
+            self.centre,
+            self.previous,
+            self.kappa,
+            self.momentum,
+            self.subproblem.params,
+            self.residual,
+        )
 
     def iterate(self) -> dict:
         # x = ∇g*(z), kept: one pass a point (Catalyst: the subproblem's g; P(x) and D(y)
@@ -373,6 +364,36 @@ class DualCD:
 
 # Catalyst's inner budget: epochs of dual ascent per outer step (warm-started).
 CATALYST_EPOCHS = 1
+
+
+@njit(cache=True, _nrt=False)
+def _catalyst_step(x, z, centre, previous, kappa, momentum, penalty, residual):
+    """Catalyst's outer step, in place: x_k = x is the subproblem's x; the centre moves to
+    c_k = x_k + β(x_k − x_{k−1}), shifting z (and x = ∇g*(z)) by κ(c_k − c_{k−1}), and
+    ``previous`` becomes x_k. Adaptive restart (O'Donoghue and Candès 2015, gradient
+    scheme): κ(c − x_k) is the gradient of the Moreau envelope at c; no momentum (β = 0)
+    when the step x_k − x_{k−1} goes uphill on it, or when that gradient grew beyond
+    ``residual`` = ‖c_{k−1} − x_{k−1}‖² (an inexact subproblem solve: momentum would amplify
+    it). Two O(d) passes; returns ‖c_{k−1} − x_k‖², the next call's ``residual``."""
+    l1, l2 = penalty
+    uphill = pulled = 0.0
+    for j in range(x.shape[0]):
+        pull = centre[j] - x[j]
+        pulled += pull * pull
+        uphill += pull * (x[j] - previous[j])
+    beta = 0.0 if uphill > 0.0 or pulled > residual else momentum
+    for j in range(x.shape[0]):
+        current = x[j]
+        moved = current + beta * (current - previous[j])
+        shift = kappa * (moved - centre[j])
+        previous[j] = current
+        centre[j] = moved
+        if l1 > 0.0:
+            z[j] += shift
+            x[j] = soft_threshold(z[j], l1) / l2
+        else:  # x = z/l2 (z is not kept)
+            x[j] = current + shift / l2
+    return pulled
 
 
 def catalyst_kappa(problem: Problem) -> float:
