@@ -311,6 +311,26 @@ def loss_derivs(loss, z, b, out):
 
 
 @njit(cache=True)
+def loss_values_derivs(loss, z, b, out):
+    """Σᵢ φ(zᵢ, bᵢ), with out ← φ'(z, b) elementwise, in one pass: for the logistic one exp
+    serves both, e = exp(−|m|), φ = max(−m, 0) + log1p(e) and φ' = −b·σ(−m), bitwise what
+    :func:`loss_values` and :func:`loss_derivs` compute."""
+    code = loss.code
+    total = 0.0
+    for i in range(z.shape[0]):
+        if code == LOGISTIC:
+            m = b[i] * z[i]
+            e = math.exp(-abs(m))
+            s = 1.0 / (1.0 + e)
+            total += max(-m, 0.0) + math.log1p(e)
+            out[i] = -b[i] * (s if m <= 0.0 else e * s)
+        else:
+            total += loss_value(loss, z[i], b[i])
+            out[i] = loss_deriv(loss, z[i], b[i])
+    return total
+
+
+@njit(cache=True)
 def loss_conjs(loss, y, b):
     """Σᵢ φ*(yᵢ, bᵢ)."""
     total = 0.0

@@ -19,7 +19,7 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from faceoff.solvers.losses import loss_derivs, loss_values
+from faceoff.solvers.losses import loss_values_derivs
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import FINISHED, Recorder
 
@@ -53,11 +53,12 @@ class _Objective:
         l1, l2 = problem.penalty.l1, problem.penalty.l2
         x = self.primal(w)
         Ax = problem.data.matvec(x)
-        # ∇ = Aᵀφ'(Ax)/n + l2·x
-        ATd = problem.data.rmatvec(loss_derivs(loss, Ax, b, self.deriv))
+        # P = 1/n Σ φ(Ax) + l2/2‖x‖², ∇ = Aᵀφ'(Ax)/n + l2·x: φ and φ' in one pass
+        losses = loss_values_derivs(loss, Ax, b, self.deriv)
+        ATd = problem.data.rmatvec(self.deriv)
         self.last = (np.array(w, copy=True), Ax, ATd)
         grad = ATd / n + l2 * x
-        value = loss_values(loss, Ax, b) / n + 0.5 * l2 * float(x @ x)
+        value = losses / n + 0.5 * l2 * float(x @ x)
         self.passes += 1
         if not self.split:
             return value, grad

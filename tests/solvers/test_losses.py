@@ -20,6 +20,7 @@ from faceoff.solvers.losses import (
     loss_increment,
     loss_value,
     loss_values,
+    loss_values_derivs,
     make_loss,
 )
 
@@ -217,6 +218,16 @@ def test_vector_forms_match_the_scalar_ones(name):
     )
     derivs = loss_derivs(params, z, b, np.empty(50))
     assert derivs.tolist() == [loss_deriv(params, zi, bi) for zi, bi in zip(z, b, strict=True)]
+    # the fused pass L-BFGS takes: bitwise the two separate ones, margins of both signs,
+    # zero, ±1e3 (exp underflows) and NaN included
+    z = np.concatenate([z, [0.0, -0.0, 1e3, -1e3, np.nan]])
+    b = np.concatenate([b, _labels(loss, rng, 5)])
+    out = np.empty(z.size)
+    total = loss_values_derivs(params, z, b, out)
+    expected = loss_values(params, z[:-1], b[:-1])
+    assert loss_values_derivs(params, z[:-1], b[:-1], np.empty(z.size - 1)) == expected
+    assert np.isnan(total)
+    np.testing.assert_array_equal(out, loss_derivs(params, z, b, np.empty(z.size)))
 
 
 def test_unknown_loss_and_bad_gamma_are_refused():
