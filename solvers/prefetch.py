@@ -62,3 +62,12 @@ def prefetch_row(indptr, indices, values, i):
     row, row_end = indptr[i], indptr[i + 1]
     prefetch_span(indices, row, row_end)
     prefetch_span(values, row, row_end)
+
+
+@njit(cache=True, _nrt=False)
+def prefetch_draw(indptr, indices, values, ahead, half):
+    """What a row-sampling kernel prefetches of A for its draws ahead: ``indptr`` of draw
+    ``ahead`` (read when that draw is ``half``) and the row of draw ``half``, which it
+    reads a few steps later."""
+    prefetch(indptr, ahead)
+    prefetch_row(indptr, indices, values, half)

@@ -34,7 +34,7 @@ from faceoff.solvers.losses import (
     warm_starts,
 )
 from faceoff.solvers.penalties import ElasticNet, soft_threshold
-from faceoff.solvers.prefetch import prefetch, prefetch_row
+from faceoff.solvers.prefetch import prefetch, prefetch_draw, prefetch_row
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate, shuffle_prefix
 from faceoff.solvers.trace import Recorder
@@ -107,8 +107,7 @@ def _dual_cd(data, loss, penalty, sampler, state, n_updates):
     for _ in range(n_updates):
         i, ahead, half = next_coordinate(sampler, draws)
         draws += 1
-        prefetch(indptr, ahead)
-        prefetch_row(indptr, indices, values, half)
+        prefetch_draw(indptr, indices, values, ahead, half)
         prefetch(y, half)
         prefetch(b, half)
         prefetch(inv_s, half)

@@ -43,7 +43,7 @@ from faceoff.solvers.lazy_prox import (
 )
 from faceoff.solvers.losses import loss_deriv
 from faceoff.solvers.penalties import soft_threshold
-from faceoff.solvers.prefetch import prefetch, prefetch_row
+from faceoff.solvers.prefetch import prefetch, prefetch_draw
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
@@ -149,8 +149,7 @@ def _saga_l2(data, loss, prox, sampler, state, n_updates):
             scale = 1.0
         i, ahead, half = next_coordinate(sampler, draws)
         draws += 1
-        prefetch(indptr, ahead)
-        prefetch_row(indptr, indices, values, half)
+        prefetch_draw(indptr, indices, values, ahead, half)
         prefetch(alpha, half)
         prefetch(b, half)
         start, end = indptr[i], indptr[i + 1]

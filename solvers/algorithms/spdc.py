@@ -61,7 +61,7 @@ from faceoff.solvers.lazy_prox import (
 )
 from faceoff.solvers.losses import dual_step, prefetch_warm, warm_starts
 from faceoff.solvers.penalties import soft_threshold
-from faceoff.solvers.prefetch import prefetch, prefetch_row
+from faceoff.solvers.prefetch import prefetch, prefetch_draw
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import LOOKAHEAD, alias_table, make_rng_state, next_uniform
 from faceoff.solvers.trace import Recorder
@@ -187,8 +187,7 @@ def _prefetch_draw(data, loss, it, ahead, half):
     """Prefetch what draws ahead will read: ``indptr`` of draw ``ahead``, the row of draw
     ``half`` and its dual state (yₖ, bₖ, 1/σ, the primal weight, the warm start)."""
     indptr, indices, values = data.csr
-    prefetch(indptr, ahead)
-    prefetch_row(indptr, indices, values, half)
+    prefetch_draw(indptr, indices, values, ahead, half)
     prefetch(it.y, half)
     prefetch(data.b, half)
     prefetch(it.inv_s, half)
@@ -628,8 +627,8 @@ class SPDC(PrimalMethod):
             coef = 1.0 / (n * p)  # the primal step's weight of eq. (6), (10), (23)
         self.prox = lazy_prox(self.tau, problem.penalty)
         self.scaled = self.lazy and scales(self.tau, problem.penalty)
-        # the most coordinates one batch steps: its m longest rows (or d)
-        longest = np.sort(data.row_nnz)[-m:].sum() if self.scaled else 0
+        # the most coordinates one batch steps: its m longest rows (or d), in O(n)
+        longest = np.partition(data.row_nnz, n - m)[n - m :].sum() if self.scaled else 0
         touched = int(min(longest, d))
         self.state = SpdcState(
             y=np.zeros(n),
