@@ -75,10 +75,7 @@ _STATE_PREFETCH = (
     "        prefetch(inv_s, half)\n",
     "        prefetch_warm(loss, warm, half)\n",
 )
-_ROW_PREFETCH = (
-    "        prefetch(indptr, ahead)\n",
-    "        prefetch_row(indptr, indices, values, half)\n",
-)
+_ROW_PREFETCH = ("        prefetch_draw(indptr, indices, values, ahead, half)\n",)
 
 VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {
     "as is": (),
