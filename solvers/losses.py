@@ -310,23 +310,48 @@ def loss_derivs(loss, z, b, out):
     return out
 
 
+def loss_values_derivs(loss, z, b, out, work=None):
+    """Σᵢ φ(zᵢ, bᵢ), with out ← φ'(z, b) elementwise. For the logistic one exp serves both,
+    e = exp(−|m|) with m = b·z: φ = max(−m, 0) + log1p(e) and φ' = −b·σ(−m), and the exp and
+    the log1p run as numpy's loops over the whole vector, which are vectorized where the CPU
+    allows (AVX-512: ~1 ns an exp, against ~10 ns a libm call from a compiled loop): a third
+    of the scalar pass's time on w8a. The values agree with :func:`loss_values` and
+    :func:`loss_derivs` to an ulp or so. ``work``: scratch of shape (3, n), else allocated."""
+    if loss[0] != LOGISTIC:
+        return _values_derivs(loss, z, b, out)
+    m, e, log1pe = np.empty((3, z.shape[0])) if work is None else work
+    _logistic_margins(z, b, m, e)
+    np.exp(e, out=e)
+    np.log1p(e, out=log1pe)
+    return _logistic_values_derivs(m, e, log1pe, b, out)
+
+
 @njit(cache=True)
-def loss_values_derivs(loss, z, b, out):
-    """Σᵢ φ(zᵢ, bᵢ), with out ← φ'(z, b) elementwise, in one pass: for the logistic one exp
-    serves both, e = exp(−|m|), φ = max(−m, 0) + log1p(e) and φ' = −b·σ(−m), bitwise what
-    :func:`loss_values` and :func:`loss_derivs` compute."""
-    code = loss.code
+def _values_derivs(loss, z, b, out):
     total = 0.0
     for i in range(z.shape[0]):
-        if code == LOGISTIC:
-            m = b[i] * z[i]
-            e = math.exp(-abs(m))
-            s = 1.0 / (1.0 + e)
-            total += max(-m, 0.0) + math.log1p(e)
-            out[i] = -b[i] * (s if m <= 0.0 else e * s)
-        else:
-            total += loss_value(loss, z[i], b[i])
-            out[i] = loss_deriv(loss, z[i], b[i])
+        total += loss_value(loss, z[i], b[i])
+        out[i] = loss_deriv(loss, z[i], b[i])
+    return total
+
+
+@njit(cache=True)
+def _logistic_margins(z, b, m, e):
+    """m ← b·z and e ← −|m|, elementwise."""
+    for i in range(z.shape[0]):
+        m[i] = b[i] * z[i]
+        e[i] = -abs(m[i])
+
+
+@njit(cache=True)
+def _logistic_values_derivs(m, e, log1pe, b, out):
+    """Σ max(−m, 0) + log1p(e), with out ← −b·σ(−m) (σ(−m) = 1/(1 + e) for m ≤ 0, e/(1 + e)
+    above, e = exp(−|m|))."""
+    total = 0.0
+    for i in range(m.shape[0]):
+        s = 1.0 / (1.0 + e[i])
+        total += max(-m[i], 0.0) + log1pe[i]
+        out[i] = -b[i] * (s if m[i] <= 0.0 else e[i] * s)
     return total
 
 

@@ -36,6 +36,7 @@ class _Objective:
         self.d = problem.n_features
         self.split = problem.penalty.l1 > 0
         self.deriv = np.empty(problem.n_samples)
+        self.work = np.empty((3, problem.n_samples))  # loss_values_derivs' scratch
         self.passes = 0
         # (w, Ax, Aᵀφ'(Ax)) of the last evaluation: a trace point at that w needs no product
         self.last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -53,8 +54,8 @@ class _Objective:
         l1, l2 = problem.penalty.l1, problem.penalty.l2
         x = self.primal(w)
         Ax = problem.data.matvec(x)
-        # P = 1/n Σ φ(Ax) + l2/2‖x‖², ∇ = Aᵀφ'(Ax)/n + l2·x: φ and φ' in one pass
-        losses = loss_values_derivs(loss, Ax, b, self.deriv)
+        # P = 1/n Σ φ(Ax) + l2/2‖x‖², ∇ = Aᵀφ'(Ax)/n + l2·x: φ and φ' together
+        losses = loss_values_derivs(loss, Ax, b, self.deriv, self.work)
         ATd = problem.data.rmatvec(self.deriv)
         self.last = (np.array(w, copy=True), Ax, ATd)
         grad = ATd / n + l2 * x

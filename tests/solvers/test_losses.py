@@ -218,16 +218,21 @@ def test_vector_forms_match_the_scalar_ones(name):
     )
     derivs = loss_derivs(params, z, b, np.empty(50))
     assert derivs.tolist() == [loss_deriv(params, zi, bi) for zi, bi in zip(z, b, strict=True)]
-    # the fused pass L-BFGS takes: bitwise the two separate ones, margins of both signs,
-    # zero, ±1e3 (exp underflows) and NaN included
-    z = np.concatenate([z, [0.0, -0.0, 1e3, -1e3, np.nan]])
-    b = np.concatenate([b, _labels(loss, rng, 5)])
+    # what L-BFGS takes (for the logistic, exp and log1p as numpy's vector loops): the two
+    # separate passes to an ulp or so, margins of both signs, zero, ±1e3 (exp underflows),
+    # beyond ±745 and NaN included, with and without scratch
+    z = np.concatenate([z, 40 * _margins(rng, 2000), [0.0, -0.0, 1e3, -1e3, 800.0, np.nan]])
+    b = np.concatenate([b, _labels(loss, rng, 2006)])
     out = np.empty(z.size)
     total = loss_values_derivs(params, z, b, out)
     expected = loss_values(params, z[:-1], b[:-1])
-    assert loss_values_derivs(params, z[:-1], b[:-1], np.empty(z.size - 1)) == expected
+    work = np.empty((3, z.size - 1))
+    assert loss_values_derivs(params, z[:-1], b[:-1], np.empty(z.size - 1), work) == (
+        pytest.approx(expected, rel=1e-14)
+    )
     assert np.isnan(total)
-    np.testing.assert_array_equal(out, loss_derivs(params, z, b, np.empty(z.size)))
+    derivs = loss_derivs(params, z, b, np.empty(z.size))
+    np.testing.assert_allclose(out, derivs, rtol=4e-16, atol=1e-300)
 
 
 def test_unknown_loss_and_bad_gamma_are_refused():
