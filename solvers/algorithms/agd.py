@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from faceoff.solvers.driver import run_chunked
-from faceoff.solvers.losses import loss_derivs, loss_values
+from faceoff.solvers.losses import loss_derivs, loss_values, loss_values_derivs
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import Recorder
 
@@ -64,6 +64,7 @@ class AGD:
         self.x_prev, self.Ax_prev = self.x, self.Ax
         self.deriv = np.empty(data.n_samples)
         self.deriv_new = np.empty(data.n_samples)
+        self.work = np.empty((3, data.n_samples))  # loss_values_derivs' scratch
         self.products = 0  # products with A or Aᵀ so far, nnz/2 visits each
         self.restarts = 0
         self.backtracked = False  # has a line-search trial failed yet
@@ -104,9 +105,9 @@ class AGD:
         # y = x + β(x − x₋), Ay likewise: no product
         y = self.x + momentum * (self.x - self.x_prev)
         Ay = self.Ax + momentum * (self.Ax - self.Ax_prev)
-        # r = φ'(Ay); ∇f(y) = Aᵀr/n + l2·y
-        r = loss_derivs(loss, Ay, b, self.deriv)
-        loss_y = loss_values(loss, Ay, b) / n
+        # r = φ'(Ay) and the loss at Ay together; ∇f(y) = Aᵀr/n + l2·y
+        loss_y = loss_values_derivs(loss, Ay, b, self.deriv, self.work) / n
+        r = self.deriv
         grad = data.rmatvec(r) / n + self.l2 * y
         self.products += 1
         decrease = _DECREASE if self.backtracked else _FIRST_DECREASE
