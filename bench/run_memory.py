@@ -65,8 +65,9 @@ def at_cap_case() -> tuple[str, dict, str]:
     machine's default ``FACEOFF_MAX_NNZ`` admits for one job at a time."""
     from faceoff.core.settings import default_max_nnz, memory_bytes
 
-    n_samples = default_max_nnz(memory_bytes(), 1) // BENCHOPT["n_features"]
-    label = f"synthetic {n_samples:,} × 400 dense (the cap)"
+    n_features = BENCHOPT["n_features"]
+    n_samples = default_max_nnz(memory_bytes(), 1) // n_features
+    label = f"synthetic {n_samples:,} × {n_features} dense (the cap)"
     return label, {**BENCHOPT, "n_samples": n_samples}, ""
 
 

@@ -317,7 +317,7 @@ def loss_values_derivs(loss, z, b, out, work=None):
     allows (AVX-512: ~1 ns an exp, against ~10 ns a libm call from a compiled loop): a third
     of the scalar pass's time on w8a. The values agree with :func:`loss_values` and
     :func:`loss_derivs` to an ulp or so. ``work``: scratch of shape (3, n), else allocated."""
-    if loss[0] != LOGISTIC:
+    if loss.code != LOGISTIC:
         return _values_derivs(loss, z, b, out)
     m, e, log1pe = np.empty((3, z.shape[0])) if work is None else work
     _logistic_margins(z, b, m, e)
@@ -328,6 +328,7 @@ def loss_values_derivs(loss, z, b, out, work=None):
 
 @njit(cache=True)
 def _values_derivs(loss, z, b, out):
+    """Σᵢ φ(zᵢ, bᵢ), with out ← φ'(z, b), in one pass (losses without a transcendental)."""
     total = 0.0
     for i in range(z.shape[0]):
         total += loss_value(loss, z[i], b[i])
