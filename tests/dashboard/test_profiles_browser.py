@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 from tests.dashboard import factories
 from tests.dashboard.conftest import running_dashboard
 from tests.reliability.test_dashboard_auth import secured_dashboard  # noqa: F401
@@ -34,7 +36,8 @@ def test_profiles_of_two_sweeps_in_the_browser(sqlite_url, page, tmp_path):
         assert title == "Performance profile: seconds to (P − P*)/|P*| ≤ ε = 1e-6"
         data_title = page.locator("#profiles-data .gtitle").text_content()
         assert data_title.startswith("Data profile: epochs to")
-        assert page.locator("#profiles-data .legend .traces").count() == len(SETTINGS)
+        # each graph draws on its own once the callback has answered: wait for it, not once
+        expect(page.locator("#profiles-data .legend .traces")).to_have_count(len(SETTINGS))
         # the two chosen sweeps show as chosen, the status counts the problems
         chosen = page.locator("#profiles-sweep").inner_text()
         assert f"#{one} synthetic faceoff" in chosen and f"#{two} synthetic faceoff" in chosen
@@ -129,6 +132,8 @@ def test_a_team_profiles_only_its_own_jobs(secured_dashboard, page):  # noqa: F8
     unknown.filter(has_text=f"no sweep {beta_sweep} (ignored)").wait_for()
     page.locator("#profiles-status").filter(has_text="1 problems × 2 settings").wait_for()
     legend = page.locator("#profiles-performance .legend .traces")
+    # the status is text, the figure draws after it (Plotly renders asynchronously)
+    expect(legend).to_have_count(2)
     names = sorted(legend.nth(i).text_content() for i in range(legend.count()))
     assert names == SETTINGS[:2]
     page.locator("#profiles-sweep").click()
