@@ -293,12 +293,35 @@ def prefetch_warm(loss, warm, i):
         prefetch(warm, i)
 
 
+def loss_values(loss, z, b, work=None):
+    """Σᵢ φ(zᵢ, bᵢ). For the logistic, φ = max(−m, 0) + log1p(e) with m = b·z and
+    e = exp(−|m|), the exp and the log1p as numpy's vector loops (see
+    :func:`loss_values_derivs`); other losses in one compiled pass. ``work``: scratch of
+    shape (≥ 2, n), else allocated."""
+    if loss.code != LOGISTIC:
+        return _values(loss, z, b)
+    m, e = np.empty((2, z.shape[0])) if work is None else work[:2]
+    _logistic_margins(z, b, m, e)
+    np.exp(e, out=e)
+    np.log1p(e, out=e)
+    return _logistic_values(m, e)
+
+
 @njit(cache=True)
-def loss_values(loss, z, b):
-    """Σᵢ φ(zᵢ, bᵢ)."""
+def _values(loss, z, b):
+    """Σᵢ φ(zᵢ, bᵢ) in one pass of the scalar :func:`loss_value`."""
     total = 0.0
     for i in range(z.shape[0]):
         total += loss_value(loss, z[i], b[i])
+    return total
+
+
+@njit(cache=True)
+def _logistic_values(m, log1pe):
+    """Σ max(−m, 0) + log1p(e), the logistic's values from its margins m = b·z."""
+    total = 0.0
+    for i in range(m.shape[0]):
+        total += max(-m[i], 0.0) + log1pe[i]
     return total
 
 
@@ -356,10 +379,52 @@ def _logistic_values_derivs(m, e, log1pe, b, out):
     return total
 
 
+def loss_conjs(loss, y, b, work=None):
+    """Σᵢ φ*(yᵢ, bᵢ). For the logistic, φ*(y) = t log t + (1 − t) log(1 − t) with t = −b·y
+    (+∞ outside [0, 1] beyond :func:`loss_conj`'s tolerance), the log and the log1p as
+    numpy's vector loops; other losses in one compiled pass. Agrees with the scalar sum to
+    an ulp or so. ``work``: scratch of shape (≥ 3, n), else allocated."""
+    if loss.code != LOGISTIC:
+        return _conjs(loss, y, b)
+    t, log_t, log1m_t = np.empty((3, y.shape[0])) if work is None else work[:3]
+    if not _logistic_conj_args(y, b, t, log_t, log1m_t):
+        return np.inf
+    np.log(log_t, out=log_t)
+    np.log1p(log1m_t, out=log1m_t)
+    return _logistic_conjs(t, log_t, log1m_t)
+
+
 @njit(cache=True)
-def loss_conjs(loss, y, b):
-    """Σᵢ φ*(yᵢ, bᵢ)."""
+def _conjs(loss, y, b):
+    """Σᵢ φ*(yᵢ, bᵢ) in one pass of the scalar :func:`loss_conj`."""
     total = 0.0
     for i in range(y.shape[0]):
         total += loss_conj(loss, y[i], b[i])
+    return total
+
+
+@njit(cache=True)
+def _logistic_conj_args(y, b, t, log_arg, log1p_arg):
+    """t ← −b·y clipped to [0, 1], and the arguments of log t and log1p(−t) (1 and 0 where
+    the term's weight is 0, so that 0·log 0 counts 0); False if a t is outside the domain
+    (as :func:`loss_conj`: beyond 1e-12). A NaN t stays NaN."""
+    tol = 1e-12
+    for i in range(y.shape[0]):
+        ti = -b[i] * y[i]
+        if ti < -tol or ti > 1.0 + tol:
+            return False
+        if ti == ti:
+            ti = min(max(ti, 0.0), 1.0)
+        t[i] = ti
+        log_arg[i] = ti if not ti <= 0.0 else 1.0
+        log1p_arg[i] = -ti if not ti >= 1.0 else 0.0
+    return True
+
+
+@njit(cache=True)
+def _logistic_conjs(t, log_t, log1m_t):
+    """Σ t log t + (1 − t) log(1 − t) from the logs of :func:`_logistic_conj_args`."""
+    total = 0.0
+    for i in range(t.shape[0]):
+        total += t[i] * log_t[i] + (1.0 - t[i]) * log1m_t[i]
     return total

@@ -64,7 +64,7 @@ class AGD:
         self.x_prev, self.Ax_prev = self.x, self.Ax
         self.deriv = np.empty(data.n_samples)
         self.deriv_new = np.empty(data.n_samples)
-        self.work = np.empty((3, data.n_samples))  # loss_values_derivs' scratch
+        self.work = np.empty((3, data.n_samples))  # scratch of loss_values(_derivs)
         self.products = 0  # products with A or Aᵀ so far, nnz/2 visits each
         self.restarts = 0
         self.backtracked = False  # has a line-search trial failed yet
@@ -92,7 +92,7 @@ class AGD:
         dz = Ax_new - Ay
         if budget >= _RESOLVED * abs(loss_y):
             # loss part of f(x⁺) − f(y) − ∇f(y)ᵀ(x⁺ − y), the linear term in sample space
-            bregman = (loss_values(loss, Ax_new, b) - float(r @ dz)) / n - loss_y
+            bregman = (loss_values(loss, Ax_new, b, self.work) - float(r @ dz)) / n - loss_y
             return bregman <= budget
         deriv_new = loss_derivs(loss, Ax_new, b, self.deriv_new)
         return float((deriv_new - r) @ dz) / n <= 2.0 * budget

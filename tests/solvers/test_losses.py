@@ -235,6 +235,34 @@ def test_vector_forms_match_the_scalar_ones(name):
     np.testing.assert_allclose(out, derivs, rtol=4e-16, atol=1e-300)
 
 
+@pytest.mark.parametrize("name", LOSSES)
+def test_vector_sums_match_the_scalar_ones_to_an_ulp(name):
+    """loss_values and loss_conjs (for the logistic, numpy's vector exp, log and log1p)
+    against the sums of the scalar φ and φ* over many points: margins of both signs, zero,
+    ±1e3 and beyond ±745; dual points on the domain's edges and within its tolerance; a point
+    outside the domain gives +∞, a NaN stays NaN."""
+    loss, rng = make_loss(name, 0.5), np.random.default_rng(5)
+    params = loss.params
+    z = np.concatenate([40 * _margins(rng, 3000), [0.0, -0.0, 1e3, -1e3, 800.0, -800.0]])
+    b = _labels(loss, rng, z.size)
+    expected = sum(loss_value(params, zi, bi) for zi, bi in zip(z, b, strict=True))
+    assert loss_values(params, z, b) == pytest.approx(expected, rel=1e-14)
+    work = np.empty((3, z.size))
+    assert loss_values(params, z, b, work) == loss_values(params, z, b)
+    y = _dual_points(loss, rng, b)
+    if loss.needs_binary_labels:  # t = −b·y just outside [0, 1], within the tolerance
+        y[2], y[3] = b[2] * 1e-13, -b[3] * (1.0 + 1e-13)
+    expected = sum(loss_conj(params, yi, bi) for yi, bi in zip(y, b, strict=True))
+    assert loss_conjs(params, y, b) == pytest.approx(expected, rel=1e-14, abs=1e-12)
+    assert loss_conjs(params, y, b, work) == loss_conjs(params, y, b)
+    assert np.isnan(loss_values(params, np.append(z, np.nan), np.append(b, b[0])))
+    if loss.needs_binary_labels:
+        outside = y.copy()
+        outside[5] = -b[5] * 1.01
+        assert loss_conjs(params, outside, b) == np.inf
+        assert np.isnan(loss_conjs(params, np.append(y, np.nan), np.append(b, b[0])))
+
+
 def test_unknown_loss_and_bad_gamma_are_refused():
     with pytest.raises(ValueError, match="unknown loss 'hinge'; accepted: "):
         make_loss("hinge")
