@@ -35,6 +35,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -235,7 +236,8 @@ class Outcome:
     """Time to target of one solver on one problem.
 
     ``seconds`` is the best time to target over the repeats (None: not reached); ``budget``
-    the epochs (ours: at the first trace point reaching it) or ``max_iter`` (peers) it took,
+    the epochs (ours: the first that reaches it, to within PEER_RESOLUTION) or ``max_iter``
+    (peers) it took,
     or the largest one tried; ``rel`` the suboptimality there; ``spent`` the time of the
     longest attempt, a lower bound on the time to target when it was not reached.
     """
@@ -279,12 +281,14 @@ def _solve_quiet(problem, solver: str, params: dict, stop, on_point=None):
 def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settings) -> Outcome:
     """Time to rel. suboptimality ≤ TARGET, best of repeats, timed as a refit peer's fit.
 
-    A traced run finds the first trace point that reaches the target, at epoch E; each timed
-    run then goes to E with no trace point on the way (``StopRules.quiet_until``), so its
-    solver time carries none of the trace's interruptions (runs are deterministic for a
-    seed, so it ends on the same iterate, or a few steps later: its final point is checked
-    against the target, and the traced time is kept if it misses it). ``traced`` keeps the
-    traced run's time to the target."""
+    A traced run finds the first trace point that reaches the target, at epoch E; the epoch
+    is then narrowed to within PEER_RESOLUTION between the point before and E by runs to an
+    epoch (:func:`narrow_epoch`: the trace's points are ~8% apart, a refit peer's budget is
+    searched to 3%); each timed run then goes to that epoch with no trace point on the way
+    (``StopRules.quiet_until``), so its solver time carries none of the trace's
+    interruptions (runs are deterministic for a seed, so it ends on the same iterate, or a
+    few steps later: its final point is checked against the target, and the traced time is
+    kept if it misses it). ``traced`` keeps the traced run's time to the target."""
     from faceoff.solvers.trace import StopRules
 
     first = FirstPoint(lambda point: rel_subopt(point.primal, pstar) <= TARGET)
@@ -300,16 +304,26 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
         rels = [rel_subopt(p.primal, pstar) for p in result.trace]
         best = min((r for r in rels if math.isfinite(r)), default=math.nan)
         return Outcome(None, result.final.epoch, best, result.final.time_s)
+
+    def run_to(epoch: float):
+        stop = StopRules(
+            max_epochs=epoch, max_seconds=settings.our_seconds, tol=0.0, quiet_until=epoch
+        )
+        return _solve_quiet(problem, solver, params, stop)[0].final
+
+    # the trace's points are ~8% apart: narrow the epoch to PEER_RESOLUTION, as a refit
+    # peer's budget is, between the last point above the target and the hit
+    before = max((p.epoch for p in result.trace if p.epoch < hit.epoch), default=0.0)
+
+    def reaches(epoch: float) -> tuple[float, bool]:
+        final = run_to(epoch)
+        return final.epoch, rel_subopt(final.primal, pstar) <= TARGET
+
+    end = narrow_epoch(reaches, before, hit.epoch)
     times: list[float] = []
     epochs, rel, quiet = hit.epoch, rel_subopt(hit.primal, pstar), True
     while len(times) < settings.repeats:
-        stop = StopRules(
-            max_epochs=hit.epoch,
-            max_seconds=settings.our_seconds,
-            tol=0.0,
-            quiet_until=hit.epoch,
-        )
-        final = _solve_quiet(problem, solver, params, stop)[0].final
+        final = run_to(end)
         if rel_subopt(final.primal, pstar) > TARGET:  # ended past the hit, above the target
             times, quiet = [hit.time_s], False
             break
@@ -320,12 +334,37 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     return Outcome(min(times), epochs, rel, max(times), times, traced=hit.time_s, quiet=quiet)
 
 
+def narrow_epoch(
+    reaches: Callable[[float], tuple[float, bool]],
+    lo: float,
+    hi: float,
+    resolution: float = PEER_RESOLUTION,
+    max_runs: int = 8,
+) -> float:
+    """The smallest epoch found in (lo, hi] at which a run reaches the target, to within
+    ``resolution`` of it (or one epoch): bisection, as :class:`PeerSearch` narrows a peer's
+    budget. ``reaches(e)`` runs to epoch e and returns (the epoch it ended at, whether its
+    final point reaches the target); runs at ``lo`` do not reach, at ``hi`` they do. A run
+    ending at or past ``hi`` (a solver that only stops at whole passes) ends the search."""
+    for _ in range(max_runs):
+        if hi - lo <= max(1.0, resolution * hi):
+            break
+        ended, reached = reaches(0.5 * (lo + hi))
+        if ended >= hi:
+            break
+        if reached:
+            hi = ended
+        else:
+            lo = ended
+    return hi
+
+
 class PeerSearch:
     """Smallest iteration budget at which a peer's ``coef_`` reaches the target.
 
     Budgets double from 1 until one reaches it (or the next fit would take longer than
     ``settings.peer_fit_seconds``); the bracket is then narrowed to one iteration, or to
-    PEER_RESOLUTION of the budget (finer than the ~8% spacing of our trace points), by
+    PEER_RESOLUTION of the budget (as our epochs are, see :func:`time_ours`), by
     interpolating log-suboptimality linearly in the budget, with bisection as the fallback.
     Every budget is a fresh fit from scratch with the same ``random_state``, so the iterate
     after k iterations does not depend on the budget.
