@@ -565,7 +565,8 @@ def report(results: dict, command: str) -> str:
         f"## Time to (P − P*)/|P*| ≤ {TARGET:g}, seconds (epochs)",
         "",
         "Ours: a traced run finds the epoch of its first trace point that reaches the "
-        "target; the time is the solver time of a run to that epoch with no trace point on "
+        "target, narrowed to 3% (or one epoch) as a peer's budget is, by runs to an epoch; "
+        "the time is the solver time of a run to that epoch with no trace point on "
         "the way (the method's set-up included), as a refit's fit is timed (the traced "
         "run's time is in part1.json: each evaluation leaves the next stretch of the solver "
         "on cold caches). Peers traced by refits: wall "
