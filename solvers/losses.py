@@ -166,6 +166,10 @@ def loss_derivs12(loss, z, b):
     return loss_deriv(loss, z, b), (1.0 / gamma if inside else 0.0)
 
 
+# φ*'s domain t = −b·y ∈ [0, 1] admits this much rounding on either side (t is then clipped)
+CONJ_DOMAIN_TOL = 1e-12
+
+
 @njit(cache=True)
 def loss_conj(loss, y, b):
     """φ*(y, b) = sup_z {y·z − φ(z, b)}; +inf outside the domain."""
@@ -173,8 +177,7 @@ def loss_conj(loss, y, b):
     if code == SQUARED:
         return 0.5 * y * y + b * y
     t = -b * y
-    tol = 1e-12
-    if t < -tol or t > 1.0 + tol:
+    if t < -CONJ_DOMAIN_TOL or t > 1.0 + CONJ_DOMAIN_TOL:
         return np.inf
     t = min(max(t, 0.0), 1.0)
     if code == LOGISTIC:
@@ -301,9 +304,7 @@ def loss_values(loss, z, b, work=None):
     if loss.code != LOGISTIC:
         return _values(loss, z, b)
     m, e = np.empty((2, z.shape[0])) if work is None else work[:2]
-    _logistic_margins(z, b, m, e)
-    np.exp(e, out=e)
-    np.log1p(e, out=e)
+    _logistic_terms(z, b, m, e, e)  # log1p(e) over e: the sum needs no e
     return _logistic_values(m, e)
 
 
@@ -343,10 +344,16 @@ def loss_values_derivs(loss, z, b, out, work=None):
     if loss.code != LOGISTIC:
         return _values_derivs(loss, z, b, out)
     m, e, log1pe = np.empty((3, z.shape[0])) if work is None else work
+    _logistic_terms(z, b, m, e, log1pe)
+    return _logistic_values_derivs(m, e, log1pe, b, out)
+
+
+def _logistic_terms(z, b, m, e, log1pe):
+    """m ← b·z, e ← exp(−|m|) and log1pe ← log1p(e) (may be ``e`` itself), the exp and the
+    log1p as numpy's vector loops."""
     _logistic_margins(z, b, m, e)
     np.exp(e, out=e)
     np.log1p(e, out=log1pe)
-    return _logistic_values_derivs(m, e, log1pe, b, out)
 
 
 @njit(cache=True)
@@ -407,11 +414,10 @@ def _conjs(loss, y, b):
 def _logistic_conj_args(y, b, t, log_arg, log1p_arg):
     """t ← −b·y clipped to [0, 1], and the arguments of log t and log1p(−t) (1 and 0 where
     the term's weight is 0, so that 0·log 0 counts 0); False if a t is outside the domain
-    (as :func:`loss_conj`: beyond 1e-12). A NaN t stays NaN."""
-    tol = 1e-12
+    (as :func:`loss_conj`: beyond CONJ_DOMAIN_TOL). A NaN t stays NaN."""
     for i in range(y.shape[0]):
         ti = -b[i] * y[i]
-        if ti < -tol or ti > 1.0 + tol:
+        if ti < -CONJ_DOMAIN_TOL or ti > 1.0 + CONJ_DOMAIN_TOL:
             return False
         if ti == ti:
             ti = min(max(ti, 0.0), 1.0)
