@@ -1,11 +1,15 @@
-"""Shared helpers of the paper benchmarks: solver labels, time-to-target, table cells, figures.
+"""Shared helpers of the paper benchmarks: solver labels, table cells, figures.
 
 Pure functions: nothing here runs a solver or reads a dataset, so all of it is tested
 without a browser (``tests/bench``). Figures are plotly ``go.Figure`` objects; only
 :func:`save_png` touches the disk (PNG export through kaleido and a headless Chromium).
+What is read off a trace (relative suboptimality, the first point reaching a target, the
+median over seeds) is :mod:`faceoff.core.analysis`, as on the dashboard.
 
 Legend names follow ``solver[key=value,...]`` (e.g. ``spdc[batch_size=22]``); every base
-solver has one colour in every figure, parameter variants of it a dashed line.
+solver has one colour in every figure, the dashboard's
+(:func:`faceoff.dashboard.figures.style.solver_color`), parameter variants of it a dashed
+line.
 """
 
 from __future__ import annotations
@@ -19,17 +23,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-# one colour per solver, the same in every figure (plotly's qualitative "D3" palette)
-SOLVER_COLOURS = {
-    "dgpd": "#d62728",
-    "spdc": "#1f77b4",
-    "dual_cd": "#2ca02c",
-    "primal_cd": "#ff7f0e",
-    "saga": "#9467bd",
-    "agd": "#8c564b",
-    "lbfgs": "#e377c2",
-}
-OTHER_COLOUR = "#7f7f7f"
+from faceoff.dashboard.figures.style import solver_color
 
 _LABEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(.*)\])?$")
 
@@ -72,39 +66,6 @@ def parse_solver(text: str) -> SolverChoice:
             raise ValueError(f"solver {text!r}: parameter {item!r} is not key=value")
         params.append((key.strip(), value.strip()))
     return SolverChoice(name, tuple(params))
-
-
-def solver_colour(label: str) -> str:
-    """The colour of a solver label: that of its base name."""
-    return SOLVER_COLOURS.get(label.split("[", 1)[0], OTHER_COLOUR)
-
-
-# ----------------------------------------------------------------------------- traces
-
-
-def first_reaching(xs: Sequence[float], values: Sequence[float], target: float) -> float | None:
-    """The first ``xs[k]`` with ``values[k] ≤ target`` (None if never): the time or the
-    passes at which a trace reaches a relative suboptimality."""
-    for x, value in zip(xs, values, strict=True):
-        if value <= target:
-            return x
-    return None
-
-
-def relative_gaps(primals: Sequence[float], p_star: float) -> list[float]:
-    """(P − P*)/|P*| for each primal value; P* = 0 gives the absolute P − P*."""
-    scale = abs(p_star) or 1.0
-    return [(p - p_star) / scale for p in primals]
-
-
-def median(values: Sequence[float | None]) -> float | None:
-    """Median counting None (target not reached) as +∞; None if that is the median."""
-    ordered = sorted(math.inf if v is None else v for v in values)
-    if not ordered:
-        return None
-    mid = len(ordered) // 2
-    value = ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
-    return None if math.isinf(value) else value
 
 
 # ----------------------------------------------------------------------------- tables
@@ -195,7 +156,7 @@ def convergence_figure(
                     legendgroup=curve.label,
                     showlegend=curve.label not in shown,
                     line={
-                        "color": solver_colour(curve.label),
+                        "color": solver_color(curve.label),
                         "dash": "dash" if "[" in curve.label else "solid",
                         "width": 2,
                     },

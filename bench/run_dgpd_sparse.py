@@ -59,14 +59,13 @@ from bench.figures import (
     Panel,
     SolverChoice,
     convergence_figure,
-    first_reaching,
     fmt_duration,
     fmt_num,
     parse_solver,
-    relative_gaps,
     save_png,
     speedup_cell,
 )
+from faceoff.core.analysis import first_reaching, relative_suboptimality
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = (1e-3, 1e-6)  # relative objective (P − P*)/|P*|
@@ -299,13 +298,13 @@ def run_solver(problem, choice: SolverChoice, p_star: float, seconds: float) -> 
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
-    done = FirstPoint(lambda point: (point.primal - p_star) / abs(p_star) <= STOP_REL)
+    done = FirstPoint(lambda point: relative_suboptimality(point.primal, p_star) <= STOP_REL)
     stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=done.should_stop)
     result = solve(problem, choice.name, choice.param_dict, stop, seed=0, on_point=done)
     trace = result.trace
     return Run(
         [p.time_s for p in trace],
-        relative_gaps([p.primal for p in trace], p_star),
+        relative_suboptimality([p.primal for p in trace], p_star).tolist(),
         result.stop_reason,
         int(np.count_nonzero(result.x)),
         int(np.count_nonzero(result.y)),

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bench.common import Log, environment, md_table, mirror_dir, write_results
+from faceoff.core.analysis import relative_gap
 
 RULES = {"adaptive": {}, "theorem": {"step": "theorem"}, "eta=1": {"eta": 1.0}}
 TOL, MAX_EPOCHS, MAX_SECONDS = 1e-9, 5000.0, 30.0
@@ -90,7 +91,7 @@ def main() -> None:
         base = statistics.median(seconds["adaptive"])
         for rule in RULES:
             result, median = finals[rule], statistics.median(seconds[rule])
-            done = result.final.gap <= TOL * max(1.0, abs(result.final.primal))
+            done = relative_gap(result.final.gap, result.final.primal) <= TOL
             rows.append([
                 name, rule, f"{result.final.epoch:.0f}" if done else f"> {result.final.epoch:.0f}",
                 f"{result.final.gap:.1e}", f"{median:.2f}" if done else f"> {median:.2f}",

@@ -54,6 +54,7 @@ from bench.common import (
     pass_floor,
 )
 from bench.peers import PEERS, is_refit, missing_packages, supports, title
+from faceoff.core.analysis import relative_suboptimality
 
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
 PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
@@ -225,10 +226,6 @@ class PStarCache:
         return value
 
 
-def rel_subopt(primal: float, pstar: PStar) -> float:
-    return (primal - pstar.p_star) / abs(pstar.p_star)
-
-
 # ----------------------------------------------------------------------------- timing
 
 
@@ -293,7 +290,7 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     run's time to the target."""
     from faceoff.solvers.trace import StopRules
 
-    first = FirstPoint(lambda point: rel_subopt(point.primal, pstar) <= TARGET)
+    first = FirstPoint(lambda point: relative_suboptimality(point.primal, pstar.p_star) <= TARGET)
     stop = StopRules(
         max_epochs=settings.our_epochs,
         max_seconds=settings.our_seconds,
@@ -303,7 +300,7 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     result, _ = _solve_quiet(problem, solver, params, stop, first)
     hit = first.point
     if hit is None:
-        rels = [rel_subopt(p.primal, pstar) for p in result.trace]
+        rels = relative_suboptimality([p.primal for p in result.trace], pstar.p_star)
         best = min((r for r in rels if math.isfinite(r)), default=math.nan)
         return Outcome(None, result.final.epoch, best, result.final.time_s)
 
@@ -321,7 +318,7 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
 
     def reaches(epoch: float) -> tuple[float, bool]:
         final = run_to(epoch)
-        ok = rel_subopt(final.primal, pstar) <= TARGET
+        ok = relative_suboptimality(final.primal, pstar.p_star) <= TARGET
         if ok:
             reached[final.epoch] = final
         return final.epoch, ok
@@ -330,17 +327,18 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     # the narrowing's run to the end it found is the first repeat: the same quiet run
     times = [reached[end].time_s] if end in reached else []
     final = reached.get(end, hit)
-    epochs, rel, quiet = final.epoch, rel_subopt(final.primal, pstar), True
+    epochs, rel, quiet = final.epoch, relative_suboptimality(final.primal, pstar.p_star), True
     while len(times) < settings.repeats and (
         not times or sum(times) + times[-1] <= settings.repeat_seconds
     ):
         final = run_to(end)
-        if rel_subopt(final.primal, pstar) > TARGET:  # ended past the hit, above the target
+        # ended past the hit, above the target
+        if relative_suboptimality(final.primal, pstar.p_star) > TARGET:
             times, quiet = [hit.time_s], False  # the traced run's time, at its hit
-            epochs, rel = hit.epoch, rel_subopt(hit.primal, pstar)
+            epochs, rel = hit.epoch, relative_suboptimality(hit.primal, pstar.p_star)
             break
         times.append(final.time_s)
-        epochs, rel = final.epoch, rel_subopt(final.primal, pstar)
+        epochs, rel = final.epoch, relative_suboptimality(final.primal, pstar.p_star)
     return Outcome(min(times), epochs, rel, max(times), times, traced=hit.time_s, quiet=quiet)
 
 
@@ -396,7 +394,8 @@ class PeerSearch:
         """(seconds, relative suboptimality) at budget k, fitted once."""
         if k not in self.evals:
             seconds, coef = self.fit(k)
-            self.evals[k] = (seconds, rel_subopt(self.problem.primal_value(coef), self.pstar))
+            primal = self.problem.primal_value(coef)
+            self.evals[k] = (seconds, relative_suboptimality(primal, self.pstar.p_star))
         return self.evals[k]
 
     def run(self, target: float = TARGET, narrow: bool = True) -> Outcome:
@@ -454,7 +453,7 @@ def check_mappings(loaded: Loaded, cache: PStarCache, settings: Settings) -> lis
                     continue
                 stop = StopRules(max_epochs=1e5, max_seconds=30.0, tol=MAPPING_TOL / 10)
                 result, _ = _solve_quiet(problem, peer, {}, stop)
-                rel = rel_subopt(result.final.primal, pstar)
+                rel = relative_suboptimality(result.final.primal, pstar.p_star)
                 ok = abs(rel) <= MAPPING_TOL
                 checks.append(
                     {

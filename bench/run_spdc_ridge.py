@@ -39,14 +39,12 @@ from bench.figures import (
     Panel,
     SolverChoice,
     convergence_figure,
-    first_reaching,
     fmt_duration,
     fmt_num,
-    median,
     parse_solver,
-    relative_gaps,
     save_png,
 )
+from faceoff.core.analysis import first_reaching, reached_quantile, relative_suboptimality
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_REL = 1e-10  # every run stops here (or at the pass cap)
@@ -91,7 +89,7 @@ def run_solver(problem, choice: SolverChoice, p_star: float, seed: int, args) ->
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
-    done = FirstPoint(lambda point: (point.primal - p_star) / abs(p_star) <= STOP_REL)
+    done = FirstPoint(lambda point: relative_suboptimality(point.primal, p_star) <= STOP_REL)
     stop = StopRules(
         max_epochs=args.max_passes,
         max_seconds=args.max_seconds,
@@ -103,7 +101,7 @@ def run_solver(problem, choice: SolverChoice, p_star: float, seed: int, args) ->
     return Run(
         [p.epoch for p in trace],
         [p.time_s for p in trace],
-        relative_gaps([p.primal for p in trace], p_star),
+        relative_suboptimality([p.primal for p in trace], p_star).tolist(),
         result.stop_reason,
     )
 
@@ -157,13 +155,15 @@ def measure(args, solvers: list[SolverChoice]) -> list[dict]:
             runs = [run_solver(problem, choice, p_star, seed, args) for seed in seeds]
             traces[choice.label] = runs[0]
             # a diverged run (non-finite P) counts as +∞
-            final = median([r.rel[-1] if math.isfinite(r.rel[-1]) else None for r in runs])
+            final = reached_quantile(
+                [r.rel[-1] if math.isfinite(r.rel[-1]) else None for r in runs], 0.5
+            )
             cell = {"runs": len(runs), "final_rel": math.inf if final is None else final}
             for target in TARGETS:
                 hits = [r.at(target) for r in runs]
                 cell[target] = {
-                    "passes": median([h[0] for h in hits]),
-                    "seconds": median([h[1] for h in hits]),
+                    "passes": reached_quantile([h[0] for h in hits], 0.5),
+                    "seconds": reached_quantile([h[1] for h in hits], 0.5),
                 }
             row["cells"][choice.label] = cell
             log(

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from faceoff.core.analysis import relative_gap
 from faceoff.core.jsonsafe import json_safe
 from faceoff.solvers.catalogue import BROKEN_PLUGINS, CATALOGUE
 from faceoff.solvers.trace import (
@@ -24,17 +25,12 @@ from faceoff.solvers.trace import (
 )
 
 
-def relative_gap(point: TracePoint) -> float:
-    """gap / max(1, |P|), the quantity the ``tol`` stop rule compares."""
-    return point.gap / max(1.0, abs(point.primal))
-
-
 def progress_fraction(point: TracePoint, stop: StopRules, first_gap: float) -> float:
     """How far the run is toward its first stop rule, in [0, 1]: the largest of
     epoch/max_epochs, time/max_seconds and log(first_gap/gap)/log(first_gap/tol), gaps
-    relative as in :func:`relative_gap`."""
+    relative as the ``tol`` stop rule compares them (:func:`relative_gap`)."""
     parts = [point.epoch / stop.max_epochs, point.time_s / stop.max_seconds]
-    gap = relative_gap(point)
+    gap = relative_gap(point.gap, point.primal)
     if stop.tol > 0 and math.isfinite(gap) and math.isfinite(first_gap) and first_gap > stop.tol:
         if gap <= stop.tol:
             parts.append(1.0)
@@ -146,7 +142,7 @@ class TableReporter:
 
     def point(self, point: TracePoint) -> None:
         if point.seq == 0:
-            self.first_gap = relative_gap(point)
+            self.first_gap = relative_gap(point.gap, point.primal)
         self.fraction = progress_fraction(point, self.stop, self.first_gap)
         self.progress.update(
             self.task,

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from faceoff.solvers.evaluation import evaluate, passes
+from faceoff.solvers.gap import relative_gap
 from faceoff.solvers.problem import Objective, Problem
 
 # A method's grid of trace points has a coarse sub-grid (solvers.driver: 10 points a decade
@@ -68,7 +69,8 @@ class TracePoint:
 @dataclass
 class StopRules:
     """When to stop: ``max_epochs``, ``max_seconds`` (solver time), relative gap ``tol``
-    (gap ≤ tol·max(1, |P|)) and a caller-supplied ``should_stop()`` (e.g. cancellation).
+    (gap ≤ tol·max(1, |P|): :func:`~faceoff.solvers.gap.relative_gap` ≤ tol) and a
+    caller-supplied ``should_stop()`` (e.g. cancellation).
 
     ``quiet_until``: no trace point but the first is evaluated before this epoch. With
     ``max_epochs`` equal to it, a run to a known epoch is timed without the interruptions of
@@ -259,7 +261,7 @@ class Recorder:
     def _reason(self, point: TracePoint) -> str | None:
         if not (math.isfinite(point.primal) and math.isfinite(point.dual)):
             return DIVERGED
-        if point.gap <= self.stop.tol * max(1.0, abs(point.primal)):
+        if relative_gap(point.gap, point.primal) <= self.stop.tol:
             return CONVERGED
         if point.epoch >= self.stop.max_epochs * (1 - 1e-12):
             return MAX_EPOCHS

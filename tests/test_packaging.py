@@ -31,6 +31,7 @@ def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
         "faceoff/api/routes/jobs.py",
         "faceoff/solvers/algorithms/dual_cd.py",
         "faceoff/dashboard/assets/style.css",
+        "faceoff/dashboard/figures/compare.py",
         "faceoff/dashboard/pages/compare.py",
         "faceoff/migrations/env.py",
         "faceoff/migrations/script.py.mako",

@@ -14,7 +14,7 @@ import dash
 from dash import Input, Output, State, callback, dcc, html
 
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import fairness, figures, rows
+from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -29,6 +29,9 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.dashboard.figures.compare import compare_figure, compare_series
+from faceoff.dashboard.figures.export import export_name, series_csv
+from faceoff.dashboard.figures.labels import X_AXES, Y_MEASURES
 
 dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
 
@@ -118,8 +121,8 @@ def _selection(jobs: Any, sweep: Any) -> tuple[JobFilter | None, dict[str, Any]]
 def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
     """The axis choices, each one of its accepted values."""
     return (
-        choice(x, figures.X_AXES, "time"),
-        choice(y, figures.Y_MEASURES, "subopt_rel"),
+        choice(x, X_AXES, "time"),
+        choice(y, Y_MEASURES, "subopt_rel"),
         choice(logx, SCALES, "linear"),
         choice(logy, SCALES, "log"),
     )
@@ -163,7 +166,7 @@ def update(jobs, sweep, x, y, logx, logy, seeds, _n):
     """Redraw from the database; keep refreshing while a selected job is queued or running."""
     x, y, logx, logy = _axes(x, y, logx, logy)
     seeds = choice(seeds, SEEDS, "median")
-    blank = _graph(figures.compare_figure([], x, y, False, False, {}))
+    blank = _graph(compare_figure([], x, y, False, False, {}))
     try:
         where, params = _selection(jobs, sweep)
     except InputError as err:
@@ -174,9 +177,7 @@ def update(jobs, sweep, x, y, logx, logy, seeds, _n):
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
         return *blank, True, message, link
     found, refs = rows.job_traces(database_url(), where, team_id=viewer_team())
-    figure = figures.compare_figure(
-        found, x, y, logx == "log", logy == "log", refs, seeds=seeds == "all"
-    )
+    figure = compare_figure(found, x, y, logx == "log", logy == "log", refs, seeds=seeds == "all")
     live = rows.active(found)
     counts: dict[str, int] = {}
     for row in found:
@@ -210,6 +211,6 @@ def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
     found, refs = (
         rows.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})
     )
-    series, _ = figures.compare_series(found, x, y, logx == "log", logy == "log", refs)
-    name = figures.export_name("faceoff-compare", sorted({s.objective for s in series}))
-    return dcc.send_string(figures.series_csv(series, x, y), f"{name}.csv")
+    series, _ = compare_series(found, x, y, logx == "log", logy == "log", refs)
+    name = export_name("faceoff-compare", sorted({s.objective for s in series}))
+    return dcc.send_string(series_csv(series, x, y), f"{name}.csv")

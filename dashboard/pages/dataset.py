@@ -11,9 +11,10 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
+from faceoff.core import analysis
 from faceoff.core.errors import DataUnavailable
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import figures, rows
+from faceoff.dashboard import rows
 from faceoff.dashboard.components import (
     caps,
     control,
@@ -29,6 +30,11 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.dashboard.figures.advisor import advisor_figure
+from faceoff.dashboard.figures.export import export_name, records_csv
+from faceoff.dashboard.figures.labels import weights_label
+from faceoff.dashboard.figures.style import empty_figure
+from faceoff.dashboard.figures.time_to_eps import time_to_eps
 from faceoff.solvers.vocabulary import loss_label
 
 dash.register_page(
@@ -93,7 +99,7 @@ def _analysis(dataset_id: int, objective: dict[str, Any]) -> tuple[dict[str, Any
 def _objective_label(o: dict[str, Any]) -> str:
     loss = loss_label(o["loss"], o["gamma"])
     norm = "" if o["normalize"] == "none" else f" · normalize={o['normalize']}"
-    return f"{loss} · {figures.weights_label(o['l2'], o['l1'])}{norm}"
+    return f"{loss} · {weights_label(o['l2'], o['l1'])}{norm}"
 
 
 def _facts(items: list[tuple[str, Any]]) -> html.Table:
@@ -154,10 +160,8 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
     keys = ("gamma", "l2", "l1", "normalize")
     found = [r for r in found if all(r[k] == objective[k] for k in keys)]
     criterion = "subopt_rel" if found and found[0]["objective_hash"] in refs else "gap_rel"
-    seconds = figures.time_to_eps(found, eps, criterion, refs, "time")
-    epochs = {
-        r["setting"]: r["value"] for r in figures.time_to_eps(found, eps, criterion, refs, "epoch")
-    }
+    seconds = time_to_eps(found, eps, criterion, refs, "time")
+    epochs = {r["setting"]: r["value"] for r in time_to_eps(found, eps, criterion, refs, "epoch")}
     timed = sorted((r for r in seconds if r["value"] is not None), key=lambda r: r["value"])
     best = {}
     for solver in CD_SOLVERS:
@@ -175,7 +179,7 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
 def _measured_items(measured: dict[str, Any], eps: float) -> list[tuple[str, Any]]:
     items: list[tuple[str, Any]] = [
         ("finished jobs", measured["jobs"]),
-        ("criterion", figures.CRITERIA[measured["criterion"]].replace("ε", f"{eps:g}")),
+        ("criterion", analysis.CRITERIA[measured["criterion"]].replace("ε", f"{eps:g}")),
     ]
     winner = measured["winner"]
     items.append(
@@ -265,7 +269,7 @@ def update(dataset_id, index, eps):
         else None
     )
     if info is None:
-        blank = figures.empty_figure("no such dataset")
+        blank = empty_figure("no such dataset")
         return "No such dataset", "", "", "", "", blank, link
     objectives = _objectives(info)
     objective = objectives[_index(index, objectives)]
@@ -281,9 +285,9 @@ def update(dataset_id, index, eps):
     seconds = {s: r and r["value"] for s, r in best.items()}
     label = f"{info['name']} · {_objective_label(objective)}"
     figure = (
-        figures.advisor_figure(advice, epochs, seconds, label)
+        advisor_figure(advice, epochs, seconds, label)
         if advice
-        else figures.empty_figure("the advisor needs the data, which cannot be loaded")
+        else empty_figure("the advisor needs the data, which cannot be loaded")
     )
     return (
         f"Dataset {info['name']}",
@@ -317,5 +321,5 @@ def download_csv(_clicks, dataset_id, index):
     stats, advice = _analysis(dataset_id, objective)
     records = [{"name": k, "value": v} for k, v in _stat_items(stats) + _advice_items(advice)]
     label = f"{info['name']} · {_objective_label(objective)}"
-    name = figures.export_name("faceoff-dataset", [label]) + ".csv"
-    return dcc.send_string(figures.records_csv(records, ("name", "value")), name)
+    name = export_name("faceoff-dataset", [label]) + ".csv"
+    return dcc.send_string(records_csv(records, ("name", "value")), name)

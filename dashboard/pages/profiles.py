@@ -1,5 +1,6 @@
 """Profiles: performance profiles (Dolan & Moré) and data profiles (Moré & Wild) of time to ε
-over many objectives, chosen by sweeps, datasets and loss (dashboard.profiles).
+over many objectives, chosen by sweeps, datasets and loss (core.analysis computes them,
+dashboard.figures.profiles draws them).
 
 URL: ``/profiles?sweep=1,2&dataset=3&loss=logistic&eps=1e-6&criterion=subopt_rel|gap_rel
 &measure=time|epoch``.
@@ -14,9 +15,10 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
+from faceoff.core import analysis
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED
-from faceoff.dashboard import figures, profiles, rows
+from faceoff.dashboard import rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -33,6 +35,10 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.dashboard.figures.export import profiles_csv
+from faceoff.dashboard.figures.profiles import profile_figure
+from faceoff.dashboard.figures.style import empty_figure
+from faceoff.dashboard.figures.time_to_eps import time_to_eps
 
 dash.register_page(__name__, path="/profiles", title="Faceoff · profiles", order=4)
 
@@ -95,7 +101,7 @@ def layout(
                     ),
                     control(
                         "criterion",
-                        radio("profiles-criterion", figures.CRITERIA, criterion, "subopt_rel"),
+                        radio("profiles-criterion", analysis.CRITERIA, criterion, "subopt_rel"),
                     ),
                     control("measured in", radio("profiles-measure", MEASURES, measure, "time")),
                 ],
@@ -197,7 +203,7 @@ def _view(sweep, dataset, loss, eps, criterion, measure) -> tuple[JobFilter, dic
         "dataset": ",".join(map(str, datasets)),
         "loss": where.loss,
         "eps": eps,
-        "criterion": choice(criterion, figures.CRITERIA, "subopt_rel"),
+        "criterion": choice(criterion, analysis.CRITERIA, "subopt_rel"),
         "measure": choice(measure, MEASURES, "time"),
     }
     return where, params, "; ".join([*bad, *bad_datasets, *([bad_eps] if bad_eps else [])])
@@ -209,24 +215,22 @@ def compute(where: JobFilter, eps: float, criterion: str, measure: str) -> dict[
     url, team = database_url(), viewer_team()
     found, refs, total = rows.newest_job_traces(url, where, JOB_CAP, None, team_id=team)
     _, unfinished = rows.list_jobs(url, replace(where, statuses=UNFINISHED), 0, team_id=team)
-    results = figures.time_to_eps(found, eps, criterion, refs, measure)
-    epochs = (
-        results if measure == "epoch" else figures.time_to_eps(found, eps, criterion, refs, "epoch")
-    )
-    matrix = profiles.problems(results)  # the same problems and settings in either measure
+    results = time_to_eps(found, eps, criterion, refs, measure)
+    epochs = results if measure == "epoch" else time_to_eps(found, eps, criterion, refs, "epoch")
+    matrix = analysis.problems(results)  # the same problems and settings in either measure
     return {
         "jobs": len(found),
         "total": total,
         "unfinished": unfinished,
         "problems": matrix,
         "results": results,
-        "performance": profiles.performance_profile(matrix.t),
-        "data": profiles.data_profile(profiles.problems(epochs).t),
+        "performance": analysis.performance_profile(matrix.t),
+        "data": analysis.data_profile(analysis.problems(epochs).t),
     }
 
 
 def _notes(view: dict[str, Any], criterion: str) -> list[html.Li]:
-    found: profiles.Problems = view["problems"]
+    found: analysis.Problems = view["problems"]
     n = len(found.hashes)
     notes = [
         f"|P| = {n} problems from {view['jobs']} finished jobs and {len(found.settings)} "
@@ -283,7 +287,7 @@ def _table(head: list[str], body: list[list[Any]], numeric: set[int]) -> html.Ta
     )
 
 
-def _settings_table(found: profiles.Problems) -> html.Table:
+def _settings_table(found: analysis.Problems) -> html.Table:
     body = [
         [
             s["setting"],
@@ -292,13 +296,13 @@ def _settings_table(found: profiles.Problems) -> html.Table:
             f"{s['fraction_solved']:.0%}",
             f"{s['fastest']} ({s['fraction_fastest']:.0%})",
         ]
-        for s in profiles.solved_summary(found)
+        for s in analysis.solved_summary(found)
     ]
     head = ["setting", "problems run", "reached ε on", "fraction solved", "fastest on (ρ(1))"]
     return _table(head, body, {1, 2, 3, 4})
 
 
-def _problems_table(found: profiles.Problems, unit: str) -> html.Table:
+def _problems_table(found: analysis.Problems, unit: str) -> html.Table:
     body = []
     for i, digest in enumerate(found.hashes):
         t = found.t[i]
@@ -319,11 +323,11 @@ def _problems_table(found: profiles.Problems, unit: str) -> html.Table:
 
 def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
     found, unit = view["problems"], MEASURES[measure]
-    criterion_text = figures.CRITERIA[criterion].replace("ε", f"ε = {eps}")
+    criterion_text = analysis.CRITERIA[criterion].replace("ε", f"ε = {eps}")
     if not found.hashes:
-        blank = figures.empty_figure("no finished jobs with traces match the filters")
+        blank = empty_figure("no finished jobs with traces match the filters")
         return blank, blank
-    performance = profiles.profile_figure(
+    performance = profile_figure(
         found,
         view["performance"],
         f"Performance profile: {unit} to {criterion_text}",
@@ -331,7 +335,7 @@ def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
         "τ",
         from_zero=False,
     )
-    data = profiles.profile_figure(
+    data = profile_figure(
         found,
         view["data"],
         f"Data profile: epochs to {criterion_text}",
@@ -367,7 +371,7 @@ def update(sweep, dataset, loss, eps, criterion, measure):
     performance, data = _figures(view, eps, criterion, measure)
     status = (
         f"{len(found.hashes)} problems × {len(found.settings)} settings, "
-        f"ε = {eps}, {figures.CRITERIA[criterion]}"
+        f"ε = {eps}, {analysis.CRITERIA[criterion]}"
     )
     return (
         performance,
@@ -398,5 +402,5 @@ def download_csv(_clicks, sweep, dataset, loss, eps, criterion, measure):
     eps, criterion, measure = params["eps"], params["criterion"], params["measure"]
     view = compute(where, float(eps), criterion, measure)
     curves = {"performance": (measure, view["performance"]), "data": ("epoch", view["data"])}
-    text = profiles.profiles_csv(view["problems"], curves)
+    text = profiles_csv(view["problems"], curves)
     return dcc.send_string(text, f"faceoff-profiles-{measure}-{eps}.csv")

@@ -11,7 +11,7 @@ from dash.dash_table.Format import Format, Scheme
 
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import STATUSES
-from faceoff.dashboard import figures, rows
+from faceoff.dashboard import rows
 from faceoff.dashboard.components import (
     InputError,
     control,
@@ -29,6 +29,8 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.dashboard.figures.export import records_csv
+from faceoff.dashboard.figures.labels import setting_name
 
 dash.register_page(__name__, path="/", title="Faceoff · runs", order=0)
 
@@ -146,7 +148,7 @@ def _table_row(row: dict) -> dict:
         "job": f"[{row['id']}](/compare?jobs={row['id']})",
         "sweep": f"[#{sweep}](/sweep/{sweep})" if sweep is not None else "",
         "dataset": f"[{row['dataset']}](/dataset/{row['dataset_id']})",
-        "setting": figures.setting_name(row),
+        "setting": setting_name(row),
         "loss": row["loss"],
         "l2": exact_number(row["l2"]),
         "l1": exact_number(row["l1"]),
@@ -229,5 +231,5 @@ def download_csv(_clicks, sweep, dataset, solver, loss, status):
         database_url(), _where(sweep, dataset, solver, loss, status), team_id=viewer_team()
     )
     for row in found:
-        row["setting"] = figures.setting_name(row)
-    return dcc.send_string(figures.records_csv(found, CSV_COLUMNS), "faceoff-runs.csv")
+        row["setting"] = setting_name(row)
+    return dcc.send_string(records_csv(found, CSV_COLUMNS), "faceoff-runs.csv")

@@ -11,8 +11,9 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
+from faceoff.core import analysis
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import fairness, figures, rows
+from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     choice,
     control,
@@ -28,6 +29,10 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
+from faceoff.dashboard.figures.export import export_name, records_csv
+from faceoff.dashboard.figures.ranking import ranking_figure
+from faceoff.dashboard.figures.style import empty_figure
+from faceoff.dashboard.figures.time_to_eps import time_to_eps, time_to_eps_figure
 
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
 
@@ -70,7 +75,7 @@ def layout(
                     ),
                     control(
                         "criterion",
-                        radio("sweep-criterion", figures.CRITERIA, criterion, "subopt_rel"),
+                        radio("sweep-criterion", analysis.CRITERIA, criterion, "subopt_rel"),
                     ),
                     control("measured in", radio("sweep-x", X_CHOICES, x, "time")),
                     control("chart", radio("sweep-chart", CHARTS, chart, "bars")),
@@ -111,7 +116,7 @@ def _choices(eps: Any, criterion: Any, x: Any, chart: Any = None) -> tuple[str, 
     """The view's choices, each one of its accepted values."""
     return (
         eps_choice(eps),
-        choice(criterion, figures.CRITERIA, "subopt_rel"),
+        choice(criterion, analysis.CRITERIA, "subopt_rel"),
         choice(x, X_CHOICES, "time"),
         choice(chart, CHARTS, "bars"),
     )
@@ -124,7 +129,7 @@ def _results(
     found, refs = rows.job_traces(
         database_url(), JobFilter(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
     )
-    return found, figures.time_to_eps(found, float(eps), criterion, refs, x)
+    return found, time_to_eps(found, float(eps), criterion, refs, x)
 
 
 def _winners_table(ranked: list[dict], unit: str) -> html.Table:
@@ -151,7 +156,7 @@ def _winners_table(ranked: list[dict], unit: str) -> html.Table:
 
 def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
     """An export's file name: the sweep, what it shows and its objective (or how many)."""
-    return figures.export_name(f"faceoff-sweep-{sweep_id}-{what}", objectives)
+    return export_name(f"faceoff-sweep-{sweep_id}-{what}", objectives)
 
 
 @callback(
@@ -182,10 +187,10 @@ def update(sweep_id, eps, criterion, x, chart, _n):
         else None
     )
     if summary is None:
-        blank = figures.empty_figure("no such sweep")
+        blank = empty_figure("no such sweep")
         return "No such sweep", blank, blank, "", "", True, link, "/compare", "/"
     found, results = _results(sweep_id, eps, criterion, x)
-    ranked = figures.ranking(results)
+    ranked = analysis.ranking(results)
     counts = summary["counts"]
     status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no jobs"
     if criterion == "subopt_rel" and any(
@@ -194,9 +199,9 @@ def update(sweep_id, eps, criterion, x, chart, _n):
         status += " · some objectives have no certified P*: choose the gap criterion for them"
     title = f"Sweep #{summary['id']}" + (f" · {summary['name']}" if summary["name"] else "")
     objectives = sorted({r["objective_name"] for r in results})
-    tte = figures.time_to_eps_figure(results, chart, float(eps), criterion, x)
+    tte = time_to_eps_figure(results, chart, float(eps), criterion, x)
     tte.update_layout(meta={"export": _export(sweep_id, f"time-to-{eps}", objectives)})
-    ranking = figures.ranking_figure(ranked)
+    ranking = ranking_figure(ranked)
     ranking.update_layout(meta={"export": _export(sweep_id, f"ranking-{eps}", objectives)})
     return (
         title,
@@ -228,4 +233,4 @@ def download_csv(_clicks, sweep_id, eps, criterion, x):
         return dash.no_update
     _, results = _results(sweep_id, eps, criterion, x)
     name = _export(sweep_id, f"time-to-{eps}", sorted({r["objective_name"] for r in results}))
-    return dcc.send_string(figures.records_csv(results, CSV_COLUMNS), f"{name}.csv")
+    return dcc.send_string(records_csv(results, CSV_COLUMNS), f"{name}.csv")

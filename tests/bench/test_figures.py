@@ -1,4 +1,5 @@
-"""The pure helpers of the paper benchmarks: labels, time-to-target, table cells, figures."""
+"""The pure helpers of the paper benchmarks: labels, table cells, figures (time to target:
+tests/core/test_analysis.py)."""
 
 import math
 
@@ -9,14 +10,11 @@ from bench.figures import (
     Panel,
     SolverChoice,
     convergence_figure,
-    first_reaching,
     fmt_duration,
-    median,
     parse_solver,
-    relative_gaps,
-    solver_colour,
     speedup_cell,
 )
+from faceoff.dashboard.figures.style import solver_color
 
 
 def test_parse_solver_round_trips_the_label():
@@ -34,28 +32,8 @@ def test_parse_solver_rejects_malformed_text(text):
 
 
 def test_variants_share_the_colour_of_their_solver():
-    assert solver_colour("spdc[batch_size=22]") == solver_colour("spdc")
-    assert solver_colour("dgpd") != solver_colour("spdc")
-
-
-def test_first_reaching_returns_the_first_point_below_the_target():
-    xs = [0.0, 1.0, 2.0, 3.0]
-    assert first_reaching(xs, [1.0, 1e-3, 1e-7, 1e-9], 1e-6) == 2.0
-    assert first_reaching(xs, [1.0, 1e-3, 1e-7, 1e-9], 1e-3) == 1.0
-    assert first_reaching(xs, [1.0, 0.5, 0.4, 0.3], 1e-6) is None
-
-
-def test_relative_gaps_divide_by_the_magnitude_of_pstar():
-    assert relative_gaps([3.0, 2.0], 2.0) == [0.5, 0.0]
-    assert relative_gaps([-1.0], -2.0) == [0.5]
-    assert relative_gaps([0.25], 0.0) == [0.25]
-
-
-def test_median_counts_unreached_as_infinite():
-    assert median([3.0, None, 1.0]) == 3.0
-    assert median([None, None, 1.0]) is None
-    assert median([1.0, 2.0]) == 1.5
-    assert median([]) is None
+    assert solver_color("spdc[batch_size=22]") == solver_color("spdc")
+    assert solver_color("dgpd") != solver_color("spdc")
 
 
 def test_speedup_cell_cases():
@@ -79,5 +57,8 @@ def test_convergence_figure_has_log_axes_and_one_legend_entry_per_solver():
     assert len(fig.data) == 4
     assert [t.name for t in fig.data if t.showlegend] == ["dgpd", "spdc", "spdc[batch_size=8]"]
     assert fig.data[3].line.dash == "dash"
+    # the dashboard's colours: a variant in its solver's
+    assert fig.data[0].line.color == solver_color("dgpd")
+    assert fig.data[3].line.color == fig.data[1].line.color == solver_color("spdc")
     assert all(math.isfinite(v) and v > 0 for t in fig.data for v in t.y)
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis3.type == "log"

@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from faceoff.dashboard import figures
+from faceoff.core import analysis
+from faceoff.dashboard.figures import advisor, compare, export, labels, ranking, style, time_to_eps
 
 P_STAR = 2.0
 REFS = {"obj-a": {"primal": P_STAR, "gap": 1e-12}}
@@ -33,7 +34,7 @@ def row(
     return {
         "id": job_id,
         "solver": solver,
-        "params": params if params is not None else figures.solver_defaults(solver),
+        "params": params if params is not None else labels.solver_defaults(solver),
         "seed": seed,
         "dataset": dataset,
         "loss": "logistic",
@@ -59,11 +60,11 @@ def legend_entries(fig):
 
 
 def test_legend_name_shows_only_non_default_parameters():
-    defaults = figures.solver_defaults("spdc")
+    defaults = labels.solver_defaults("spdc")
     params = {**defaults, "batch_size": 8, "sampling": "weighted"}
-    assert figures.legend_name("spdc", params, defaults) == "spdc[batch_size=8,sampling=weighted]"
-    assert figures.legend_name("spdc", defaults, defaults) == "spdc"
-    assert figures.legend_name("saga", {"step_scale": 0.5}, {"step_scale": 1.0}) == (
+    assert labels.legend_name("spdc", params, defaults) == "spdc[batch_size=8,sampling=weighted]"
+    assert labels.legend_name("spdc", defaults, defaults) == "spdc"
+    assert labels.legend_name("saga", {"step_scale": 0.5}, {"step_scale": 1.0}) == (
         "saga[step_scale=0.5]"
     )
 
@@ -73,9 +74,9 @@ def test_compare_figure_one_entry_per_job_colour_per_solver_style_per_setting():
         row(1, "dual_cd"),
         row(2, "dual_cd", {"sampling": "importance", "step": "exact"}),
         row(3, "primal_cd"),
-        row(4, "spdc", {**figures.solver_defaults("spdc"), "batch_size": 8}),
+        row(4, "spdc", {**labels.solver_defaults("spdc"), "batch_size": 8}),
     ]
-    fig = figures.compare_figure(rows, "epoch", "subopt_rel", True, True, REFS)
+    fig = compare.compare_figure(rows, "epoch", "subopt_rel", True, True, REFS)
     assert sorted(legend_entries(fig)) == [
         "dual_cd",
         "dual_cd[sampling=importance]",
@@ -84,7 +85,7 @@ def test_compare_figure_one_entry_per_job_colour_per_solver_style_per_setting():
     ]
     by_name = {t.name: t for t in fig.data}
     dual, dual_imp = by_name["dual_cd"], by_name["dual_cd[sampling=importance]"]
-    assert dual.line.color == figures.solver_color("dual_cd")  # a solver's first setting
+    assert dual.line.color == style.solver_color("dual_cd")  # a solver's first setting
     assert dual_imp.line.color not in (dual.line.color, by_name["primal_cd"].line.color)
     assert dual.line.dash != dual_imp.line.dash
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
@@ -96,50 +97,50 @@ def test_compare_figure_one_entry_per_job_colour_per_solver_style_per_setting():
 
 def test_compare_figure_axes_and_measures():
     rows = [row(1)]
-    fig = figures.compare_figure(rows, "time", "gap", False, False, {})
+    fig = compare.compare_figure(rows, "time", "gap", False, False, {})
     trace = fig.data[0]
     np.testing.assert_allclose(trace.x, rows[0]["trace"]["time_s"])
     np.testing.assert_allclose(trace.y, rows[0]["trace"]["gap"])
     assert fig.layout.xaxis.type == "linear"
-    fig = figures.compare_figure(rows, "iteration", "subopt", False, True, REFS)
+    fig = compare.compare_figure(rows, "iteration", "subopt", False, True, REFS)
     np.testing.assert_allclose(fig.data[0].x, rows[0]["trace"]["iteration"])
     np.testing.assert_allclose(
         fig.data[0].y, np.asarray(rows[0]["trace"]["primal"]) - P_STAR, rtol=1e-6
     )
-    primal = figures.compare_figure(rows, "epoch", "primal", False, False, {})
+    primal = compare.compare_figure(rows, "epoch", "primal", False, False, {})
     np.testing.assert_allclose(primal.data[0].y, rows[0]["trace"]["primal"])
 
 
 def test_log_axes_drop_points_they_cannot_show():
     r = row(1)
     r["trace"]["time_s"][0] = 0.0
-    fig = figures.compare_figure([r], "time", "subopt_rel", True, True, REFS)
+    fig = compare.compare_figure([r], "time", "subopt_rel", True, True, REFS)
     assert len(fig.data[0].x) == 29 and min(fig.data[0].x) > 0
 
 
 def test_missing_reference_is_said_on_the_plot():
     rows = [row(1), row(2, "primal_cd", objective="obj-b", l2=1e-5)]
-    fig = figures.compare_figure(rows, "epoch", "subopt_rel", False, True, REFS)
+    fig = compare.compare_figure(rows, "epoch", "subopt_rel", False, True, REFS)
     assert legend_entries(fig) == ["dual_cd"]  # the one objective with P* is plotted
     assert fig.layout.title.text.endswith(" · a9a · logistic · l2=0.0001")
     note = fig.layout.annotations[0].text
     assert "No certified reference P*" in note and "1 job(s) (l2=1e-05)" in note
-    blank = figures.compare_figure([row(3, objective="obj-b")], "epoch", "subopt", False, True, {})
+    blank = compare.compare_figure([row(3, objective="obj-b")], "epoch", "subopt", False, True, {})
     assert not blank.data and "No certified reference" in blank.layout.annotations[0].text
     # the gap needs no reference; and a certified reference is reported with its gap
-    gap = figures.compare_figure(rows, "epoch", "gap", False, True, {})
+    gap = compare.compare_figure(rows, "epoch", "gap", False, True, {})
     assert len(legend_entries(gap)) == 2  # two panels, titled, and no note below
     assert [a.text for a in gap.layout.annotations] == [
         "a9a · logistic · l2=1e-05",
         "a9a · logistic · l2=0.0001",
     ]
-    certified = figures.compare_figure([row(1)], "epoch", "subopt", False, True, REFS)
+    certified = compare.compare_figure([row(1)], "epoch", "subopt", False, True, REFS)
     assert "certified" in certified.layout.annotations[0].text
 
 
 def test_seeds_become_a_median_with_a_quantile_band():
     rows = [row(i, seed=i, rate=rate) for i, rate in enumerate((0.7, 0.8, 0.9), start=1)]
-    fig = figures.compare_figure(rows, "epoch", "subopt_rel", False, True, REFS)
+    fig = compare.compare_figure(rows, "epoch", "subopt_rel", False, True, REFS)
     assert legend_entries(fig) == ["dual_cd (median of 3)"]
     hi, lo, mid = fig.data
     assert lo.fill == "tonexty" and hi.showlegend is False
@@ -153,7 +154,7 @@ def test_seeds_become_a_median_with_a_quantile_band():
 def test_timing_repeats_of_a_seedless_setting_are_named_so():
     rows = [row(i, solver="lbfgs", seed=None, rate=0.8, time_scale=0.01 * i) for i in (1, 2, 3)]
     rows += [row(i, seed=i, rate=0.8) for i in (4, 5)]
-    fig = figures.compare_figure(rows, "time", "subopt_rel", True, True, REFS)
+    fig = compare.compare_figure(rows, "time", "subopt_rel", True, True, REFS)
     assert sorted(legend_entries(fig)) == [
         "dual_cd (median of 2)",
         "lbfgs (median of 3 timing repeats)",
@@ -161,52 +162,6 @@ def test_timing_repeats_of_a_seedless_setting_are_named_so():
     hovers = [t.hovertemplate for t in fig.data if t.showlegend is not False]
     assert any("of 3 timing repeats" in h for h in hovers)
     assert any("of 2 seeds" in h for h in hovers)
-
-
-def test_median_band_covers_curves_of_different_lengths():
-    a = (np.array([1.0, 2.0, 3.0, 4.0]), np.array([4.0, 3.0, 2.0, 1.0]))
-    b = (np.array([1.0, 2.0]), np.array([6.0, 5.0]))
-    x, mid, lo, hi = figures.median_band([a, b], log_x=False, log_y=False, n_grid=7)
-    assert x[0] == 1.0 and x[-1] == 4.0
-    # b has finished at x = 2 and keeps its final value 5 up to the end of a
-    assert mid[0] == pytest.approx(5.0) and mid[-1] == pytest.approx(3.0)
-    assert lo[0] == pytest.approx(4.5) and hi[0] == pytest.approx(5.5)
-    assert lo[-1] == pytest.approx(2.0) and hi[-1] == pytest.approx(4.0)
-    empty = figures.median_band([(np.array([0.0]), np.array([-1.0]))], True, True)
-    assert all(len(v) == 0 for v in empty)
-
-
-def test_median_band_keeps_finished_seeds_at_their_final_value():
-    """The issue's case: the fastest seed ends first at 1e-10; the median of the three
-    must not jump up to the other two when it ends."""
-    fast = (np.array([0.01, 0.1, 0.31]), np.array([1.0, 1e-4, 1e-10]))
-    mid_seed = (np.array([0.01, 0.2, 0.6]), np.array([1.0, 1e-3, 1e-8]))
-    slow = (np.array([0.02, 0.5, 1.0]), np.array([1.0, 1e-2, 1e-6]))
-    for log_x in (False, True):
-        x, mid, lo, hi = figures.median_band([fast, mid_seed, slow], log_x, True)
-        assert x[0] == pytest.approx(0.01) and x[-1] == pytest.approx(1.0)  # longest seed
-        assert np.all(np.diff(np.log10(mid)) <= 1e-12)
-        assert mid[-1] == pytest.approx(1e-8) and lo[-1] < mid[-1] < hi[-1]
-        # a finished seed holds its final value: at the end the band spans 1e-10 … 1e-6
-        assert 1e-10 < lo[-1] < 1e-8 < hi[-1] < 1e-6
-
-
-@pytest.mark.parametrize("log_x", [False, True])
-@pytest.mark.parametrize("log_y", [False, True])
-def test_median_and_band_are_monotone_when_the_curves_are(log_x, log_y):
-    rng = np.random.default_rng(7)
-    for _ in range(20):
-        curves = []
-        for _ in range(rng.integers(2, 7)):
-            n = rng.integers(2, 40)
-            x = np.cumsum(rng.uniform(0.001, 1.0, n)) + rng.uniform(0, 2)
-            y = 10 ** -np.cumsum(rng.uniform(0, 1.5, n))  # never rising, in (0, 1]
-            curves.append((x, y))
-        x, mid, lo, hi = figures.median_band(curves, log_x, log_y)
-        assert np.all(np.diff(x) > 0)
-        assert x[-1] == pytest.approx(max(c[0][-1] for c in curves))
-        for values in (mid, lo, hi):
-            assert np.all(np.diff(values) <= 1e-12 * np.abs(values[:-1]) + 1e-300)
 
 
 def test_several_objectives_get_one_panel_each_with_stable_setting_styles():
@@ -219,7 +174,7 @@ def test_several_objectives_get_one_panel_each_with_stable_setting_styles():
         row(6, "primal_cd", l2=1e-5, dataset="syn5k", objective="obj-c"),
     ]
     refs = {h: {"primal": P_STAR, "gap": 1e-12} for h in ("obj-a", "obj-b", "obj-c")}
-    fig = figures.compare_figure(rows, "time", "subopt_rel", True, True, refs)
+    fig = compare.compare_figure(rows, "time", "subopt_rel", True, True, refs)
     titles = [a.text for a in fig.layout.annotations][:-1]  # then the note on P*
     assert titles == [
         "breast_cancer · logistic · l2=0.0001",
@@ -227,7 +182,7 @@ def test_several_objectives_get_one_panel_each_with_stable_setting_styles():
         "syn5k · logistic · l2=0.0001",
     ]
     assert fig.layout.xaxis3.anchor == "y3"  # a third panel
-    assert fig.layout.height == figures.compare_height(3) > 640
+    assert fig.layout.height == compare.compare_height(3) > 640
     # one legend entry per setting, although dual_cd appears in two panels
     assert sorted(legend_entries(fig)) == [
         "dual_cd (median of 1–2)",
@@ -242,11 +197,11 @@ def test_several_objectives_get_one_panel_each_with_stable_setting_styles():
     assert len({next(iter(s)) for s in styles.values()}) == 3
     # titles and exports name the objective
     assert fig.layout.meta["export"] == "faceoff-compare-3-objectives"  # nothing shared
-    assert figures.export_name("x", titles[1:]) == "x-syn5k-logistic-2-objectives"
-    series, _ = figures.compare_series(rows, "time", "subopt_rel", True, True, refs)
-    records = list(csv.DictReader(io.StringIO(figures.series_csv(series, "time", "gap"))))
+    assert export.export_name("x", titles[1:]) == "x-syn5k-logistic-2-objectives"
+    series, _ = compare.compare_series(rows, "time", "subopt_rel", True, True, refs)
+    records = list(csv.DictReader(io.StringIO(export.series_csv(series, "time", "gap"))))
     assert {r["objective"] for r in records} == set(titles)
-    one = figures.compare_figure(rows[:1], "time", "subopt_rel", True, True, refs)
+    one = compare.compare_figure(rows[:1], "time", "subopt_rel", True, True, refs)
     assert one.layout.title.text.endswith("breast_cancer · logistic · l2=0.0001")
     assert one.layout.meta["export"] == "faceoff-compare-breast_cancer-logistic-l2-0.0001"
     assert one.layout.showlegend is True and one.data[0].showlegend is True  # a single curve
@@ -254,8 +209,8 @@ def test_several_objectives_get_one_panel_each_with_stable_setting_styles():
 
 def test_individual_seeds_are_drawn_in_their_settings_colour():
     rows = [row(i, seed=i, rate=rate) for i, rate in enumerate((0.7, 0.8, 0.9), start=1)]
-    median = figures.compare_figure(rows, "epoch", "gap", False, True, {})
-    seeds = figures.compare_figure(rows, "epoch", "gap", False, True, {}, seeds=True)
+    median = compare.compare_figure(rows, "epoch", "gap", False, True, {})
+    seeds = compare.compare_figure(rows, "epoch", "gap", False, True, {}, seeds=True)
     assert len(seeds.data) == len(median.data) + 3
     own = [t for t in seeds.data if t.customdata is not None and t.customdata.shape[1] == 7]
     assert sorted(int(t.customdata[0, 0]) for t in own) == [1, 2, 3]
@@ -273,7 +228,7 @@ def test_a_peers_trace_mode_is_named_and_a_refit_traces_points_are_marked():
         {**row(3, "dual_cd"), "trace_mode": "native"},
         {**row(4, "primal_cd"), "trace_mode": None},
     ]
-    fig = figures.compare_figure(rows, "epoch", "subopt_rel", True, True, REFS)
+    fig = compare.compare_figure(rows, "epoch", "subopt_rel", True, True, REFS)
     by_name = {t.name: t for t in fig.data}
     assert sorted(by_name) == [
         "dual_cd",
@@ -285,22 +240,22 @@ def test_a_peers_trace_mode_is_named_and_a_refit_traces_points_are_marked():
     assert refit.mode == "lines+markers" and refit.marker.symbol == "circle"
     assert "this fit" in refit.hovertemplate
     assert all(t.mode == "lines" for name, t in by_name.items() if "(refit)" not in name)
-    assert any(a.text == figures.REFIT_NOTE for a in fig.layout.annotations)
+    assert any(a.text == compare.REFIT_NOTE for a in fig.layout.annotations)
     seeds = [{**row(i, "sklearn.saga", seed=i), "trace_mode": "refit"} for i in (5, 6)]
-    median = figures.compare_figure(seeds, "epoch", "gap", True, True, {})
+    median = compare.compare_figure(seeds, "epoch", "gap", True, True, {})
     assert legend_entries(median) == ["sklearn.saga (refit, median of 2)"]
     assert median.data[-1].mode == "lines"  # a median's points are not fits: no markers
     assert not median.layout.annotations
-    ours = figures.compare_figure(rows[2:], "epoch", "gap", True, True, {})
+    ours = compare.compare_figure(rows[2:], "epoch", "gap", True, True, {})
     assert not ours.layout.annotations and all(t.mode == "lines" for t in ours.data)
-    series, _ = figures.compare_series(rows, "epoch", "gap", True, True, {})
+    series, _ = compare.compare_series(rows, "epoch", "gap", True, True, {})
     assert [s.trace_mode for s in series] == ["native", "callback", None, "refit"]
 
 
 def test_series_csv_lists_every_plotted_point():
     rows = [row(1), row(2, seed=1, rate=0.6), row(3, "primal_cd")]
-    series, _ = figures.compare_series(rows, "epoch", "gap", False, True, {})
-    text = figures.series_csv(series, "epoch", "gap")
+    series, _ = compare.compare_series(rows, "epoch", "gap", False, True, {})
+    text = export.series_csv(series, "epoch", "gap")
     records = list(csv.DictReader(io.StringIO(text)))
     assert len(records) == sum(len(s.x) for s in series)
     median = [r for r in records if r["curve"] == "dual_cd"]
@@ -317,7 +272,7 @@ def test_time_to_eps_first_point_median_over_seeds_and_unreached():
         row(4, "primal_cd", rate=0.99),
         row(5, "agd", objective="obj-none", rate=0.2),
     ]
-    results = {r["setting"]: r for r in figures.time_to_eps(rows, 1e-3, "subopt_rel", REFS)}
+    results = {r["setting"]: r for r in time_to_eps.time_to_eps(rows, 1e-3, "subopt_rel", REFS)}
     epochs = np.asarray(rows[0]["trace"]["epoch"])
     first = epochs[np.flatnonzero(0.2**epochs / P_STAR <= 1e-3)[0]]
     assert results["dual_cd"]["value"] == pytest.approx(first * 2.0)  # median of 1×, 2×, 3×
@@ -326,31 +281,31 @@ def test_time_to_eps_first_point_median_over_seeds_and_unreached():
     assert results["dual_cd"]["q75"] == pytest.approx(first * 2.5)
     assert results["primal_cd"]["value"] is None and results["primal_cd"]["reached"] == 0
     assert math.isnan(results["agd"]["value"])  # no reference P*: undecidable
-    by_epoch = figures.time_to_eps(rows[:1], 1e-3, "subopt_rel", REFS, "epoch")
+    by_epoch = time_to_eps.time_to_eps(rows[:1], 1e-3, "subopt_rel", REFS, "epoch")
     assert by_epoch[0]["value"] == pytest.approx(first)
-    gap = figures.time_to_eps(rows[4:], 1e-3, "gap_rel", {}, "epoch")[0]["value"]
+    gap = time_to_eps.time_to_eps(rows[4:], 1e-3, "gap_rel", {}, "epoch")[0]["value"]
     assert gap == pytest.approx(epochs[np.flatnonzero(2 * 0.2**epochs / P_STAR <= 1e-3)[0]])
 
 
 def test_time_to_eps_figures_bars_and_heatmap():
     rows = [row(1), row(2, "primal_cd", rate=0.99), row(3, l2=1e-5, objective="obj-b")]
     refs = {**REFS, "obj-b": {"primal": P_STAR, "gap": 1e-12}}
-    results = figures.time_to_eps(rows, 0.1, "subopt_rel", refs)
-    bars = figures.time_to_eps_figure(results, "bars", 0.1, "subopt_rel")
+    results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", refs)
+    bars = time_to_eps.time_to_eps_figure(results, "bars", 0.1, "subopt_rel")
     dual, primal, grey = bars.data
     assert [dual.name, primal.name] == ["dual_cd", "primal_cd"]
     assert list(dual.x) == ["l2=0.0001", "l2=1e-05"]
     # never reached: no time, but a grey bar in its slot that says so
     assert primal.y[0] is None and grey.offsetgroup == "primal_cd"
-    assert list(grey.text) == ["not reached", ""] and grey.marker.color == figures.GREY
+    assert list(grey.text) == ["not reached", ""] and grey.marker.color == style.GREY
     assert grey.y[0] > max(dual.y)
-    heat = figures.time_to_eps_figure(results, "heatmap", 0.1, "subopt_rel")
+    heat = time_to_eps.time_to_eps_figure(results, "heatmap", 0.1, "subopt_rel")
     assert list(heat.data[0].y) == ["dual_cd", "primal_cd"]
     assert heat.data[0].text[1] == ["not reached", "not run"]
     assert np.isnan(heat.data[0].z[1][0]) and heat.data[1].text[1][0] == "not reached"
     assert "ε = 0.1" in heat.layout.title.text
     with pytest.raises(ValueError, match="bars, heatmap"):
-        figures.time_to_eps_figure(results, "pie", 0.1, "subopt_rel")
+        time_to_eps.time_to_eps_figure(results, "pie", 0.1, "subopt_rel")
 
 
 def test_ranking_names_the_winner_per_objective():
@@ -362,17 +317,17 @@ def test_ranking_names_the_winner_per_objective():
         {"setting": "b", "objective": "w8a", "value": 2.0},
         {"setting": "c", "objective": "w8a", "value": math.nan},
     ]
-    ranked = {r["objective"]: r for r in figures.ranking(results)}
+    ranked = {r["objective"]: r for r in analysis.ranking(results)}
     assert ranked["a9a"]["winner"] == "a" and ranked["a9a"]["speedup"] == pytest.approx(3.0)
     assert ranked["a9a"]["ranks"] == {"a": 1, "b": 2}
     assert ranked["a9a"]["unranked"] == {"c": "not reached"}
     assert ranked["w8a"]["winner"] == "b" and ranked["w8a"]["unranked"] == {"c": "no P*"}
-    fig = figures.ranking_figure(list(ranked.values()))
+    fig = ranking.ranking_figure(list(ranked.values()))
     ranks, grey = fig.data
     assert list(ranks.x) == ["a9a", "w8a"] and ranks.z[0][1] == 2
     assert np.isnan(ranks.z[2][0]) and ranks.text[2][0] == ""  # never a rank
     assert grey.text[2] == ["not reached", "no P*"] and grey.showscale is False
-    assert grey.colorscale[-1][1] == figures.GREY
+    assert grey.colorscale[-1][1] == style.GREY
 
 
 def test_ranking_never_ranks_settings_that_did_not_reach_eps():
@@ -380,19 +335,19 @@ def test_ranking_never_ranks_settings_that_did_not_reach_eps():
     results = [{"setting": "a", "objective": "breast_cancer", "value": 0.5}] + [
         {"setting": f"s{i}", "objective": "breast_cancer", "value": None} for i in range(6)
     ]
-    (ranked,) = figures.ranking(results)
+    (ranked,) = analysis.ranking(results)
     assert ranked["ranks"] == {"a": 1} and ranked["runner_up"] is None
     assert set(ranked["unranked"].values()) == {"not reached"}
-    fig = figures.ranking_figure([ranked])
+    fig = ranking.ranking_figure([ranked])
     ranks, grey = fig.data
     assert [t for t in ranks.text if t != [""]] == [["1"]]
     assert [t for t in grey.text if t != [""]] == [["not reached"]] * 6
 
 
 def test_records_csv_and_advisor_figure():
-    text = figures.records_csv([{"a": 1, "b": [2, 3]}], ("a", "b"))
+    text = export.records_csv([{"a": 1, "b": [2, 3]}], ("a", "b"))
     assert text.splitlines() == ["a,b", "1,2 3"]
-    assert figures.empty_figure("nothing").layout.annotations[0].text == "nothing"
+    assert style.empty_figure("nothing").layout.annotations[0].text == "nothing"
 
 
 def test_advisor_compares_like_with_like_with_readable_log_ticks():
@@ -400,7 +355,7 @@ def test_advisor_compares_like_with_like_with_readable_log_ticks():
     of epochs and seconds to ε; the log axis reads 20, 50, not 2, 5."""
     advice = {"nnz": 100, "T_P_uniform": 800, "T_D_uniform": 400, "T_P": 2650, "T_D": 100}
     epochs = {"primal_cd": 121.0, "dual_cd": 2.0}
-    fig = figures.advisor_figure(advice, epochs, {"primal_cd": 3.0, "dual_cd": 0.1}, "a9a")
+    fig = advisor.advisor_figure(advice, epochs, {"primal_cd": 3.0, "dual_cd": 0.1}, "a9a")
     (bars,) = fig.data
     np.testing.assert_allclose(bars.y, [2.0, 26.5, 60.5, 30.0])
     assert "T_P/T_D" in fig.layout.yaxis.title.text and fig.layout.yaxis.type == "log"
@@ -408,7 +363,7 @@ def test_advisor_compares_like_with_like_with_readable_log_ticks():
     assert ticks[20.0] == "20" and ticks[50.0] == "50" and ticks[1.0] == "1"
     assert all(float(text) == value for value, text in ticks.items())
     assert "a9a" in fig.layout.title.text
-    unmeasured = figures.advisor_figure(advice, {"primal_cd": 7.0, "dual_cd": None})
+    unmeasured = advisor.advisor_figure(advice, {"primal_cd": 7.0, "dual_cd": None})
     assert list(unmeasured.data[0].y)[2:] == [None, None]
     assert "not measured" in unmeasured.layout.annotations[0].text
-    assert figures.log_ticks([0.01, 1e4])[1] == ["0.01", "0.1", "1", "10", "100", "1000", "10000"]
+    assert advisor.log_ticks([0.01, 1e4])[1] == ["0.01", "0.1", "1", "10", "100", "1000", "10000"]

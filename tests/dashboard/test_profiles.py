@@ -1,5 +1,6 @@
-"""Performance and data profiles (dashboard.profiles) against hand-computed cases and the
-definitions written out, and the profiles page through Dash's HTTP interface."""
+"""Performance and data profiles from job rows (time to ε over seeds, then
+core.analysis's profiles), their CSV, and the profiles page through Dash's HTTP interface.
+The profiles themselves against hand-computed cases: tests/core/test_analysis.py."""
 
 from __future__ import annotations
 
@@ -7,86 +8,15 @@ import json
 import math
 import sys
 
-import numpy as np
 import pytest
 
-from faceoff.dashboard import figures, profiles
+from faceoff.core import analysis
 from faceoff.dashboard.components import parse_eps, parse_id_list
+from faceoff.dashboard.figures import export, time_to_eps
 from tests.dashboard import factories
 from tests.dashboard.test_pages import call, values
 
 INF = math.inf
-# problems × settings A, B, C: A fastest on p1, B on p2, nobody solves p3
-T = np.array([[1.0, 2.0, INF], [4.0, 2.0, 8.0], [INF, INF, INF]])
-
-
-def test_performance_profile_of_a_hand_computed_case():
-    ratios = profiles.performance_ratios(T)
-    assert ratios.tolist() == [[1, 2, INF], [2, 1, 4], [INF, INF, INF]]
-    profile = profiles.performance_profile(T)
-    assert profile.x.tolist() == [1, 2, 4]  # from 1 to the largest finite ratio
-    third = 1 / 3
-    np.testing.assert_allclose(
-        profile.y, [[third, third, 0], [2 * third, 2 * third, 0], [2 * third, 2 * third, third]]
-    )
-    assert profile.counts.tolist() == [[1, 1, 0], [2, 2, 0], [2, 2, 1]]
-    assert profile.n_problems == 3  # p3, solved by nobody, still counts
-    assert profiles.fraction_within(ratios, 1e9).tolist() == pytest.approx([2 / 3, 2 / 3, 1 / 3])
-
-
-def test_data_profile_of_a_hand_computed_case():
-    profile = profiles.data_profile(T)  # t in epochs, c_p = one pass
-    assert profile.x.tolist() == [1, 2, 4, 8]
-    assert profile.counts.tolist() == [[1, 0, 0], [1, 2, 0], [2, 2, 0], [2, 2, 1]]
-    assert profile.y[-1].tolist() == pytest.approx([2 / 3, 2 / 3, 1 / 3])
-
-
-def test_ties_and_a_zero_best_time():
-    # p1: a tie at 3 (both ratio 1); p2: ε met at the start by A (0/0 = 1, 5/0 = ∞)
-    t = np.array([[3.0, 3.0], [0.0, 5.0]])
-    assert profiles.performance_ratios(t).tolist() == [[1, 1], [1, INF]]
-    profile = profiles.performance_profile(t)
-    assert profile.x.tolist() == [1]
-    assert profile.counts.tolist() == [[2, 1]]
-
-
-def test_nobody_solves_anything_and_no_problems():
-    t = np.full((2, 2), INF)
-    profile = profiles.performance_profile(t)
-    assert profile.x.tolist() == [1] and profile.counts.tolist() == [[0, 0]]
-    assert profiles.data_profile(t).x.size == 0
-    empty = profiles.performance_profile(np.zeros((0, 2)))
-    assert empty.n_problems == 0 and empty.y.shape == (1, 2)
-
-
-def _rho_by_definition(t: np.ndarray, tau: float) -> list[float]:
-    """ρ_s(τ) written out from Dolan & Moré (2002), eqs. (1)–(2), with loops."""
-    n_p, n_s = t.shape
-    out = []
-    for s in range(n_s):
-        count = 0
-        for p in range(n_p):
-            best = min(t[p])
-            if math.isfinite(t[p][s]) and t[p][s] / best <= tau:
-                count += 1
-        out.append(count / n_p)
-    return out
-
-
-def test_performance_profile_equals_the_definition_on_random_cases():
-    rng = np.random.default_rng(7)
-    for _ in range(50):
-        n_p, n_s = rng.integers(1, 9), rng.integers(1, 6)
-        t = rng.choice([0.5, 1.0, 1.5, 2.0, 3.7, 10.0, INF], size=(n_p, n_s))
-        profile = profiles.performance_profile(t)
-        finite = profiles.performance_ratios(t)
-        finite = finite[np.isfinite(finite)]
-        assert profile.x[0] == 1 and profile.x[-1] == max(1.0, finite.max(initial=1.0))
-        for k, tau in enumerate(profile.x):
-            assert profile.y[k].tolist() == pytest.approx(_rho_by_definition(t, tau))
-            below = np.nextafter(tau, 0)  # a step function: constant up to the next break
-            if k:
-                assert _rho_by_definition(t, below) == pytest.approx(profile.y[k - 1].tolist())
 
 
 def _result(setting, digest, value, solver="dual_cd"):
@@ -101,24 +31,6 @@ def _result(setting, digest, value, solver="dual_cd"):
         "seeds": 1,
         "job_ids": [],
     }
-
-
-def test_problems_from_time_to_eps_results():
-    results = [
-        _result("A", "h1", 1.0),
-        _result("B", "h1", None),  # not reached
-        _result("A", "h2", 2.0),  # B not run on h2
-        _result("A", "h3", math.nan),  # no P*
-        _result("B", "h3", math.nan),
-    ]
-    found = profiles.problems(results)
-    assert found.settings == ["A", "B"] and found.hashes == ["h1", "h2"]
-    assert found.t.tolist() == [[1, INF], [2, INF]]
-    assert found.ran.tolist() == [[True, True], [True, False]]
-    assert found.not_run == 1 and found.undecided == ["h3"] and found.unsolved == []
-    summary = {s["setting"]: s for s in profiles.solved_summary(found)}
-    assert summary["A"]["fraction_solved"] == 1 and summary["A"]["fastest"] == 2
-    assert (summary["B"]["run"], summary["B"]["solved"]) == (1, 0)
 
 
 def _row(job_id, solver, objective, seed, reached_at):
@@ -163,25 +75,25 @@ def test_median_over_seeds_through_time_to_eps():
         _row(8, "primal_cd", "o2", 0, 2.0),
     ]
     refs = {"o1": {"primal": 1.0, "gap": 0.0}, "o2": {"primal": 1.0, "gap": 0.0}}
-    found = profiles.problems(figures.time_to_eps(rows, 1e-6, "subopt_rel", refs, "time"))
+    found = analysis.problems(time_to_eps.time_to_eps(rows, 1e-6, "subopt_rel", refs, "time"))
     assert found.settings == ["dual_cd", "primal_cd"]
     assert found.t.tolist() == [[3, INF], [4, 2]]
-    assert profiles.performance_profile(found.t).counts.tolist() == [[1, 1], [2, 1]]  # τ = 1, 2
-    epochs = profiles.problems(figures.time_to_eps(rows, 1e-6, "subopt_rel", refs, "epoch"))
-    data = profiles.data_profile(epochs.t)
+    assert analysis.performance_profile(found.t).counts.tolist() == [[1, 1], [2, 1]]  # τ = 1, 2
+    epochs = analysis.problems(time_to_eps.time_to_eps(rows, 1e-6, "subopt_rel", refs, "epoch"))
+    data = analysis.data_profile(epochs.t)
     assert data.x.tolist() == [20, 30, 40] and data.counts.tolist() == [[0, 1], [1, 1], [2, 1]]
-    no_reference = figures.time_to_eps(rows, 1e-6, "subopt_rel", {"o1": refs["o1"]}, "time")
-    assert profiles.problems(no_reference).undecided == ["o2"]
+    no_reference = time_to_eps.time_to_eps(rows, 1e-6, "subopt_rel", {"o1": refs["o1"]}, "time")
+    assert analysis.problems(no_reference).undecided == ["o2"]
 
 
 def test_profiles_csv_lists_every_breakpoint_of_every_setting():
     results = [_result("A", "h1", 1.0), _result("B", "h1", 3.0), _result("B", "h2", 2.0)]
-    found = profiles.problems(results)
+    found = analysis.problems(results)
     curves = {
-        "performance": ("time", profiles.performance_profile(found.t)),
-        "data": ("epoch", profiles.data_profile(found.t)),
+        "performance": ("time", analysis.performance_profile(found.t)),
+        "data": ("epoch", analysis.data_profile(found.t)),
     }
-    lines = profiles.profiles_csv(found, curves).splitlines()
+    lines = export.profiles_csv(found, curves).splitlines()
     assert lines[0] == "profile,measure,setting,solver,x,fraction,within,problems"
     assert "performance,time,B,dual_cd,3.0,1.0,2,2" in lines  # τ = 3: both problems
     assert "data,epoch,A,dual_cd,3.0,0.5,1,2" in lines

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from faceoff.core import analysis
 from faceoff.data.synthetic import classification
 from faceoff.solvers import trace
 from faceoff.solvers.algorithms.dual_cd import DualCD
@@ -63,6 +64,7 @@ def test_compilation_is_not_timed(tmp_path):
     is in the trace, so the first run's solver time matches the second's."""
     script = """
 import json, sys, time
+from faceoff.core import analysis
 from faceoff.data.synthetic import classification
 from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet
@@ -209,10 +211,14 @@ def test_iterates_do_not_depend_on_chunking(sparse_problem, method):
 
 
 def test_converged_stops_at_tolerance(dense_problem):
+    """The stop rule compares the relative gap the dashboard's gap criterion reads
+    (core.analysis): a run converged at tol meets gap_rel ≤ tol at its last point only."""
     result = solve(dense_problem, "dual_cd", stop=StopRules(max_epochs=1000, tol=1e-6))
     assert result.stop_reason == CONVERGED
     gaps = [p.gap for p in result.trace]
     assert gaps[-1] <= 1e-6 * max(1, abs(result.final.primal)) < gaps[-2]
+    points = {k: [getattr(p, k) for p in result.trace] for k in ("epoch", "primal", "gap")}
+    assert analysis.time_to_eps(points, "gap_rel", 1e-6, None, "epoch") == result.final.epoch
 
 
 def test_non_finite_iterate_is_diverged(dense_problem):

@@ -1,0 +1,86 @@
+"""The names the figures show: axes and measures, solver settings, objectives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.vocabulary import loss_label
+
+X_AXES = {
+    "time": "solver time (s)",
+    "epoch": "epochs (passes over A)",
+    "iteration": "iterations",
+}
+Y_MEASURES = {
+    "subopt": "suboptimality P − P*",
+    "subopt_rel": "relative suboptimality (P − P*)/|P*|",
+    "gap": "duality gap P − D",
+    "primal": "primal value P",
+}
+
+
+def solver_defaults(solver: str) -> dict[str, Any]:
+    """Default parameter values of a catalogue solver (empty for an unknown one)."""
+    spec = CATALOGUE.get(solver)
+    return {p.name: p.default for p in spec.params} if spec else {}
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def legend_name(solver: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
+    """``spdc[batch_size=8,sampling=weighted]``: the solver and its non-default parameters."""
+    changed = [
+        f"{k}={_fmt(v)}" for k, v in sorted(params.items()) if k not in defaults or defaults[k] != v
+    ]
+    return f"{solver}[{','.join(changed)}]" if changed else solver
+
+
+def setting_name(row: Mapping[str, Any]) -> str:
+    """The legend name of a job row's solver setting."""
+    return legend_name(row["solver"], row["params"], solver_defaults(row["solver"]))
+
+
+def weights_label(l2: float, l1: float) -> str:
+    return f"l2={l2:g}" + (f", l1={l1:g}" if l1 else "")
+
+
+def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> dict[str, str]:
+    """A label per objective hash: naming only what differs between the objectives, or with
+    ``full`` everything (dataset · loss · normalization · weights)."""
+    parts: dict[str, dict[str, str]] = {}
+    for row in rows:
+        parts[row["objective_hash"]] = {
+            "dataset": row["dataset"],
+            "loss": loss_label(row["loss"], row["gamma"]),
+            "normalize": "" if row["normalize"] == "none" else f"normalize={row['normalize']}",
+            "weights": weights_label(row["l2"], row["l1"]),
+        }
+    varying = ["dataset", "loss", "normalize", "weights"]
+    if len(parts) > 1 and not full:
+        varying = [k for k in varying if len({p[k] for p in parts.values()}) > 1]
+    labels = {h: " · ".join(p[k] for k in varying if p[k]) for h, p in parts.items()}
+    if len(set(labels.values())) < len(labels):  # differing in what a label does not show
+        labels = {h: f"{label} · objective {h[:8]}".strip(" ·") for h, label in labels.items()}
+    return labels
+
+
+def objective_order(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The full labels of the objectives of ``rows`` in a reading order: by dataset, loss,
+    normalization, then by the weights as numbers (l2 = 1e-5 before 1e-4)."""
+    labels = objective_labels(rows, full=True)
+    keys = {
+        row["objective_hash"]: (
+            row["dataset"],
+            row["loss"],
+            row["gamma"] or 0.0,
+            row["normalize"],
+            row["l2"],
+            row["l1"],
+        )
+        for row in rows
+    }
+    return [labels[h] for h in sorted(keys, key=lambda h: (keys[h], h))]
