@@ -21,7 +21,6 @@ from faceoff.core.models import Job
 from faceoff.core.references import record_reference
 from tests.cli.test_cli import synthetic_table_args
 from tests.reliability.servers import api_env, running_api
-from tests.service.conftest import redis_url, settings_for, sqlite_url  # noqa: F401
 from tests.service.test_client import finish
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +41,7 @@ def faceoff(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def service(sqlite_url, redis_url, settings_for, tmp_path):  # noqa: F811
+def service(sqlite_url, redis_url, settings_for, tmp_path):
     """(base URL of a running API process, its settings)."""
     settings = settings_for(sqlite_url, redis_url)
     with running_api(api_env(settings), tmp_path / "api.log") as api:

@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 from faceoff.core.db import make_engine
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import Base
-from tests.service.conftest import PG_HOST, PG_PORT, create_pg_database, drop_pg_database, require
+from tests.backends import PG_HOST, PG_PORT, create_pg_database, drop_pg_database, require
 
 
 def test_migrations_match_models(database_url):
