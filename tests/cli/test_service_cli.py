@@ -20,8 +20,8 @@ from faceoff.core.db import session_scope
 from faceoff.core.models import Job
 from faceoff.core.references import record_reference
 from tests.cli.test_cli import synthetic_table_args
+from tests.client.test_client import finish
 from tests.reliability.servers import api_env, running_api
-from tests.service.test_client import finish
 
 REPO = Path(__file__).resolve().parents[2]
 JOB = ["--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4", "--solver", "dual_cd"]

@@ -23,9 +23,9 @@ from faceoff.core.models import Job
 from faceoff.core.queue import enqueue, job_queue
 from faceoff.worker import store
 from faceoff.worker.reaper import Reaper
-from tests.service.test_client import server as api_server
-from tests.service.test_worker_store import make_job
+from tests.client.test_client import server as api_server
 from tests.service.workers import running_worker, wait_for
+from tests.worker.test_store import make_job
 
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 SOURCE = {

@@ -10,7 +10,7 @@ from faceoff.api.main import create_app
 from faceoff.core.db import session_scope
 from faceoff.core.models import SUCCEEDED, Job
 from faceoff.core.references import record_reference
-from tests.service.test_api import LOCAL
+from tests.api.test_routes import LOCAL
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 BAD_JOBS = [
@@ -214,7 +214,7 @@ def _offline(*_args, **_kwargs):
 def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64) -> Job:
     from faceoff.core.datasets import Caps, resolve_dataset
     from faceoff.core.settings import Settings
-    from tests.service.test_api import JOB as SPEC
+    from tests.api.test_routes import JOB as SPEC
 
     job = Job(
         dataset=resolve_dataset(

@@ -15,7 +15,7 @@ from faceoff.api.main import create_app
 from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.models import ApiToken, Job, Reference, Team
-from tests.service.test_api import GOOD_FILE, JOB, LOCAL
+from tests.api.test_routes import GOOD_FILE, JOB, LOCAL
 
 SWEEP = {
     "datasets": ["a1a"],
