@@ -214,7 +214,7 @@ def running_stack(
 @contextmanager
 def fresh_database() -> Iterator[str]:
     """A new PostgreSQL database (dropped afterwards): its SQLAlchemy URL."""
-    from tests.service.conftest import create_pg_database, drop_pg_database
+    from tests.backends import create_pg_database, drop_pg_database
 
     url = create_pg_database()
     try:
@@ -264,7 +264,7 @@ def environment(database_url: str, broker_url: str = BROKER_URL) -> dict:
     import psycopg
     import redis
 
-    from tests.service.conftest import PG_ADMIN_URL
+    from tests.backends import PG_ADMIN_URL
 
     dsn = PG_ADMIN_URL.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(dsn) as conn:

@@ -37,6 +37,7 @@ LABELS_HELP = (
     "unless --positive is given."
 )
 GAMMA_HELP = f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"
+ASK_SERVER_HELP = "a Faceoff API: ask it instead of the local registry"
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,6 +86,7 @@ _fraction = _number(lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
 def build_parser() -> Parser:
+    """The ``faceoff`` command line: one function adds each command group."""
     parser = Parser(
         prog="faceoff",
         description="Benchmark regularized ERM solvers: "
@@ -92,7 +94,16 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--url", dest="global_url", metavar="URL", help=URL_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_solve(commands)
+    _add_solvers(commands)
+    _add_datasets(commands)
+    add_service_commands(commands)  # submit, sweep, status, trace, references, cancel
+    add_token_commands(commands)
+    _add_up(commands)
+    return parser
 
+
+def _add_solve(commands: argparse._SubParsersAction) -> None:
     solve = commands.add_parser(
         "solve",
         help="run one solver and stream its convergence trace",
@@ -103,7 +114,14 @@ def build_parser() -> Parser:
         "Example: faceoff solve --data a1a.bz2 --loss logistic --l2 1e-4 "
         "--solver dual_cd --param sampling=importance --format table",
     )
-    source = solve.add_argument_group("data (one of --data, --synthetic)")
+    _add_data_arguments(solve.add_argument_group("data (one of --data, --synthetic)"))
+    _add_problem_arguments(solve.add_argument_group("problem"))
+    _add_solver_arguments(solve.add_argument_group("solver"))
+    solve.set_defaults(handler=_solve)
+
+
+def _add_data_arguments(source: argparse._ArgumentGroup) -> None:
+    """``faceoff solve``'s data: a file or a registry name, or a synthetic problem."""
     one_source = source.add_mutually_exclusive_group(required=True)
     one_source.add_argument(
         "--data",
@@ -155,7 +173,9 @@ def build_parser() -> Parser:
         help="comma-separated label values that become +1, the rest -1",
     )
 
-    model = solve.add_argument_group("problem")
+
+def _add_problem_arguments(model: argparse._ArgumentGroup) -> None:
+    """``faceoff solve``'s objective: the loss and the penalty weights."""
     model.add_argument("--loss", required=True, choices=LOSS_NAMES)
     model.add_argument("--l2", required=True, type=_positive, help="l2 weight, > 0")
     model.add_argument(
@@ -166,7 +186,9 @@ def build_parser() -> Parser:
     )
     model.add_argument("--gamma", type=_positive, default=1.0, help=GAMMA_HELP)
 
-    run = solve.add_argument_group("solver")
+
+def _add_solver_arguments(run: argparse._ArgumentGroup) -> None:
+    """``faceoff solve``'s solver, its parameters, the stop rules and the output format."""
     run.add_argument(
         "--solver",
         required=True,
@@ -202,20 +224,19 @@ def build_parser() -> Parser:
     )
     run.add_argument("--seed", type=_seed, default=0, help="seed of the solver (default 0)")
     run.add_argument("--format", choices=("jsonl", "table"), help=FORMAT_HELP)
-    solve.set_defaults(handler=_solve)
 
+
+def _add_solvers(commands: argparse._SubParsersAction) -> None:
     listing = commands.add_parser(
         "solvers",
         help="list the solvers and their parameters",
         description="List the solver catalogue.",
     )
-    listing.add_argument(
-        "--format",
-        choices=("table", "json"),
-        help="default: table when stdout is a terminal, json otherwise",
-    )
+    _add_table_format(listing)
     listing.set_defaults(handler=_solvers)
 
+
+def _add_datasets(commands: argparse._SubParsersAction) -> None:
     datasets = commands.add_parser(
         "datasets",
         help="list, describe, fetch and upload datasets",
@@ -224,70 +245,81 @@ def build_parser() -> Parser:
         "then the LIBSVM site. info also reads a local svmlight file; with --url, list and "
         "info ask a Faceoff server, upload sends a file to it.",
     )
-    actions = datasets.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for action, text in (
-        ("list", "every dataset: task, shape and where its file is (--url: the server's)"),
-        (
-            "info",
-            "one dataset (a registry name, a local svmlight file, or with --url a dataset of "
-            "the server): shape, statistics, labels, provenance, primal-vs-dual advice",
-        ),
-        ("fetch", "download (or copy from the mirror) into the cache"),
-        ("upload", "upload an svmlight file (plain, .bz2 or .gz) to the server"),
-    ):
-        sub = actions.add_parser(action, help=text, description=text)
-        if action in ("info", "fetch"):
-            sub.add_argument(
-                "name",
-                metavar="NAME" if action == "fetch" else "NAME|FILE",
-                help="a name of faceoff datasets list"
-                + (
-                    ", or a local svmlight file; with --url a name or id"
-                    if action == "info"
-                    else ""
-                ),
-            )
-        if action in ("list", "info", "upload"):
-            sub.add_argument(
-                "--url",
-                help="a Faceoff API: ask it instead of the local registry"
-                if action != "upload"
-                else URL_HELP,
-            )
-        if action == "upload":
-            sub.add_argument("file", metavar="FILE", help="LIBSVM/svmlight file")
-            sub.add_argument("--name", help="the dataset's name (default: from the file name)")
-            sub.add_argument(
-                "--n-features",
-                type=positive_int,
-                metavar="D",
-                help="number of columns (default: the largest index in the file)",
-            )
-        if action == "info":
-            sub.add_argument(
-                "--loss",
-                choices=LOSS_NAMES,
-                default="logistic",
-                help="loss of the primal-vs-dual advice (default logistic)",
-            )
-            sub.add_argument("--gamma", type=float, default=1.0, help=GAMMA_HELP)
-            sub.add_argument(
-                "--l2", type=float, default=None, help="l2 weight of the advice (default 1/n)"
-            )
-            sub.add_argument(
-                "--normalize",
-                choices=NORMALIZATION_NAMES,
-                default="none",
-                help="transform before the statistics (as faceoff solve --normalize)",
-            )
-        sub.add_argument(
-            "--format",
-            choices=("table", "json"),
-            help="default: table when stdout is a terminal, json otherwise",
-        )
     datasets.set_defaults(handler=_datasets)
-    add_service_commands(commands)
-    add_token_commands(commands)
+    actions = datasets.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for add in (_add_datasets_list, _add_datasets_info, _add_datasets_fetch, _add_datasets_upload):
+        _add_table_format(add(actions))
+
+
+def _add_datasets_list(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = "every dataset: task, shape and where its file is (--url: the server's)"
+    listing = actions.add_parser("list", help=text, description=text)
+    listing.add_argument("--url", help=ASK_SERVER_HELP)
+    return listing
+
+
+def _add_datasets_info(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = (
+        "one dataset (a registry name, a local svmlight file, or with --url a dataset of "
+        "the server): shape, statistics, labels, provenance, primal-vs-dual advice"
+    )
+    info = actions.add_parser("info", help=text, description=text)
+    info.add_argument(
+        "name",
+        metavar="NAME|FILE",
+        help="a name of faceoff datasets list, or a local svmlight file; with --url a name or id",
+    )
+    info.add_argument("--url", help=ASK_SERVER_HELP)
+    info.add_argument(
+        "--loss",
+        choices=LOSS_NAMES,
+        default="logistic",
+        help="loss of the primal-vs-dual advice (default logistic)",
+    )
+    info.add_argument("--gamma", type=float, default=1.0, help=GAMMA_HELP)
+    info.add_argument(
+        "--l2", type=float, default=None, help="l2 weight of the advice (default 1/n)"
+    )
+    info.add_argument(
+        "--normalize",
+        choices=NORMALIZATION_NAMES,
+        default="none",
+        help="transform before the statistics (as faceoff solve --normalize)",
+    )
+    return info
+
+
+def _add_datasets_fetch(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = "download (or copy from the mirror) into the cache"
+    fetch = actions.add_parser("fetch", help=text, description=text)
+    fetch.add_argument("name", metavar="NAME", help="a name of faceoff datasets list")
+    return fetch
+
+
+def _add_datasets_upload(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = "upload an svmlight file (plain, .bz2 or .gz) to the server"
+    upload = actions.add_parser("upload", help=text, description=text)
+    upload.add_argument("--url", help=URL_HELP)
+    upload.add_argument("file", metavar="FILE", help="LIBSVM/svmlight file")
+    upload.add_argument("--name", help="the dataset's name (default: from the file name)")
+    upload.add_argument(
+        "--n-features",
+        type=positive_int,
+        metavar="D",
+        help="number of columns (default: the largest index in the file)",
+    )
+    return upload
+
+
+def _add_table_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=("table", "json"),
+        help="default: table when stdout is a terminal, json otherwise",
+    )
+
+
+def _add_up(commands: argparse._SubParsersAction) -> None:
     up = commands.add_parser(
         "up",
         help="run the whole service on this machine (SQLite, local broker, worker, API, "
@@ -298,7 +330,6 @@ def build_parser() -> Parser:
     )
     add_up_arguments(up)
     up.set_defaults(handler=_up)
-    return parser
 
 
 def _up(args: argparse.Namespace) -> int:

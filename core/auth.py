@@ -14,7 +14,7 @@ import hashlib
 import ipaddress
 import secrets
 from collections.abc import Sequence
-from datetime import timedelta, timezone
+from datetime import UTC, timedelta
 
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
@@ -132,7 +132,7 @@ def record_use(session: Session, token: ApiToken) -> None:
     """Update ``last_used_at`` (and commit) if it is older than LAST_USED_RESOLUTION."""
     now, last = utcnow(), token.last_used_at
     if last is not None and last.tzinfo is None:  # SQLite returns naive UTC datetimes
-        last = last.replace(tzinfo=timezone.utc)
+        last = last.replace(tzinfo=UTC)
     if last is None or now - last > LAST_USED_RESOLUTION:
         token.last_used_at = now
         session.commit()

@@ -1,5 +1,6 @@
-"""Shared fixtures: the dataset mirror, and one headless Chromium for the session (Debian's
-/usr/bin/chromium driven by Playwright). Browser tests skip locally when Chromium or
+"""Shared fixtures: the dataset mirror, one headless Chromium for the session (Debian's
+/usr/bin/chromium driven by Playwright), and those of tests/backends.py (real PostgreSQL
+and Redis, fresh databases, settings). Browser tests skip locally when Chromium or
 Playwright is missing and fail when ``CI`` is set, so CI can never pass without them."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ("tests.backends",)  # PostgreSQL, Redis, fresh databases, settings
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))

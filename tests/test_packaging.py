@@ -1,5 +1,6 @@
 """Installing Faceoff adds one import name, ``faceoff``: a built wheel holds the repository's
-folders as its subpackages (with the dashboard's assets and the migrations) and nothing else."""
+folders as its subpackages (with the dashboard's assets, the dataset registry and the
+migrations) and nothing else."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
         "faceoff/dashboard/assets/style.css",
         "faceoff/dashboard/figures/compare.py",
         "faceoff/dashboard/pages/compare.py",
+        "faceoff/data/registry.toml",
         "faceoff/migrations/env.py",
         "faceoff/migrations/script.py.mako",
         "faceoff/migrations/versions/0001_initial_schema.py",

@@ -10,11 +10,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.reliability.servers import api_env, running_api
-from tests.service.conftest import settings_for, sqlite_url  # noqa: F401
 
 
 @pytest.fixture
-def api(settings_for, sqlite_url, tmp_path):  # noqa: F811
+def api(settings_for, sqlite_url, tmp_path):
     settings = settings_for(sqlite_url)
     with running_api(api_env(settings), tmp_path / "api.log") as process:
         yield process

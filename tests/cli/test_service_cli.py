@@ -1,7 +1,10 @@
-"""The ``faceoff`` client commands run as subprocesses against a real API process (SQLite,
-real Redis broker on a unique queue; a worker's effect is written with the ORM): the
-global --url, submit's existing job, status columns in 80 columns, references, datasets
-upload and info (--url and local files), and the final state of progress bars."""
+"""The ``faceoff`` client commands against a real API (SQLite, real Redis broker on a unique
+queue; a worker's effect is written with the ORM). Run as subprocesses against an API
+process: the global --url, submit's existing job, status columns in 80 columns, references,
+datasets upload and info (--url and local files), and the final state of progress bars.
+Called in process against the API served by uvicorn in a thread (``server``): every
+command's happy path and refusals, an unreachable server, and the machine a job ran on
+with the warnings of unfair timings."""
 
 from __future__ import annotations
 
@@ -15,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.cli.main import main
 from faceoff.cli.up import free_port
 from faceoff.core.db import session_scope
 from faceoff.core.models import Job
 from faceoff.core.references import record_reference
 from tests.cli.test_cli import synthetic_table_args
+from tests.client.test_client import finish, server  # noqa: F401
 from tests.reliability.servers import api_env, running_api
-from tests.service.conftest import redis_url, settings_for, sqlite_url  # noqa: F401
-from tests.service.test_client import finish
 
 REPO = Path(__file__).resolve().parents[2]
 JOB = ["--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4", "--solver", "dual_cd"]
@@ -42,7 +45,7 @@ def faceoff(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def service(sqlite_url, redis_url, settings_for, tmp_path):  # noqa: F811
+def service(sqlite_url, redis_url, settings_for, tmp_path):
     """(base URL of a running API process, its settings)."""
     settings = settings_for(sqlite_url, redis_url)
     with running_api(api_env(settings), tmp_path / "api.log") as api:
@@ -279,3 +282,89 @@ def test_bad_url_or_token_is_one_line_exit_2():
     assert run.returncode == 2 and run.stderr == (
         "faceoff status: error: $FACEOFF_TOKEN is not a token: it holds non-ASCII characters\n"
     )
+
+
+def test_cli_commands(server, tmp_path, capsys, monkeypatch):  # noqa: F811
+    url, settings = server
+    argv = ["--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
+    assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=8"]) == 0
+    assert capsys.readouterr().out.startswith("submitted job 1 (queued): spdc on a1a")
+    assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "params.batch_size" in err[0] and "outside [1" in err[0]
+    assert main(["submit", *argv, "--solver", "agd", "--max-seconds", "1e9"]) == 2
+    assert "max_seconds" in capsys.readouterr().err
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("datasets: [a1a]\nlosses: [logistic]\nl2: [1e-3, 1e-4]\nsolvers: [agd]\n")
+    assert main(["sweep", "--url", url, str(sweep)]) == 0
+    assert capsys.readouterr().out.strip() == "sweep 1: 2 jobs, 2 queued"
+    sweep.write_text("datasets: [a1a\n")
+    assert main(["sweep", "--url", url, str(sweep)]) == 2
+    assert "is not valid YAML" in capsys.readouterr().err
+    sweep.write_bytes(b"datasets: [a1a]\nname: \xff\n")
+    assert main(["sweep", "--url", url, str(sweep)]) == 2
+    assert capsys.readouterr().err == (
+        f"faceoff sweep: error: {sweep} is not UTF-8 text (byte 23)\n"
+    )
+
+    assert main(["status", "--url", url, "--sweep", "1"]) == 0
+    assert "sweep 1: 2 jobs" in capsys.readouterr().out
+    assert main(["status", "--url", url, "--format", "json"]) == 0
+    assert '"count": 3' in capsys.readouterr().out
+
+    finish(settings, 1)
+    assert main(["trace", "--url", url, "1"]) == 0
+    assert "job 1: succeeded, 4 points; native trace, wall 0.25 s" in capsys.readouterr().out
+    assert main(["trace", "--url", url, "1", "--follow"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "job 1: succeeded (tol), epoch 3, gap 1.000e-03; native trace, wall 0.25 s"
+    )
+    assert main(["status", "--url", url, "1", "--wide"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    assert header.endswith("stop  trace, wall s")
+    assert row.split()[-3:] == ["tol", "native,", "0.25"]
+
+    assert main(["cancel", "--url", url, "2"]) == 0
+    assert capsys.readouterr().out.strip() == "job 2: cancelled"
+    assert main(["cancel", "--url", url, "1"]) == 2
+    assert "only queued or running jobs" in capsys.readouterr().err
+    assert main(["status", "--url", url, "99"]) == 2
+    assert "job 99 not found" in capsys.readouterr().err
+
+
+def test_cli_unreachable_server(capsys, monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("FACEOFF_URL", url)
+    assert main(["status"]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"faceoff status: error: cannot reach the Faceoff API at {url}")
+
+
+def test_cli_shows_the_machine_and_warns_of_unfair_timings(server, capsys, monkeypatch):  # noqa: F811
+    url, settings = server
+    argv = ["submit", "--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
+    assert main([*argv, "--solver", "agd", "--host", "bad host"]) == 2
+    assert "host" in capsys.readouterr().err
+    for solver in ("agd", "dual_cd"):
+        assert main([*argv, "--solver", solver, "--host", "vm-a"]) == 0
+    capsys.readouterr()
+    with session_scope(settings.database_url) as session:
+        first, second = session.get(Job, 1), session.get(Job, 2)
+        assert first.pinned_host == second.pinned_host == "vm-a"
+        first.machine = {"host": "vm-a", "cpu_model": "AMD EPYC", "physical_cores": 2}
+        first.machine["versions"] = {"numpy": "2.4.6", "cyanure": None}
+        first.concurrency, first.concurrency_max, first.load_start = 1, 3, 0.5
+        second.machine = {"host": "vm-b", "cpu_model": "Intel Xeon", "physical_cores": 8}
+        second.concurrency = second.concurrency_max = 1
+    monkeypatch.setenv("COLUMNS", "300")  # one line per message
+    assert main(["status", "--url", url]) == 0
+    out = capsys.readouterr().out
+    assert "warning: measured on 2 different CPU models: AMD EPYC; Intel Xeon" in out
+    assert "warning: 1 job(s) ran with more concurrent jobs than physical cores" in out
+    assert main(["status", "--url", url, "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ran on vm-a (AMD EPYC, 2 physical cores): 1 jobs running at start, at most 3" in out
+    assert "load 0.5; numpy 2.4.6" in out and "cyanure" not in out
+    assert main(["status", "--url", url, "2"]) == 0
+    assert "warning" not in capsys.readouterr().out

@@ -17,13 +17,6 @@ from pathlib import Path
 import pytest
 
 from faceoff.cli.up import free_port
-from tests.service.conftest import (  # noqa: F401
-    database_url,
-    postgres_url,
-    redis_url,
-    settings_for,
-    sqlite_url,
-)
 from tests.service.workers import stop_process
 
 REPO = Path(__file__).resolve().parents[2]

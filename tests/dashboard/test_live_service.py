@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
 from faceoff.cli.up import DEMO_DATASET
+from tests.api.test_routes import LOCAL
 from tests.dashboard.conftest import REPO, point_count_js, running_dashboard
-from tests.service.test_api import LOCAL
 from tests.service.workers import running_worker, wait_for
 
 PLOT = "document.querySelector('#compare-graph .js-plotly-plot')"

@@ -15,9 +15,11 @@ from faceoff.data.registry import (
     REGISTRY,
     DatasetError,
     DatasetSpec,
+    RegistryFileError,
     Source,
     UnknownDatasetError,
     get_spec,
+    load_registry,
 )
 from tests.conftest import mirror_dir
 
@@ -124,6 +126,176 @@ def test_bad_sha256_and_task_are_rejected():
         Source("x.bz2", "abc")
     with pytest.raises(ValueError, match="task"):
         DatasetSpec("x", "ranking", (Source("x.bz2"),), 1, 1)
+
+
+SHA = "0123456789abcdef" * 4
+WELL_FORMED = f"""
+[[dataset]]
+name = "tiny"
+task = "binary"
+n_samples = 3
+n_features = 2
+test = "tiny.t"
+provenance = "made up for a test"
+
+[[dataset.sources]]
+file = "tiny.bz2"
+sha256 = "{SHA}"
+
+[[dataset.sources]]
+file = "tiny"
+url = "https://example.org/tiny"
+
+[[dataset]]
+name = "tiny.t"
+task = "binary"
+n_samples = 1
+n_features = 2
+nnz = 2
+positive = [1, 2.5]
+provenance = "its test split"
+
+[[dataset.sources]]
+file = "tiny.t.bz2"
+"""
+FIELDS = "name, task, sources, n_samples, n_features, nnz, test, positive, provenance"
+
+
+def test_the_packaged_file_is_the_registry():
+    assert load_registry() == REGISTRY
+    assert list(load_registry()) == list(REGISTRY)
+
+
+def test_a_well_formed_file_is_loaded_as_written(tmp_path):
+    path = tmp_path / "registry.toml"
+    path.write_text(WELL_FORMED)
+    tiny, test = load_registry(path).values()
+    assert tiny == DatasetSpec(
+        "tiny",
+        "binary",
+        (Source("tiny.bz2", SHA), Source("tiny", url="https://example.org/tiny")),
+        3,
+        2,
+        test="tiny.t",
+        provenance="made up for a test",
+    )
+    assert (test.nnz, test.positive, test.sources) == (2, (1.0, 2.5), (Source("tiny.t.bz2"),))
+
+
+MALFORMED = {
+    "negative": (
+        "n_samples = 3",
+        "n_samples = -3",
+        "dataset 'tiny': field 'n_samples' must be a positive integer, not -3",
+    ),
+    "string number": (
+        "n_samples = 3",
+        'n_samples = "3"',
+        "dataset 'tiny': field 'n_samples' must be a positive integer, not '3'",
+    ),
+    "boolean": (
+        "nnz = 2",
+        "nnz = true",
+        "dataset 'tiny.t': field 'nnz' must be a non-negative integer, not True",
+    ),
+    "task": (
+        'task = "binary"',
+        'task = "ranking"',
+        "dataset 'tiny': field 'task' must be one of binary, multiclass, regression, not 'ranking'",
+    ),
+    "missing": (
+        'task = "binary"\n',
+        "",
+        "dataset 'tiny': field 'task' is missing; expected one of binary, multiclass, regression",
+    ),
+    "name": (
+        'name = "tiny"',
+        'name = "../tiny"',
+        "[[dataset]] #1: field 'name' must be a plain name (letters, digits, '._-'), not '../tiny'",
+    ),
+    "provenance": (
+        'provenance = "made up for a test"',
+        'provenance = " "',
+        "dataset 'tiny': field 'provenance' must be a non-empty string, not ' '",
+    ),
+    "positive": (
+        "positive = [1, 2.5]",
+        'positive = ["1"]',
+        "dataset 'tiny.t': field 'positive' must be a list of class labels, not ['1']",
+    ),
+    "unknown": (
+        "n_features = 2\n",
+        "n_features = 2\nsize = 4\n",
+        f"dataset 'tiny': unknown field 'size'; accepted: {FIELDS}",
+    ),
+    "path": (
+        'file = "tiny.bz2"',
+        'file = "../tiny.bz2"',
+        "dataset 'tiny', source #1: field "
+        "'file' must be a plain file name (letters, digits, '._-'), not '../tiny.bz2'",
+    ),
+    "sha256": (
+        f'sha256 = "{SHA}"',
+        'sha256 = "abc"',
+        "dataset 'tiny', source #1: field 'sha256' must be 64 lowercase hex digits, not 'abc'",
+    ),
+    "unknown in source": (
+        f'sha256 = "{SHA}"',
+        f'sha = "{SHA}"',
+        "dataset 'tiny', source #1: unknown field 'sha'; accepted: file, sha256, url",
+    ),
+    "url": (
+        'url = "https://example.org/tiny"',
+        'url = "ftp://example.org/tiny"',
+        "dataset "
+        "'tiny', source #2: field 'url' must be an https:// URL, not 'ftp://example.org/tiny'",
+    ),
+    "shared file": (
+        'file = "tiny.t.bz2"',
+        'file = "tiny.bz2"',
+        "dataset 'tiny.t': source file 'tiny.bz2' is already a source of dataset 'tiny'",
+    ),
+    "twice": ('name = "tiny.t"', 'name = "tiny"', "dataset 'tiny' is listed twice"),
+    "no test split": (
+        'test = "tiny.t"',
+        'test = "tiny.x"',
+        "dataset 'tiny': field 'test' must "
+        "name an entry with task 'binary' and n_features 2, not 'tiny.x'",
+    ),
+    "unaligned": (
+        "n_features = 2\nnnz",
+        "n_features = 3\nnnz",
+        "dataset 'tiny': field 'test' "
+        "must name an entry with task 'binary' and n_features 2, not 'tiny.t'",
+    ),
+    "no source": (
+        '[[dataset.sources]]\nfile = "tiny.t.bz2"\n',
+        "",
+        "dataset 'tiny.t': field "
+        "'sources' is missing; expected one or more [[dataset.sources]] tables",
+    ),
+    "top level": (
+        "\n[[dataset]]",
+        "version = 1\n[[dataset]]",
+        "unknown field 'version'; accepted: dataset",
+    ),
+    "not TOML": (
+        "n_samples = 3",
+        "n_samples = ",
+        "not valid TOML: Invalid value (at line 5, column 13)",
+    ),
+}
+
+
+@pytest.mark.parametrize(("old", "new", "message"), MALFORMED.values(), ids=MALFORMED)
+def test_a_malformed_entry_is_refused_naming_the_entry_and_field(tmp_path, old, new, message):
+    """The first occurrence of ``old`` replaced by ``new`` is refused with ``message``."""
+    assert old in WELL_FORMED
+    path = tmp_path / "registry.toml"
+    path.write_text(WELL_FORMED.replace(old, new, 1))
+    with pytest.raises(RegistryFileError) as refused:
+        load_registry(path)
+    assert str(refused.value) == f"{path}: {message}"
 
 
 @pytest.fixture(scope="module")

@@ -27,14 +27,14 @@ from faceoff.core.migrate import upgrade
 from faceoff.core.models import FAILED, TERMINAL, Dataset, Job
 from faceoff.core.settings import Settings
 from faceoff.core.uploads import parse
-from tests.reliability.servers import ApiProcess, running_api
-from tests.service.conftest import (
+from tests.backends import (
     PG_HOST,
     PG_PORT,
     create_pg_database,
     drop_pg_database,
     require,
 )
+from tests.reliability.servers import ApiProcess, running_api
 from tests.service.workers import running_worker, wait_for
 
 REPO = Path(__file__).resolve().parents[2]

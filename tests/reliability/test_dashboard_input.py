@@ -15,15 +15,15 @@ import httpx
 import pytest
 
 from faceoff.core.migrate import upgrade
-from tests.dashboard.conftest import running_dashboard
-from tests.dashboard.factories import add_sweep
-from tests.service.conftest import (
+from tests.backends import (
     PG_HOST,
     PG_PORT,
     create_pg_database,
     drop_pg_database,
     require,
 )
+from tests.dashboard.conftest import running_dashboard
+from tests.dashboard.factories import add_sweep
 
 ERROR_BANNER = "page-error"
 GARBAGE = [

@@ -31,10 +31,10 @@ from faceoff.core.settings import Settings
 from faceoff.core.specs import JobSpec
 from faceoff.worker import store
 from faceoff.worker.reaper import EPOCH_KEY
+from tests.backends import REDIS_HOST, REDIS_PORT
 from tests.reliability.proxy import tcp_proxy
 from tests.reliability.servers import TINY, api_env, running_api
 from tests.reliability.test_faults import check_ran_once, wait_done
-from tests.service.conftest import REDIS_HOST, REDIS_PORT
 from tests.service.workers import WorkerProcess, running_worker, wait_for
 
 pytestmark = pytest.mark.slow

@@ -17,10 +17,10 @@ from faceoff.client.faceoff_client import parse_events
 from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.models import Job
+from tests.backends import PG_HOST, PG_PORT
 from tests.dashboard.factories import add_running_job
 from tests.reliability.proxy import tcp_proxy
 from tests.reliability.servers import running_api
-from tests.service.conftest import PG_HOST, PG_PORT
 
 READ_TIMEOUT = 15.0  # longer than the few seconds a stream may take to notice
 

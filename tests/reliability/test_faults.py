@@ -25,9 +25,9 @@ from faceoff.core.db import session_scope
 from faceoff.core.models import RUNNING, SUCCEEDED, TERMINAL, Dataset, Job, TracePoint
 from faceoff.core.queue import enqueue
 from faceoff.core.settings import Settings
+from tests.backends import PG_HOST, PG_PORT
 from tests.reliability.brokers import redis_server
 from tests.reliability.proxy import tcp_proxy
-from tests.service.conftest import PG_HOST, PG_PORT
 from tests.service.workers import WorkerProcess, running_worker, wait_for
 
 pytestmark = pytest.mark.slow

@@ -18,8 +18,8 @@ from faceoff.api.main import create_app
 from faceoff.core.db import session_scope
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import TERMINAL, Dataset, Job, Reference
-from tests.reliability.test_auth import bearer, make_token
-from tests.service.conftest import create_pg_database, drop_pg_database, require
+from tests.api.test_auth import bearer, make_token
+from tests.backends import create_pg_database, drop_pg_database, require
 from tests.service.workers import running_worker
 
 SYNTHETIC = {

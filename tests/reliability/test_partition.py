@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from faceoff.core.settings import Settings
+from tests.backends import PG_HOST, PG_PORT
 from tests.reliability.proxy import tcp_proxy
 from tests.reliability.test_dispatch import api_process
 from tests.reliability.test_faults import (
@@ -22,7 +23,6 @@ from tests.reliability.test_faults import (
     wait_done,
     wait_running,
 )
-from tests.service.conftest import PG_HOST, PG_PORT
 from tests.service.workers import running_worker
 
 pytestmark = pytest.mark.slow

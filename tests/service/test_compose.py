@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from faceoff.cli.up import free_port
+from tests.backends import create_pg_database, drop_pg_database, require
 from tests.conftest import REPO
-from tests.service.conftest import create_pg_database, drop_pg_database, require
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]

@@ -1,5 +1,8 @@
 """Machine fairness end to end: a real worker records what each job ran on and how crowded
-its host was, and serves the queue of its host, on SQLite and PostgreSQL."""
+its host was, and serves the queue of its host, on SQLite and PostgreSQL. (Its parts, one
+package each: a bad host refused in tests/api/test_errors.py, the machine and the warnings
+shown in tests/cli/test_service_cli.py, `faceoff up`'s workers in tests/cli/test_up.py, the
+reaper's dispatch of pinned jobs in tests/worker/test_reaper.py.)"""
 
 from __future__ import annotations
 
@@ -8,23 +11,12 @@ import uuid
 
 import numba
 import numpy
-import pytest
-import redis
 import scipy
 import sklearn
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from faceoff.cli.main import main
-from faceoff.cli.up import crowding_warning, parse_args
-from faceoff.core.db import session_scope
 from faceoff.core.machine import fairness_warnings, oversubscribed
-from faceoff.core.models import Job
-from faceoff.core.queue import enqueue, job_queue
-from faceoff.worker import store
-from faceoff.worker.reaper import Reaper
-from tests.service.test_client import server as api_server
-from tests.service.test_worker_store import make_job
 from tests.service.workers import running_worker, wait_for
 
 LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
@@ -125,96 +117,4 @@ def sweep(size: int) -> dict:
         "solvers": ["dual_cd"],
         "seeds": list(range(size)),
         "stop": spec["stop"],
-    }
-
-
-@pytest.mark.parametrize("host", ["", "a b", "x" * 254, "-lead", "dot..dot", "é"])
-def test_a_bad_host_is_refused_naming_the_field(sqlite_url, redis_url, settings_for, host):
-    settings = settings_for(sqlite_url, redis_url)
-    with TestClient(create_app(settings), client=LOCAL) as client:
-        response = client.post("/api/v1/jobs", json={**job(), "host": host})
-    assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "host"]
-
-
-server = api_server  # the fixture: the API served by uvicorn in a thread
-
-
-def test_cli_shows_the_machine_and_warns_of_unfair_timings(server, capsys, monkeypatch):
-    url, settings = server
-    argv = ["submit", "--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
-    assert main([*argv, "--solver", "agd", "--host", "bad host"]) == 2
-    assert "host" in capsys.readouterr().err
-    for solver in ("agd", "dual_cd"):
-        assert main([*argv, "--solver", solver, "--host", "vm-a"]) == 0
-    capsys.readouterr()
-    with session_scope(settings.database_url) as session:
-        first, second = session.get(Job, 1), session.get(Job, 2)
-        assert first.pinned_host == second.pinned_host == "vm-a"
-        first.machine = {"host": "vm-a", "cpu_model": "AMD EPYC", "physical_cores": 2}
-        first.machine["versions"] = {"numpy": "2.4.6", "cyanure": None}
-        first.concurrency, first.concurrency_max, first.load_start = 1, 3, 0.5
-        second.machine = {"host": "vm-b", "cpu_model": "Intel Xeon", "physical_cores": 8}
-        second.concurrency = second.concurrency_max = 1
-    monkeypatch.setenv("COLUMNS", "300")  # one line per message
-    assert main(["status", "--url", url]) == 0
-    out = capsys.readouterr().out
-    assert "warning: measured on 2 different CPU models: AMD EPYC; Intel Xeon" in out
-    assert "warning: 1 job(s) ran with more concurrent jobs than physical cores" in out
-    assert main(["status", "--url", url, "1"]) == 0
-    out = capsys.readouterr().out
-    assert "ran on vm-a (AMD EPYC, 2 physical cores): 1 jobs running at start, at most 3" in out
-    assert "load 0.5; numpy 2.4.6" in out and "cyanure" not in out
-    assert main(["status", "--url", url, "2"]) == 0
-    assert "warning" not in capsys.readouterr().out
-
-
-def test_faceoff_up_runs_one_job_per_physical_core_by_default():
-    assert parse_args([]).workers is None  # run() takes cpu_facts()'s physical cores
-    assert parse_args(["--workers", "3"]).workers == 3
-    with pytest.raises(SystemExit):
-        parse_args(["--workers", "0"])
-    assert crowding_warning(2, 2) is None
-    warning = crowding_warning(3, 2)
-    assert warning is not None and "3 jobs at once on 2 physical cores" in warning
-    assert "--workers 2" in warning
-
-
-def pinned_job(url: str, host: str | None) -> int:
-    """A queued job pinned to ``host`` (None: any), never sent."""
-    job_id = make_job(url)
-    with session_scope(url) as session:
-        job = session.get(Job, job_id)
-        job.spec, job.pinned_host = {**job.spec, "host": host}, host
-        job.dispatched_at = None
-    return job_id
-
-
-def waiting(settings, host: str | None) -> int:
-    with redis.Redis.from_url(settings.BROKER_URL) as client:
-        return client.llen(job_queue(settings, host))
-
-
-def test_the_reaper_sends_each_pinned_job_to_its_hosts_queue_once(
-    database_url, redis_url, settings_for
-):
-    settings = settings_for(database_url, redis_url, DISPATCH_TIMEOUT_SECONDS=1.0)
-    free, busy = pinned_job(database_url, None), pinned_job(database_url, "busy")
-    idle = pinned_job(database_url, "idle")
-    assert store.pinned_hosts(database_url) == ["busy", "idle"]
-    assert store.take_overdue(database_url, 1.0, []) == []
-    enqueue(busy, settings, 10.0, "busy")  # its message waits: no worker on "busy"
-    Reaper(settings).dispatch_overdue()
-    # the job queue and "idle"'s were empty: their jobs are sent there; "busy"'s is not
-    # sent twice while its message waits
-    assert (waiting(settings, None), waiting(settings, "idle"), waiting(settings, "busy")) == (
-        1,
-        1,
-        1,
-    )
-    assert [s.job_id for s in store.take_overdue(database_url, 0.0, ["busy"])] == [busy]
-    assert {s.job_id: s.host for s in store.queued_jobs(database_url)} == {
-        free: None,
-        busy: "busy",
-        idle: "idle",
     }

@@ -33,7 +33,7 @@ from faceoff.core.models import (
 from faceoff.core.queue import RUN_JOB, celery_for, enqueue
 from faceoff.core.settings import Settings
 from faceoff.core.specs import JobSpec, canonical_job, objective_hash, spec_hash
-from tests.service.conftest import (
+from tests.backends import (
     PG_HOST,
     PG_PORT,
     REDIS_DB,

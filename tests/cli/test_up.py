@@ -1,6 +1,7 @@
-"""`faceoff up`'s ports: a port whose last server left connections in TIME_WAIT is free
-(as it is for uvicorn, which sets SO_REUSEADDR), a live listener is not; the ports can come
-from FACEOFF_PORT / FACEOFF_DASHBOARD_PORT, so `make up` can move them."""
+"""`faceoff up`'s options. Ports: a port whose last server left connections in TIME_WAIT is
+free (as it is for uvicorn, which sets SO_REUSEADDR), a live listener is not; the ports can
+come from FACEOFF_PORT / FACEOFF_DASHBOARD_PORT, so `make up` can move them. Workers: one
+job per physical core by default, a warning when more are asked for."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 import pytest
 
 from faceoff.cli import InputError
-from faceoff.cli.up import _default_port, port_is_free
+from faceoff.cli.up import _default_port, crowding_warning, parse_args, port_is_free
 from tests.conftest import REPO
 
 
@@ -101,3 +102,14 @@ def test_up_rejects_a_number_of_workers_below_one(workers):
     )
     assert ran.returncode == 2, ran.stderr
     assert f"argument --workers: expected an integer >= 1, got '{workers}'" in ran.stderr
+
+
+def test_faceoff_up_runs_one_job_per_physical_core_by_default():
+    assert parse_args([]).workers is None  # run() takes cpu_facts()'s physical cores
+    assert parse_args(["--workers", "3"]).workers == 3
+    with pytest.raises(SystemExit):
+        parse_args(["--workers", "0"])
+    assert crowding_warning(2, 2) is None
+    warning = crowding_warning(3, 2)
+    assert warning is not None and "3 jobs at once on 2 physical cores" in warning
+    assert "--workers 2" in warning

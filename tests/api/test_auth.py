@@ -1,7 +1,7 @@
 """Access control of the API: tokens (stored hashed) of teams, each team seeing and
 cancelling only its own jobs, sweeps and uploads (another team's id is a 404), shared
-public datasets and references, the loopback-only rule with authentication off, and the
-``faceoff tokens`` commands. Real PostgreSQL/SQLite and Redis."""
+public datasets and references, and the loopback-only rule with authentication off (the
+``faceoff tokens`` commands: tests/cli/test_tokens.py). Real PostgreSQL/SQLite and Redis."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from faceoff.api.main import create_app
 from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.models import ApiToken, Job, Reference, Team
-from tests.service.test_api import GOOD_FILE, JOB, LOCAL
+from tests.api.test_routes import GOOD_FILE, JOB, LOCAL
 
 SWEEP = {
     "datasets": ["a1a"],
@@ -224,33 +224,3 @@ def test_without_auth_only_loopback_clients_are_served(sqlite_url, settings_for,
     for loopback in (LOCAL, ("::1", 1234), ("127.0.0.2", 1234)):
         with TestClient(app, client=loopback) as local:
             assert local.get("/api/v1/jobs").json() == {"data": [], "count": 0}
-
-
-def test_tokens_command(sqlite_url, settings_for, monkeypatch, capsys):
-    from faceoff.cli.main import main
-    from faceoff.core.settings import get_settings
-
-    monkeypatch.setenv("FACEOFF_DATABASE_URL", sqlite_url)
-    get_settings.cache_clear()
-    try:
-        assert main(["tokens", "create", "--team", "delta", "--name", "laptop"]) == 0
-        created = capsys.readouterr()
-        secret = created.out.strip()
-        assert secret.startswith("fo_") and "shown only this once" in created.err
-        assert main(["tokens", "create", "--team", "delta"]) == 0
-        capsys.readouterr()
-        assert main(["tokens", "list"]) == 0
-        listing = capsys.readouterr().out
-        assert secret not in listing and listing.count("delta") == 2 and "laptop" in listing
-        settings = settings_for(sqlite_url, AUTH_ENABLED=True)
-        with TestClient(create_app(settings), client=("10.0.0.5", 1234)) as client:
-            assert client.get("/api/v1/jobs", headers=bearer(secret)).status_code == 200
-            assert main(["tokens", "revoke", "1"]) == 0
-            assert "revoked" in capsys.readouterr().out
-            assert_unauthorized(client.get("/api/v1/jobs", headers=bearer(secret)))
-        assert main(["tokens", "revoke", "99"]) == 2
-        assert "no token 99" in capsys.readouterr().err
-        with session_scope(sqlite_url) as session:
-            assert session.scalars(select(Team.name)).all() == ["delta"]
-    finally:
-        get_settings.cache_clear()

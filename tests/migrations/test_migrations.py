@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 from faceoff.core.db import make_engine
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import Base
-from tests.service.conftest import PG_HOST, PG_PORT, create_pg_database, drop_pg_database, require
+from tests.backends import PG_HOST, PG_PORT, create_pg_database, drop_pg_database, require
 
 
 def test_migrations_match_models(database_url):
@@ -80,7 +80,7 @@ def test_0006_records_trace_modes_of_earlier_runs_and_downgrades(at_0005):
         "status, cancel_requested, attempts, created_at, n_points) VALUES (:id, 1, '{}', 'h', "
         "'o', :solver, 'logistic', :status, false, 1, :now, :n_points)"
     )
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -138,7 +138,7 @@ def test_0007_adds_the_machine_columns_and_downgrades(at_0005):
 
     upgrade(at_0005, "0006")
     engine = make_engine(at_0005)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with engine.begin() as conn:
         conn.execute(
             text("INSERT INTO datasets (id, name, source, created_at) VALUES (1, 'bc', '{}', :t)"),

@@ -7,10 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from faceoff.core.db import session_scope
-from faceoff.core.models import SUCCEEDED, Job
-from faceoff.core.references import record_reference
-from tests.service.test_api import LOCAL
+from tests.api.test_routes import LOCAL
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
 BAD_JOBS = [
@@ -211,49 +208,10 @@ def _offline(*_args, **_kwargs):
     raise DatasetError("offline: downloads are disabled in this test")
 
 
-def _succeeded_job(session, primal: float, gap: float, objective: str = "f" * 64) -> Job:
-    from faceoff.core.datasets import Caps, resolve_dataset
-    from faceoff.core.settings import Settings
-    from tests.service.test_api import JOB as SPEC
-
-    job = Job(
-        dataset=resolve_dataset(
-            session, "a1a", ("dataset",), team_id=None, caps=Caps.of(Settings())
-        ),
-        spec={**SPEC, "normalize": "none", "positive": None, "gamma": 1.0, "l1": 0.0},
-        spec_hash="0" * 64,
-        objective_hash=objective,
-        data_hash="d" * 64,
-        solver="dual_cd",
-        loss="logistic",
-        status=SUCCEEDED,
-        primal=primal,
-        gap=gap,
-    )
-    session.add(job)
-    session.flush()
-    return job
-
-
-def test_record_reference_keeps_the_best_certificate(database_url):
-    with session_scope(database_url) as session:
-        first = record_reference(session, _succeeded_job(session, 1.0, 1e-6))
-        assert (first.primal, first.gap) == (1.0, 1e-6)
-        assert first.objective["l2"] == 1e-4 and "solver" not in first.objective
-        assert record_reference(session, _succeeded_job(session, 0.9, 1e-5)) is None
-        better = _succeeded_job(session, 1.0 - 1e-7, 1e-8)
-        assert record_reference(session, better).job_id == better.id
-        tie = _succeeded_job(session, 1.0 - 2e-7, 1e-8)  # same gap, above 1e-9·|P|
-        assert record_reference(session, tie) is None
-        lower = _succeeded_job(session, 1.0 - 3e-7, 1e-10)
-        assert record_reference(session, lower).primal == 1.0 - 3e-7
-        certified_lower = _succeeded_job(session, 1.0 - 4e-7, 5e-10)  # gap ≤ 1e-9, lower P
-        assert record_reference(session, certified_lower).job_id == certified_lower.id
-        failed = _succeeded_job(session, 0.0, 0.0)
-        failed.status = "failed"
-        assert record_reference(session, failed) is None
-        unhashed = _succeeded_job(session, 0.0, 0.0)  # no digest of its data: no P*
-        unhashed.data_hash = None
-        assert record_reference(session, unhashed) is None
-        nan = _succeeded_job(session, float("nan"), 0.0)
-        assert record_reference(session, nan) is None
+@pytest.mark.parametrize("host", ["", "a b", "x" * 254, "-lead", "dot..dot", "é"])
+def test_a_bad_host_is_refused_naming_the_field(sqlite_url, redis_url, settings_for, host):
+    settings = settings_for(sqlite_url, redis_url)
+    with TestClient(create_app(settings), client=LOCAL) as client:
+        response = client.post("/api/v1/jobs", json={**JOB, "host": host})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "host"]

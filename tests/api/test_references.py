@@ -11,8 +11,8 @@ from faceoff.api.main import create_app
 from faceoff.core.db import session_scope
 from faceoff.core.models import SUCCEEDED, Job
 from faceoff.core.references import record_reference
-from tests.reliability.test_auth import bearer, make_token
-from tests.service.test_api import JOB, LOCAL
+from tests.api.test_auth import bearer, make_token
+from tests.api.test_routes import JOB, LOCAL
 
 # (data digest, job spec changes, P): three objectives of a1a and one of another matrix
 OBJECTIVES = [

@@ -1,5 +1,6 @@
-"""The Python client and the ``faceoff`` client subcommands against a real uvicorn server
-(SQLite database, real Redis broker on a unique queue)."""
+"""The Python client against a real uvicorn server (SQLite database, real Redis broker on a
+unique queue); the ``faceoff`` client commands against the same server are in
+tests/cli/test_service_cli.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 import uvicorn
 
 from faceoff.api.main import create_app
-from faceoff.cli.main import main
 from faceoff.cli.up import free_port
 from faceoff.client import Client, ClientError, ServerUnreachable
 from faceoff.core.db import session_scope
@@ -103,60 +103,3 @@ def test_client_reports_an_unreachable_server():
         client.jobs()
     assert f"cannot reach the Faceoff API at {url}" in str(err.value)
     assert "(make up)" in str(err.value)
-
-
-def test_cli_commands(server, tmp_path, capsys, monkeypatch):
-    url, settings = server
-    argv = ["--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
-    assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=8"]) == 0
-    assert capsys.readouterr().out.startswith("submitted job 1 (queued): spdc on a1a")
-    assert main(["submit", *argv, "--solver", "spdc", "--param", "batch_size=0"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "params.batch_size" in err[0] and "outside [1" in err[0]
-    assert main(["submit", *argv, "--solver", "agd", "--max-seconds", "1e9"]) == 2
-    assert "max_seconds" in capsys.readouterr().err
-
-    sweep = tmp_path / "sweep.yaml"
-    sweep.write_text("datasets: [a1a]\nlosses: [logistic]\nl2: [1e-3, 1e-4]\nsolvers: [agd]\n")
-    assert main(["sweep", "--url", url, str(sweep)]) == 0
-    assert capsys.readouterr().out.strip() == "sweep 1: 2 jobs, 2 queued"
-    sweep.write_text("datasets: [a1a\n")
-    assert main(["sweep", "--url", url, str(sweep)]) == 2
-    assert "is not valid YAML" in capsys.readouterr().err
-    sweep.write_bytes(b"datasets: [a1a]\nname: \xff\n")
-    assert main(["sweep", "--url", url, str(sweep)]) == 2
-    assert capsys.readouterr().err == (
-        f"faceoff sweep: error: {sweep} is not UTF-8 text (byte 23)\n"
-    )
-
-    assert main(["status", "--url", url, "--sweep", "1"]) == 0
-    assert "sweep 1: 2 jobs" in capsys.readouterr().out
-    assert main(["status", "--url", url, "--format", "json"]) == 0
-    assert '"count": 3' in capsys.readouterr().out
-
-    finish(settings, 1)
-    assert main(["trace", "--url", url, "1"]) == 0
-    assert "job 1: succeeded, 4 points; native trace, wall 0.25 s" in capsys.readouterr().out
-    assert main(["trace", "--url", url, "1", "--follow"]) == 0
-    assert capsys.readouterr().out.startswith(
-        "job 1: succeeded (tol), epoch 3, gap 1.000e-03; native trace, wall 0.25 s"
-    )
-    assert main(["status", "--url", url, "1", "--wide"]) == 0
-    header, row = capsys.readouterr().out.splitlines()[1:3]
-    assert header.endswith("stop  trace, wall s")
-    assert row.split()[-3:] == ["tol", "native,", "0.25"]
-
-    assert main(["cancel", "--url", url, "2"]) == 0
-    assert capsys.readouterr().out.strip() == "job 2: cancelled"
-    assert main(["cancel", "--url", url, "1"]) == 2
-    assert "only queued or running jobs" in capsys.readouterr().err
-    assert main(["status", "--url", url, "99"]) == 2
-    assert "job 99 not found" in capsys.readouterr().err
-
-
-def test_cli_unreachable_server(capsys, monkeypatch):
-    url = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setenv("FACEOFF_URL", url)
-    assert main(["status"]) == 1
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith(f"faceoff status: error: cannot reach the Faceoff API at {url}")

@@ -1,4 +1,6 @@
-"""Real PostgreSQL, real Redis, fresh databases: fixtures for the service tests.
+"""Real PostgreSQL, real Redis, fresh databases: the fixtures of every test that needs them
+(registered for the whole suite by ``pytest_plugins`` in tests/conftest.py) and the helpers
+behind them.
 
 Locally a test that needs an unreachable PostgreSQL or Redis is skipped; with ``CI`` set it
 fails, so CI can never pass without them.

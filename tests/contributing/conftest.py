@@ -1,3 +1,0 @@
-"""The fixtures the recipe tests share with the service tests."""
-
-from tests.service.conftest import redis_url, settings_for, sqlite_url  # noqa: F401
