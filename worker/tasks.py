@@ -17,8 +17,9 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 from faceoff.core.datasets import load_matrix
 from faceoff.core.db import brief, is_unavailable, session_scope
 from faceoff.core.jobs import check_job_memory
+from faceoff.core.lifecycle import Event, transition
 from faceoff.core.machine import machine_record
-from faceoff.core.models import CANCELLED, FAILED, SUCCEEDED, Job
+from faceoff.core.models import RUNNING, Job
 from faceoff.core.queue import RUN_JOB, time_limits
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings
@@ -199,7 +200,7 @@ def run_job(self: JobTask, job_id: int) -> None:
         try:
             finished = store.retrying(
                 lambda: store.finish_job(
-                    url, claim, end.status, end.reason, end.error, points, end.identity, end.wall_s
+                    url, claim, end.event, end.reason, end.error, points, end.identity, end.wall_s
                 ),
                 settings.DB_RETRY_SECONDS,
                 f"job {job_id}",
@@ -211,18 +212,22 @@ def run_job(self: JobTask, job_id: int) -> None:
         log.warning("job %d: attempt %d was superseded; outcome dropped", job_id, claim.attempt)
         return
     log.info(
-        "job %d %s (%s)%s", job_id, end.status, end.reason, f": {end.error}" if end.error else ""
+        "job %d %s (%s)%s",
+        job_id,
+        transition(RUNNING, end.event).target,
+        end.reason,
+        f": {end.error}" if end.error else "",
     )
-    if end.status == SUCCEEDED:
+    if end.event is Event.SUCCEED:
         _record_reference(url, job_id)
 
 
 class End(NamedTuple):
-    """How a run ended, as :func:`store.finish_job` writes it: status, stop reason, error,
-    the identity of the job once known, and the wall time the run cost when the solver
-    returned."""
+    """How a run ended, as :func:`store.finish_job` writes it: the event that ends it
+    (succeed, fail or halt), stop reason, error, the identity of the job once known, and
+    the wall time the run cost when the solver returned."""
 
-    status: str
+    event: Event
     reason: str | None
     error: str | None
     identity: store.Identity | None = None
@@ -246,12 +251,12 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         )
         _show_identity(settings.database_url, claim, identity)
         result = _solve(spec, problem, claim, settings, writer)
-        status, error = _outcome(result.stop_reason)
-        return End(status, result.stop_reason, error, identity, result.wall_s)
+        event, error = _outcome(result.stop_reason)
+        return End(event, result.stop_reason, error, identity, result.wall_s)
     except SoftTimeLimitExceeded:
         soft = task.request.timelimit[1]
         return End(
-            FAILED,
+            Event.FAIL,
             None,
             f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
             "(max_seconds of solver time, plus the evaluation and set-up allowance)",
@@ -259,7 +264,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         )
     except Exception as err:
         log.exception("job %d failed", claim.job_id)
-        return End(FAILED, None, describe(err), identity)
+        return End(Event.FAIL, None, describe(err), identity)
 
 
 def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> None:
@@ -288,13 +293,13 @@ def _solve(
     return solve(problem, spec.solver, spec.params, stop, spec.solver_seed, on_point=writer)
 
 
-def _outcome(reason: str) -> tuple[str, str | None]:
-    """(status, error) of a run that stopped for ``reason``."""
+def _outcome(reason: str) -> tuple[Event, str | None]:
+    """(the event that ends the run, error) of a run that stopped for ``reason``."""
     if reason == DIVERGED:
-        return FAILED, DIVERGED_ERROR
+        return Event.FAIL, DIVERGED_ERROR
     if reason == STOP_CANCELLED:
-        return CANCELLED, None
-    return SUCCEEDED, None
+        return Event.HALT, None
+    return Event.SUCCEED, None
 
 
 def _record_reference(url: str, job_id: int) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy import event, func, select, update
 from sqlalchemy.orm import Session
 
 from faceoff.core.db import engine_for, session_scope
+from faceoff.core.lifecycle import Event
 from faceoff.core.models import (
     CANCELLED,
     FAILED,
@@ -140,9 +141,9 @@ def test_a_requeued_job_restarts_its_trace_and_supersedes_the_lost_run(database_
     assert (job.worker_host, job.n_points, job.primal) == ("host:2", 0, None)
     assert stored(database_url, job_id) == []
     assert not store.save_batch(database_url, first, points(4, 6))  # the lost run writes nothing
-    assert not store.finish_job(database_url, first, SUCCEEDED, "converged", None, [])
+    assert not store.finish_job(database_url, first, Event.SUCCEED, "converged", None, [])
     assert store.save_batch(database_url, second, points(0, 2))
-    assert store.finish_job(database_url, second, SUCCEEDED, "converged", None, points(2, 3))
+    assert store.finish_job(database_url, second, Event.SUCCEED, "converged", None, points(2, 3))
     assert [r.seq for r in stored(database_url, job_id)] == [0, 1, 2]  # the end's points too
     job = get_job(database_url, job_id)
     assert (job.status, job.n_points) == (SUCCEEDED, 3)
@@ -155,7 +156,7 @@ def test_a_run_records_its_trace_mode_at_start_and_its_wall_time_at_its_end(data
     assert store.set_identity(database_url, first, identity)
     job = get_job(database_url, job_id)
     assert (job.trace_mode, job.wall_s, job.data_hash) == ("refit", None, "d" * 64)
-    assert store.finish_job(database_url, first, SUCCEEDED, "converged", None, [], None, 1.5)
+    assert store.finish_job(database_url, first, Event.SUCCEED, "converged", None, [], None, 1.5)
     job = get_job(database_url, job_id)
     assert (job.status, job.trace_mode, job.wall_s) == (SUCCEEDED, "refit", 1.5)
 
@@ -166,7 +167,7 @@ def test_a_run_records_its_trace_mode_at_start_and_its_wall_time_at_its_end(data
     job = get_job(database_url, job_id)
     assert (job.trace_mode, job.wall_s) == (None, None)
     identity = store.Identity("e" * 64, "p" * 64, "native")
-    assert store.finish_job(database_url, second, FAILED, None, "boom", [], identity)
+    assert store.finish_job(database_url, second, Event.FAIL, None, "boom", [], identity)
     job = get_job(database_url, job_id)
     assert (job.trace_mode, job.wall_s, job.data_hash) == ("native", None, "e" * 64)
 
