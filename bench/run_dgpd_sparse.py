@@ -67,6 +67,7 @@ from bench.figures import (
     save_png,
     speedup_cell,
 )
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = (1e-3, 1e-6)  # relative objective (P − P*)/|P*|
@@ -558,6 +559,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     args = parse_args(argv)
     args.command = " ".join(
         [".venv/bin/python -m bench.run_dgpd_sparse", *(sys.argv[1:] if argv is None else argv)]

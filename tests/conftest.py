@@ -1,6 +1,9 @@
 """Shared fixtures: the dataset mirror, and one headless Chromium for the session (Debian's
 /usr/bin/chromium driven by Playwright). Browser tests skip locally when Chromium or
-Playwright is missing and fail when ``CI`` is set, so CI can never pass without them."""
+Playwright is missing and fail when ``CI`` is set, so CI can never pass without them.
+
+Numba's cache folder is set when the session starts, before any test module imports a
+kernel; the processes the tests start inherit it."""
 
 from __future__ import annotations
 
@@ -9,9 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.solvers.numba_cache import configure_numba_cache
+
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    configure_numba_cache()
 
 
 def mirror_dir() -> Path:
@@ -32,7 +41,7 @@ def _require_browser() -> None:
     if not CHROMIUM.exists():
         problem = f"Chromium not found at {CHROMIUM} (Debian package chromium)"
     else:
-        try:
+        try:  # an optional dependency: only the browser tests need it
             import playwright.sync_api  # noqa: F401
         except ImportError:
             problem = "playwright is not installed (pip install playwright)"
@@ -47,7 +56,7 @@ def _require_browser() -> None:
 def browser():
     """Headless Debian Chromium, shared by the session's tests."""
     _require_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # optional: _require_browser checked it
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(

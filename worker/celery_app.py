@@ -1,6 +1,9 @@
 """The worker's Celery app (``celery -A faceoff.worker.celery_app worker``).
 
-Importing this module imports no solver. The kernels are compiled when the worker starts
+Importing this module imports no solver. The worker sets Numba's cache folder
+(:func:`faceoff.solvers.numba_cache.configure_numba_cache`) on ``import_modules``, before
+Celery imports the task module: Numba fixes a kernel's cache folder when the kernel's
+module is imported. The kernels are compiled when the worker starts
 (``celeryd_after_setup``: logging is configured, the pool is not forked yet), in the main
 process, so every pool process inherits them — including one that replaces a process
 killed by a hard time limit. A pool process drops the database connections it inherits.
@@ -18,12 +21,19 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from celery.signals import celeryd_after_setup, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import (
+    celeryd_after_setup,
+    import_modules,
+    worker_process_init,
+    worker_ready,
+    worker_shutdown,
+)
 
 from faceoff.core.db import engine_for
 from faceoff.core.machine import host_queue, machine_record
 from faceoff.core.queue import make_celery, time_limits
 from faceoff.core.settings import get_settings
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 if TYPE_CHECKING:
     from faceoff.worker.reaper import Reaper
@@ -41,8 +51,14 @@ celery_app.conf.update(
 )
 
 
+@import_modules.connect
+def _configure_numba_cache(sender, **kwargs) -> None:
+    configure_numba_cache()
+
+
 @celeryd_after_setup.connect
 def _warm_up(sender, instance, **kwargs) -> None:
+    # imports every kernel: only here, once the worker has set Numba's cache folder
     from faceoff.worker.warmup import warm_up
 
     warm_up()
