@@ -40,6 +40,7 @@ from faceoff.core.models import (
     Sweep,
     TracePoint,
 )
+from faceoff.core.queue import enqueue
 from faceoff.core.settings import Settings
 from faceoff.core.specs import (
     JobSpec,
@@ -161,8 +162,6 @@ def enqueue_new(jobs: Sequence[Job], settings: Settings) -> None:
     ``DISPATCH_TIMEOUT_SECONDS`` with the broker's queue empty (worker.reaper). So the
     submission succeeds either way, and resubmitting it returns the same queued job.
     """
-    from faceoff.core.queue import enqueue
-
     for index, job in enumerate(jobs):
         try:
             enqueue(job.id, settings, job.spec["stop"]["max_seconds"], job.pinned_host)

@@ -9,7 +9,7 @@ import os
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
@@ -20,21 +20,21 @@ from faceoff.core.jobs import check_job_memory
 from faceoff.core.lifecycle import Event, transition
 from faceoff.core.machine import machine_record
 from faceoff.core.models import RUNNING, Job
-from faceoff.core.queue import RUN_JOB, time_limits
+from faceoff.core.queue import RUN_JOB
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import JobSpec
+from faceoff.data.transforms import normalize
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.problem import build_problem as build_solver_problem
+from faceoff.solvers.run import Result, solve
 from faceoff.solvers.trace import CANCELLED as STOP_CANCELLED
 from faceoff.solvers.trace import DIVERGED, StopRules, TracePoint
 from faceoff.worker import store
 from faceoff.worker.celery_app import celery_app
 from faceoff.worker.reaper import Heartbeat
 from faceoff.worker.warmup import check_available
-
-if TYPE_CHECKING:
-    from faceoff.solvers.problem import Problem
-    from faceoff.solvers.run import Result
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +48,13 @@ def describe(err: BaseException) -> str:
 
 
 @lru_cache(maxsize=1)
-def _data(source_json: str, upload_dir: str, normalize: str):
+def _data(source_json: str, upload_dir: str, transform: str):
     """(Data, b) of a dataset source with its transform: A in the layouts the kernels
     read, built once for the jobs that follow on the same data (building them costs
     seconds on a large matrix). The last one stays in memory (by rows, and by columns once a
     column method has run on it), the matrix as read does not."""
-    from faceoff.data.transforms import normalize as transform
-    from faceoff.solvers.problem import Data
-
     A, b = load_matrix(json.loads(source_json), Path(upload_dir))
-    return Data(transform(A, normalize)), b
+    return Data(normalize(A, transform)), b
 
 
 _DIGESTS: dict[tuple, str] = {}  # data digest of each (source, transforms, label mapping)
@@ -68,11 +65,11 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
     """The job's Problem (solvers.problem.build_problem: the dataset with the spec's
     transforms, labels, loss and penalty) and the digest of its final matrix and labels
     (core.references.data_digest, cached per source, transforms and label mapping)."""
-    from faceoff.solvers.problem import build_problem as build
-
     source_json = json.dumps(source, sort_keys=True)
     data, b = _data(source_json, str(upload_dir), spec.normalize)
-    problem = build(data, b, spec.loss, spec.gamma, spec.l1, spec.l2, "none", spec.positive)
+    problem = build_solver_problem(
+        data, b, spec.loss, spec.gamma, spec.l1, spec.l2, "none", spec.positive
+    )
     positive = None if spec.positive is None else tuple(spec.positive)
     binary = problem.loss.needs_binary_labels
     key = (source_json, str(upload_dir), spec.normalize, positive, binary)
@@ -154,19 +151,8 @@ class JobTask(Task):
             log.error("job %d failed: %s", job_id, error)
 
 
-# without limits in the message (enqueued without max_seconds): only a hard limit, that of the
-# longest job allowed; a default soft limit would also postpone a message's own hard limit
-# (the pool starts the hard timer when the soft one fires)
-_, _HARD_DEFAULT = time_limits(get_settings().MAX_JOB_SECONDS, get_settings())
-
-
-@celery_app.task(
-    name=RUN_JOB,
-    bind=True,
-    base=JobTask,
-    queue=get_settings().QUEUE,
-    time_limit=_HARD_DEFAULT,
-)
+# its queue and the hard limit of a message without limits are the app's (worker_config)
+@celery_app.task(name=RUN_JOB, bind=True, base=JobTask)
 def run_job(self: JobTask, job_id: int) -> None:
     """Run job ``job_id`` (re-read from the database) and record its trace and outcome.
 
@@ -282,8 +268,6 @@ def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> No
 def _solve(
     spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
 ) -> Result:
-    from faceoff.solvers.run import solve
-
     stop = StopRules(
         max_epochs=spec.stop.max_epochs,
         max_seconds=spec.stop.max_seconds,

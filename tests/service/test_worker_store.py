@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 
@@ -260,6 +263,40 @@ def test_a_solver_that_fails_to_warm_up_is_reported_and_refused(monkeypatch, cap
     warmup.check_available("agd")
     with pytest.raises(RuntimeError, match="solver 'ghost' is not available on this worker"):
         warmup.check_available("ghost")
+
+
+_IMPORTS = """
+import os, sys
+import faceoff.core.settings
+
+read, started = faceoff.core.settings.get_settings, []
+
+def get_settings():
+    assert started, "settings read at import"
+    return read()
+
+faceoff.core.settings.get_settings = get_settings
+import faceoff.solvers, faceoff.solvers.catalogue
+assert "NUMBA_CACHE_DIR" not in os.environ, "importing faceoff.solvers set the Numba cache"
+import faceoff.worker.__main__, faceoff.worker.celery_app
+assert "numba" not in sys.modules, "importing the worker's app imported Numba"
+import faceoff.worker.tasks
+from faceoff.worker.celery_app import celery_app
+started.append(True)
+print(celery_app.conf.task_default_queue, celery_app.conf.task_routes["worker.run_job"])
+"""
+
+
+def test_the_worker_reads_its_settings_when_it_starts_not_on_import():
+    """Importing the worker (its app, entry point and task) reads no setting and sets no
+    Numba cache; the app's configuration comes from the settings of its first use."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["FACEOFF_QUEUE"] = "q-start"
+    ran = subprocess.run(
+        [sys.executable, "-c", _IMPORTS], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.split() == ["q-start", "{'queue':", "'q-start'}"]
 
 
 def test_enqueue_sends_the_time_limits_of_the_job(redis_url, settings_for, sqlite_url):
