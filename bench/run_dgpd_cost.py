@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from bench.common import DATASETS, REPO, load
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 OUT = REPO / "bench" / "results"
 CHUNK_SECONDS = 2e-3
@@ -153,6 +154,7 @@ def report(runs: list[dict], command: str, slope: float, r: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one weight pair per dataset")
     parser.add_argument("--seconds", type=float, default=8.0, help="solver time per run")

@@ -66,6 +66,7 @@ from bench.figures import (
     speedup_cell,
 )
 from faceoff.core.analysis import first_reaching, relative_suboptimality
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = (1e-3, 1e-6)  # relative objective (P − P*)/|P*|
@@ -557,6 +558,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     args = parse_args(argv)
     args.command = " ".join(
         [".venv/bin/python -m bench.run_dgpd_sparse", *(sys.argv[1:] if argv is None else argv)]

@@ -23,6 +23,7 @@ import numpy as np
 
 from bench.common import Log, environment, md_table, mirror_dir, write_results
 from faceoff.core.analysis import relative_gap
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 RULES = {"adaptive": {}, "theorem": {"step": "theorem"}, "eta=1": {"eta": 1.0}}
 TOL, MAX_EPOCHS, MAX_SECONDS = 1e-9, 5000.0, 30.0
@@ -69,6 +70,7 @@ def run(problem, params: dict, max_epochs: float = MAX_EPOCHS):
 
 
 def main() -> None:
+    configure_numba_cache()  # before any kernel is imported
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

@@ -35,6 +35,7 @@ import sys
 import time
 
 from bench.common import DATASETS, Log, environment, load, md_table, pass_floor, write_results
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 L2 = 1e-4
 EPOCHS = 10
@@ -128,6 +129,7 @@ def seconds_per_epoch(problem, kernel) -> float:
 
 
 def main() -> int:
+    configure_numba_cache()  # before any kernel is imported
     from faceoff.solvers.problem import build_problem
 
     log = Log()

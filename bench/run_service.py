@@ -69,6 +69,7 @@ from bench.service_stack import (
     tiny_job,
     tiny_sweep,
 )
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 OVERHEAD_TARGET = 0.050  # seconds per job, p50
 INGEST_TARGET = 50_000.0  # points per second
@@ -670,6 +671,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     args = parse_args(argv)
     command = " ".join(["python -m bench.run_service", *(sys.argv[1:] if argv is None else argv)])
     require_services()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 
 from bench.common import DATASETS, environment, load, pass_floor, write_results
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 L2 = 1e-4
 L1 = 1e-5  # elastic net
@@ -47,6 +48,7 @@ def seconds_per_epoch(problem, params: dict) -> float:
 
 
 def main() -> int:
+    configure_numba_cache()  # before any kernel is imported
     from faceoff.solvers.problem import build_problem
     from faceoff.solvers.run import warmup
 

@@ -45,6 +45,7 @@ from bench.figures import (
     save_png,
 )
 from faceoff.core.analysis import first_reaching, reached_quantile, relative_suboptimality
+from faceoff.solvers.numba_cache import configure_numba_cache
 
 REPO = Path(__file__).resolve().parents[1]
 STOP_REL = 1e-10  # every run stops here (or at the pass cap)
@@ -330,6 +331,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_numba_cache()  # before any kernel is imported
     args = parse_args(argv)
     args.command = " ".join(
         [".venv/bin/python -m bench.run_spdc_ridge", *(sys.argv[1:] if argv is None else argv)]

@@ -11,6 +11,7 @@ from typing import Any
 
 from faceoff.cli import InputError
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.numba_cache import configure_numba_cache
 from faceoff.solvers.vocabulary import LOSS_NAMES, get_loss, penalty_name
 
 SYNTHETIC_DEFAULTS = {"n_samples": 20000, "n_features": 500, "density": 0.02, "data_seed": 0}
@@ -136,6 +137,7 @@ def build_request(args: argparse.Namespace) -> Request:
 
 def run(args: argparse.Namespace) -> int:
     """``faceoff solve``: returns the exit status (0 done, 130 interrupted)."""
+    configure_numba_cache()  # before any kernel is imported; the other commands need none
     request = build_request(args)
     from faceoff.cli.output import JsonlReporter, TableReporter
     from faceoff.solvers.run import solve

@@ -6,6 +6,9 @@ earlier job of the same team that is queued, running or succeeded is not run aga
 cancelled jobs are never reused, so resubmitting them runs them again. Sweeps
 (:mod:`faceoff.core.sweeps`) own their jobs.
 
+Status changes go through :mod:`faceoff.core.lifecycle`; like it, the functions here that
+write never commit: the caller (an API route) commits.
+
 Traces. The API's ``GET /jobs/{id}/trace`` and the dashboard read trace points through
 :func:`get_trace` and :func:`trace_columns`, which keep the same points for the same
 ``max_points`` (:func:`downsample`: log-spaced in epochs, first and last kept).
@@ -16,18 +19,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
-from sqlalchemy import CursorResult, Update, func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
 from faceoff.core.datasets import Caps, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.errors import ConflictError
+from faceoff.core.lifecycle import INITIAL, Event, apply
 from faceoff.core.models import (
-    CANCELLED,
     QUEUED,
     RUNNING,
     STATUSES,
@@ -36,8 +39,8 @@ from faceoff.core.models import (
     Job,
     Sweep,
     TracePoint,
-    utcnow,
 )
+from faceoff.core.queue import enqueue
 from faceoff.core.settings import Settings
 from faceoff.core.specs import (
     JobSpec,
@@ -115,7 +118,7 @@ def new_job(
         objective_hash=objective_hash(spec),
         solver=spec.solver,
         loss=spec.loss,
-        status=QUEUED,
+        status=INITIAL,
         cancel_requested=False,
         attempts=0,
         n_points=0,
@@ -159,8 +162,6 @@ def enqueue_new(jobs: Sequence[Job], settings: Settings) -> None:
     ``DISPATCH_TIMEOUT_SECONDS`` with the broker's queue empty (worker.reaper). So the
     submission succeeds either way, and resubmitting it returns the same queued job.
     """
-    from faceoff.core.queue import enqueue
-
     for index, job in enumerate(jobs):
         try:
             enqueue(job.id, settings, job.spec["stop"]["max_seconds"], job.pinned_host)
@@ -253,27 +254,12 @@ def job_counts(session: Session) -> dict[str, int]:
     return out
 
 
-def _changed(session: Session, statement: Update) -> int:
-    """Execute an UPDATE; the number of rows it changed."""
-    return cast(CursorResult[Any], session.execute(statement)).rowcount
-
-
 def cancel_job(session: Session, job_id: int, *, team_id: int | None) -> Job:
     """Request cancellation of a job of the team: a queued job is cancelled at once, a
     running one is flagged (the worker stops it between chunks); ConflictError for a
-    finished job. Commits."""
+    finished job. The caller commits."""
     job = get_job(session, job_id, team_id=team_id)
-    mine = Job.id == job_id
-    queued = update(Job).where(mine, Job.status == QUEUED)
-    cancelled = _changed(
-        session,
-        queued.values(
-            status=CANCELLED, cancel_requested=True, stop_reason="cancelled", finished_at=utcnow()
-        ),
-    ) or _changed(
-        session, update(Job).where(mine, Job.status == RUNNING).values(cancel_requested=True)
-    )
-    session.commit()
+    cancelled = apply(session, job_id, Event.CANCEL)
     session.refresh(job)
     if not cancelled:
         raise ConflictError(

@@ -7,6 +7,7 @@ with the job id.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from celery import Celery
 
@@ -26,28 +27,30 @@ SEND_RETRY_POLICY = {
 }
 
 
-def make_celery(settings: Settings) -> Celery:
-    app = Celery("faceoff", broker=settings.BROKER_URL)
-    app.conf.update(
-        task_default_queue=settings.QUEUE,
-        task_acks_late=True,  # run_job is idempotent by (job, seq): redelivery is safe
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,
-        task_ignore_result=True,
-        task_serializer="json",
-        accept_content=["json"],
-        broker_connection_retry_on_startup=True,
-        broker_connection_max_retries=None,
-        worker_hijack_root_logger=False,
-    )
-    return app
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """The Celery configuration the API and the workers share: broker, queue, delivery."""
+    return {
+        "broker_url": settings.BROKER_URL,
+        "task_default_queue": settings.QUEUE,
+        "task_acks_late": True,  # run_job is idempotent by (job, seq): redelivery is safe
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_ignore_result": True,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "broker_connection_retry_on_startup": True,
+        "broker_connection_max_retries": None,
+        "worker_hijack_root_logger": False,
+    }
 
 
 @lru_cache
 def celery_for(broker_url: str, queue: str) -> Celery:
     """The app that sends jobs (API, reapers): every wait on the broker is bounded."""
-    app = make_celery(get_settings().model_copy(update={"BROKER_URL": broker_url, "QUEUE": queue}))
+    settings = get_settings().model_copy(update={"BROKER_URL": broker_url, "QUEUE": queue})
+    app = Celery("faceoff")
     app.conf.update(
+        celery_config(settings),
         broker_connection_timeout=SEND_TIMEOUT_SECONDS,
         broker_transport_options={
             "socket_timeout": SEND_TIMEOUT_SECONDS,

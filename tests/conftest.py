@@ -1,7 +1,10 @@
 """Shared fixtures: the dataset mirror, one headless Chromium for the session (Debian's
 /usr/bin/chromium driven by Playwright), and those of tests/backends.py (real PostgreSQL
 and Redis, fresh databases, settings). Browser tests skip locally when Chromium or
-Playwright is missing and fail when ``CI`` is set, so CI can never pass without them."""
+Playwright is missing and fail when ``CI`` is set, so CI can never pass without them.
+
+Numba's cache folder is set when the session starts, before any test module imports a
+kernel; the processes the tests start inherit it."""
 
 from __future__ import annotations
 
@@ -10,11 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.solvers.numba_cache import configure_numba_cache
+
 pytest_plugins = ("tests.backends",)  # PostgreSQL, Redis, fresh databases, settings
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    configure_numba_cache()
 
 
 def mirror_dir() -> Path:
@@ -35,7 +44,7 @@ def _require_browser() -> None:
     if not CHROMIUM.exists():
         problem = f"Chromium not found at {CHROMIUM} (Debian package chromium)"
     else:
-        try:
+        try:  # an optional dependency: only the browser tests need it
             import playwright.sync_api  # noqa: F401
         except ImportError:
             problem = "playwright is not installed (pip install playwright)"
@@ -50,7 +59,7 @@ def _require_browser() -> None:
 def browser():
     """Headless Debian Chromium, shared by the session's tests."""
     _require_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # optional: _require_browser checked it
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(

@@ -3,11 +3,13 @@
 Start it with the service's environment (``FACEOFF_DATABASE_URL``, ``FACEOFF_BROKER_URL``,
 ``FACEOFF_QUEUE``, ``FACEOFF_HOME``)::
 
-    celery -A worker.celery_app worker -Q $FACEOFF_QUEUE -c N --loglevel=info
+    celery -A faceoff.worker.celery_app worker -Q $FACEOFF_QUEUE -c N --loglevel=info
     python -m faceoff.worker        # the same, N = $FACEOFF_WORKER_CONCURRENCY (default 1)
 
-Use the prefork pool (the default): time limits need it. At start the worker compiles every
-solver's kernels (:mod:`faceoff.worker.warmup`), so no job pays for JIT compilation.
+Use the prefork pool (the default): time limits need it. The worker reads its settings
+when it starts, not when its modules are imported; it then sets Numba's cache folder and
+compiles every solver's kernels (:mod:`faceoff.worker.warmup`), so no job pays for JIT
+compilation.
 
 Delivery and failures (:mod:`faceoff.worker.tasks`, :mod:`faceoff.worker.store`):
 

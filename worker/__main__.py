@@ -3,20 +3,21 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
+from faceoff.core.settings import get_settings
 from faceoff.worker.celery_app import celery_app
 
 
 def main(argv: list[str] | None = None) -> None:
+    settings = get_settings()
     celery_app.worker_main(
         [
             "worker",
             "-Q",
-            celery_app.conf.task_default_queue,
+            settings.QUEUE,
             "-c",
-            os.environ.get("FACEOFF_WORKER_CONCURRENCY", "1"),
+            str(settings.WORKER_CONCURRENCY),
             "--loglevel=info",
             *(sys.argv[1:] if argv is None else argv),
         ]

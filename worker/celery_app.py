@@ -1,6 +1,10 @@
 """The worker's Celery app (``celery -A faceoff.worker.celery_app worker``).
 
-Importing this module imports no solver. The kernels are compiled when the worker starts
+Importing this module reads no setting and imports no solver: the app's configuration
+(:func:`worker_config`, from ``core.settings``) is read when the worker starts. The worker
+sets Numba's cache folder (:func:`faceoff.solvers.numba_cache.configure_numba_cache`) on
+``import_modules``, before Celery imports the task module: Numba fixes a kernel's cache
+folder when the kernel's module is imported. The kernels are compiled when the worker starts
 (``celeryd_after_setup``: logging is configured, the pool is not forked yet), in the main
 process, so every pool process inherits them — including one that replaces a process
 killed by a hard time limit. A pool process drops the database connections it inherits.
@@ -16,33 +20,57 @@ than its host has physical cores.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Any
 
-from celery.signals import celeryd_after_setup, worker_process_init, worker_ready, worker_shutdown
+from celery import Celery
+from celery.signals import (
+    celeryd_after_setup,
+    import_modules,
+    worker_process_init,
+    worker_ready,
+    worker_shutdown,
+)
 
 from faceoff.core.db import engine_for
 from faceoff.core.machine import host_queue, machine_record
-from faceoff.core.queue import make_celery, time_limits
-from faceoff.core.settings import get_settings
-
-if TYPE_CHECKING:
-    from faceoff.worker.reaper import Reaper
+from faceoff.core.queue import RUN_JOB, celery_config, time_limits
+from faceoff.core.settings import Settings, get_settings
+from faceoff.solvers.numba_cache import configure_numba_cache
+from faceoff.worker.reaper import Reaper
 
 log = logging.getLogger(__name__)
 
-celery_app = make_celery(get_settings())
-celery_app.conf.update(
-    include=["faceoff.worker.tasks"],
-    # Redis redelivers an unacknowledged task after this long: longer than the longest job
-    # (a lost worker's job is requeued sooner by the reaper)
-    broker_transport_options={
-        "visibility_timeout": time_limits(get_settings().MAX_JOB_SECONDS, get_settings())[1] + 600
-    },
-)
+
+def worker_config(settings: Settings) -> dict[str, Any]:
+    """The worker's Celery configuration: the shared one (core.queue), ``run_job`` on the
+    job queue, and the limits of a message sent without them."""
+    # a message without limits (enqueued without max_seconds) has only a hard limit, that
+    # of the longest job allowed; a default soft limit would also postpone a message's own
+    # hard limit (the pool starts the hard timer when the soft one fires)
+    _, hard = time_limits(settings.MAX_JOB_SECONDS, settings)
+    return {
+        **celery_config(settings),
+        "task_routes": {RUN_JOB: {"queue": settings.QUEUE}},
+        "task_time_limit": hard,
+        # Redis redelivers an unacknowledged task after this long: longer than the longest
+        # job (a lost worker's job is requeued sooner by the reaper)
+        "broker_transport_options": {"visibility_timeout": hard + 600},
+    }
+
+
+celery_app = Celery("faceoff", include=["faceoff.worker.tasks"])
+celery_app.add_defaults(lambda: worker_config(get_settings()))  # read on first use
+
+
+@import_modules.connect
+def _configure_numba_cache(sender, **kwargs) -> None:
+    configure_numba_cache()
 
 
 @celeryd_after_setup.connect
 def _warm_up(sender, instance, **kwargs) -> None:
+    # the warm-up imports every kernel: not when `celery -A` imports this app, only once
+    # the worker has set Numba's cache folder
     from faceoff.worker.warmup import warm_up
 
     warm_up()
@@ -75,8 +103,6 @@ _reapers: list[Reaper] = []
 
 @worker_ready.connect
 def _start_reaper(**kwargs) -> None:
-    from faceoff.worker.reaper import Reaper
-
     reaper = Reaper(get_settings())
     reaper.start()
     _reapers.append(reaper)

@@ -1,10 +1,13 @@
 """The worker's database reads and writes: claiming a job, heartbeats, trace batches, the
 job's end, and the reaper's requeueing of jobs whose worker was lost.
 
-A job is claimed by one atomic ``UPDATE ... WHERE status = 'queued'``, so of several
+Every change of a job goes through :func:`faceoff.core.lifecycle.apply`, one conditional
+UPDATE: a job is claimed by ``UPDATE ... WHERE status = 'queued'``, so of several
 deliveries of its message (a redelivery, the reaper's, the broker-restart re-send) only one
 runs it. Every later write of a run is conditioned on the job being ``running`` with the
-run's attempt number, so a run that the reaper has superseded changes nothing. Trace points
+run's attempt number, so a run that the reaper has superseded changes nothing. Each
+function here is one transaction (``session_scope``: it commits), which
+:func:`retrying` can run again whole. Trace points
 are inserted with ``ON CONFLICT DO NOTHING`` on (job_id, seq): writing a batch twice keeps
 one copy, so a batch whose commit was lost with the connection can simply be written again.
 """
@@ -21,13 +24,14 @@ from datetime import timedelta
 from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import CursorResult, Executable, Table, case, delete, func, or_, select, update
+from sqlalchemy import Table, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
+from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
-from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
+from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -107,47 +111,23 @@ def claim_job(
     and how many jobs are running on ``machine["host"]`` counting this one
     (``worker_host`` must then be ``host:pid``).
     """
-    now = utcnow()
     with session_scope(url) as session:
         # the write comes first: SQLite cannot turn a read transaction into a write one
         # once another connection has written
-        claimed = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.status == QUEUED, Job.cancel_requested.is_(False))
-            .values(
-                status=RUNNING,
-                attempts=Job.attempts + 1,
-                worker_host=host,
-                started_at=now,
-                heartbeat_at=now,
-                finished_at=None,
-                stop_reason=None,
-                error=None,
-                n_points=0,
-                epoch=None,
-                time_s=None,
-                primal=None,
-                gap=None,
-                trace_mode=None,
-                wall_s=None,
-                machine=machine,
-                load_start=load_average() if machine else None,
-                load_end=None,
-                concurrency=None,
-                concurrency_max=None,
-            )
-            .returning(Job.attempts, Job.spec, Job.dataset_id)
-        ).one_or_none()
-        if claimed is None:
-            session.execute(
-                update(Job)
-                .where(Job.id == job_id, Job.status == QUEUED, Job.cancel_requested.is_(True))
-                .values(status=CANCELLED, stop_reason=CANCELLED, finished_at=now)
-            )
+        run = {
+            "worker_host": host,
+            "machine": machine,
+            "load_start": load_average() if machine else None,
+        }
+        if not apply(session, job_id, Event.CLAIM, values=run):
+            apply(session, job_id, Event.CANCEL, where=[Job.cancel_requested.is_(True)])
             status = session.scalar(select(Job.status).where(Job.id == job_id))
             log.info("job %d is %s; this delivery does not run it", job_id, status or "missing")
             return None
-        attempts, spec, dataset_id = claimed
+        # the job is this run's until the transaction ends
+        attempts, spec, dataset_id = session.execute(
+            select(Job.attempts, Job.spec, Job.dataset_id).where(Job.id == job_id)
+        ).one()
         dataset = session.execute(
             select(Dataset.name, Dataset.source).where(Dataset.id == dataset_id)
         ).one()
@@ -156,11 +136,8 @@ def claim_job(
         machine_host = machine["host"] if machine else None
         if machine_host is not None:
             running = _running_on(session, machine_host)
-            session.execute(
-                update(Job)
-                .where(Job.id == job_id)
-                .values(concurrency=running, concurrency_max=running)
-            )
+            crowd = {"concurrency": running, "concurrency_max": running}
+            apply(session, job_id, Event.PROGRESS, attempt=attempts, values=crowd)
         return Claim(job_id, attempts, spec, dataset.name, dataset.source, machine_host)
 
 
@@ -237,21 +214,17 @@ class Identity(NamedTuple):
     trace_mode: str
 
 
+def _record(session: Session, claim: Claim, event: Event, values: dict[str, Any]) -> bool:
+    """Apply ``event`` of this run (its attempt) to its job; False if the run has been
+    superseded."""
+    return apply(session, claim.job_id, event, attempt=claim.attempt, values=values)
+
+
 def set_identity(url: str, claim: Claim, identity: Identity) -> bool:
     """Key this run's job by the content of its data and say how its trace is made; False
     if the run has been superseded."""
     with session_scope(url) as session:
-        statement = update(Job).where(*_current(claim)).values(**identity._asdict())
-        return bool(_changed(session, statement))
-
-
-def _changed(session: Session, statement: Executable) -> int:
-    """Execute an UPDATE or DELETE; the number of rows it changed."""
-    return cast(CursorResult, session.execute(statement)).rowcount
-
-
-def _current(claim: Claim) -> tuple:
-    return (Job.id == claim.job_id, Job.attempts == claim.attempt, Job.status == RUNNING)
+        return _record(session, claim, Event.PROGRESS, identity._asdict())
 
 
 def beat(url: str, claim: Claim) -> bool:
@@ -259,8 +232,7 @@ def beat(url: str, claim: Claim) -> bool:
     so far; False if it has been superseded."""
     with session_scope(url) as session:
         values = {"heartbeat_at": utcnow(), **_crowding(session, claim.machine_host)}
-        statement = update(Job).where(*_current(claim)).values(**values)
-        return bool(_changed(session, statement))
+        return _record(session, claim, Event.PROGRESS, values)
 
 
 def _summary(points: list) -> dict[str, Any]:
@@ -280,7 +252,7 @@ def save_batch(url: str, claim: Claim, points: list) -> bool:
     transaction; False (nothing written) if this run has been superseded."""
     with session_scope(url) as session:
         values = {**_summary(points), "heartbeat_at": utcnow()}
-        if not _changed(session, update(Job).where(*_current(claim)).values(**values)):
+        if not _record(session, claim, Event.PROGRESS, values):
             return False
         write_points(session, claim.job_id, points)
     return True
@@ -289,20 +261,19 @@ def save_batch(url: str, claim: Claim, points: list) -> bool:
 def finish_job(
     url: str,
     claim: Claim,
-    status: str,
+    event: Event,
     stop_reason: str | None,
     error: str | None,
     points: list,
     identity: Identity | None = None,
     wall_s: float | None = None,
 ) -> bool:
-    """End this run's job, writing its last trace ``points``, the ``identity`` of its
-    data, when known, and ``wall_s``, the wall time the run cost (None when the solver did
-    not return), in the same transaction; False if the run has been superseded (nothing
-    written)."""
+    """End this run's job by ``event`` (succeed, fail or halt), writing its last trace
+    ``points``, the ``identity`` of its data, when known, and ``wall_s``, the wall time the
+    run cost (None when the solver did not return), in the same transaction; False if the
+    run has been superseded (nothing written)."""
     with session_scope(url) as session:
         values: dict[str, Any] = {
-            "status": status,
             "stop_reason": stop_reason,
             "error": error,
             "wall_s": wall_s,
@@ -314,8 +285,7 @@ def finish_job(
             values.update(identity._asdict())
         if points:
             values.update(_summary(points))
-        statement = update(Job).where(*_current(claim)).values(**values, finished_at=utcnow())
-        if not _changed(session, statement):
+        if not _record(session, claim, event, values):
             return False
         if points:
             write_points(session, claim.job_id, points)
@@ -325,12 +295,7 @@ def finish_job(
 def fail_running_job(url: str, job_id: int, error: str) -> bool:
     """Fail a job left running by a run that cannot end it (its process was killed)."""
     with session_scope(url) as session:
-        statement = (
-            update(Job)
-            .where(Job.id == job_id, Job.status == RUNNING)
-            .values(status=FAILED, error=error, finished_at=utcnow())
-        )
-        return bool(_changed(session, statement))
+        return apply(session, job_id, Event.FAIL, values={"error": error})
 
 
 class Send(NamedTuple):
@@ -355,23 +320,21 @@ def requeue_lost(url: str, timeout: float) -> list[Send]:
     sent now: if its caller dies before sending it, :func:`take_overdue` finds it later.
     """
     cutoff = utcnow() - timedelta(seconds=timeout)
-    stale = (Job.status == RUNNING, or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < cutoff))
+    stale = [or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < cutoff)]
     requeued = []
     with session_scope(url) as session:
-        lost = session.execute(select(Job.id, Job.attempts, Job.spec).where(*stale)).all()
+        query = select(Job.id, Job.attempts, Job.spec).where(Job.status == RUNNING, *stale)
+        lost = session.execute(query).all()
         for job_id, attempts, spec in lost:
-            taken = (Job.id == job_id, Job.attempts == attempts, *stale)
             if attempts >= MAX_ATTEMPTS:
                 error = (
                     f"the worker running this job was lost {attempts} times (its process was "
                     "killed, e.g. out of memory, or stopped answering); not run again"
                 )
-                values = {"status": FAILED, "error": error, "finished_at": utcnow()}
-                if _changed(session, update(Job).where(*taken).values(**values)):
+                values = {"error": error}
+                if apply(session, job_id, Event.FAIL, attempt=attempts, where=stale, values=values):
                     log.error("job %d: %s", job_id, error)
-            elif _changed(
-                session, update(Job).where(*taken).values(status=QUEUED, dispatched_at=utcnow())
-            ):
+            elif apply(session, job_id, Event.REQUEUE, attempt=attempts, where=stale):
                 log.warning(
                     "job %d: its worker was lost during attempt %d; requeued", job_id, attempts
                 )
@@ -383,9 +346,7 @@ def unqueue(url: str, job_id: int) -> None:
     """Undo :func:`requeue_lost` for a job whose message could not be sent: back to running
     with its stale heartbeat, so that a later pass requeues it again."""
     with session_scope(url) as session:
-        session.execute(
-            update(Job).where(Job.id == job_id, Job.status == QUEUED).values(status=RUNNING)
-        )
+        apply(session, job_id, Event.UNQUEUE)
 
 
 def take_overdue(url: str, timeout: float, hosts: Sequence[str | None] | None = None) -> list[Send]:

@@ -9,7 +9,7 @@ import os
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
@@ -17,23 +17,24 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 from faceoff.core.datasets import load_matrix
 from faceoff.core.db import brief, is_unavailable, session_scope
 from faceoff.core.jobs import check_job_memory
+from faceoff.core.lifecycle import Event, transition
 from faceoff.core.machine import machine_record
-from faceoff.core.models import CANCELLED, FAILED, SUCCEEDED, Job
-from faceoff.core.queue import RUN_JOB, time_limits
+from faceoff.core.models import RUNNING, Job
+from faceoff.core.queue import RUN_JOB
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import JobSpec
+from faceoff.data.transforms import normalize
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.problem import build_problem as build_solver_problem
+from faceoff.solvers.run import Result, solve
 from faceoff.solvers.trace import CANCELLED as STOP_CANCELLED
 from faceoff.solvers.trace import DIVERGED, StopRules, TracePoint
 from faceoff.worker import store
 from faceoff.worker.celery_app import celery_app
 from faceoff.worker.reaper import Heartbeat
 from faceoff.worker.warmup import check_available
-
-if TYPE_CHECKING:
-    from faceoff.solvers.problem import Problem
-    from faceoff.solvers.run import Result
 
 log = logging.getLogger(__name__)
 
@@ -47,16 +48,13 @@ def describe(err: BaseException) -> str:
 
 
 @lru_cache(maxsize=1)
-def _data(source_json: str, upload_dir: str, normalize: str):
+def _data(source_json: str, upload_dir: str, transform: str):
     """(Data, b) of a dataset source with its transform: A in the layouts the kernels
     read, built once for the jobs that follow on the same data (building them costs
     seconds on a large matrix). The last one stays in memory (by rows, and by columns once a
     column method has run on it), the matrix as read does not."""
-    from faceoff.data.transforms import normalize as transform
-    from faceoff.solvers.problem import Data
-
     A, b = load_matrix(json.loads(source_json), Path(upload_dir))
-    return Data(transform(A, normalize)), b
+    return Data(normalize(A, transform)), b
 
 
 _DIGESTS: dict[tuple, str] = {}  # data digest of each (source, transforms, label mapping)
@@ -67,11 +65,11 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
     """The job's Problem (solvers.problem.build_problem: the dataset with the spec's
     transforms, labels, loss and penalty) and the digest of its final matrix and labels
     (core.references.data_digest, cached per source, transforms and label mapping)."""
-    from faceoff.solvers.problem import build_problem as build
-
     source_json = json.dumps(source, sort_keys=True)
     data, b = _data(source_json, str(upload_dir), spec.normalize)
-    problem = build(data, b, spec.loss, spec.gamma, spec.l1, spec.l2, "none", spec.positive)
+    problem = build_solver_problem(
+        data, b, spec.loss, spec.gamma, spec.l1, spec.l2, "none", spec.positive
+    )
     positive = None if spec.positive is None else tuple(spec.positive)
     binary = problem.loss.needs_binary_labels
     key = (source_json, str(upload_dir), spec.normalize, positive, binary)
@@ -153,19 +151,8 @@ class JobTask(Task):
             log.error("job %d failed: %s", job_id, error)
 
 
-# without limits in the message (enqueued without max_seconds): only a hard limit, that of the
-# longest job allowed; a default soft limit would also postpone a message's own hard limit
-# (the pool starts the hard timer when the soft one fires)
-_, _HARD_DEFAULT = time_limits(get_settings().MAX_JOB_SECONDS, get_settings())
-
-
-@celery_app.task(
-    name=RUN_JOB,
-    bind=True,
-    base=JobTask,
-    queue=get_settings().QUEUE,
-    time_limit=_HARD_DEFAULT,
-)
+# its queue and the hard limit of a message without limits are the app's (worker_config)
+@celery_app.task(name=RUN_JOB, bind=True, base=JobTask)
 def run_job(self: JobTask, job_id: int) -> None:
     """Run job ``job_id`` (re-read from the database) and record its trace and outcome.
 
@@ -199,7 +186,7 @@ def run_job(self: JobTask, job_id: int) -> None:
         try:
             finished = store.retrying(
                 lambda: store.finish_job(
-                    url, claim, end.status, end.reason, end.error, points, end.identity, end.wall_s
+                    url, claim, end.event, end.reason, end.error, points, end.identity, end.wall_s
                 ),
                 settings.DB_RETRY_SECONDS,
                 f"job {job_id}",
@@ -211,18 +198,22 @@ def run_job(self: JobTask, job_id: int) -> None:
         log.warning("job %d: attempt %d was superseded; outcome dropped", job_id, claim.attempt)
         return
     log.info(
-        "job %d %s (%s)%s", job_id, end.status, end.reason, f": {end.error}" if end.error else ""
+        "job %d %s (%s)%s",
+        job_id,
+        transition(RUNNING, end.event).target,
+        end.reason,
+        f": {end.error}" if end.error else "",
     )
-    if end.status == SUCCEEDED:
+    if end.event is Event.SUCCEED:
         _record_reference(url, job_id)
 
 
 class End(NamedTuple):
-    """How a run ended, as :func:`store.finish_job` writes it: status, stop reason, error,
-    the identity of the job once known, and the wall time the run cost when the solver
-    returned."""
+    """How a run ended, as :func:`store.finish_job` writes it: the event that ends it
+    (succeed, fail or halt), stop reason, error, the identity of the job once known, and
+    the wall time the run cost when the solver returned."""
 
-    status: str
+    event: Event
     reason: str | None
     error: str | None
     identity: store.Identity | None = None
@@ -246,12 +237,12 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         )
         _show_identity(settings.database_url, claim, identity)
         result = _solve(spec, problem, claim, settings, writer)
-        status, error = _outcome(result.stop_reason)
-        return End(status, result.stop_reason, error, identity, result.wall_s)
+        event, error = _outcome(result.stop_reason)
+        return End(event, result.stop_reason, error, identity, result.wall_s)
     except SoftTimeLimitExceeded:
         soft = task.request.timelimit[1]
         return End(
-            FAILED,
+            Event.FAIL,
             None,
             f"time limit exceeded: the job ran past its soft limit of {soft:g} s "
             "(max_seconds of solver time, plus the evaluation and set-up allowance)",
@@ -259,7 +250,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         )
     except Exception as err:
         log.exception("job %d failed", claim.job_id)
-        return End(FAILED, None, describe(err), identity)
+        return End(Event.FAIL, None, describe(err), identity)
 
 
 def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> None:
@@ -277,8 +268,6 @@ def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> No
 def _solve(
     spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
 ) -> Result:
-    from faceoff.solvers.run import solve
-
     stop = StopRules(
         max_epochs=spec.stop.max_epochs,
         max_seconds=spec.stop.max_seconds,
@@ -288,13 +277,13 @@ def _solve(
     return solve(problem, spec.solver, spec.params, stop, spec.solver_seed, on_point=writer)
 
 
-def _outcome(reason: str) -> tuple[str, str | None]:
-    """(status, error) of a run that stopped for ``reason``."""
+def _outcome(reason: str) -> tuple[Event, str | None]:
+    """(the event that ends the run, error) of a run that stopped for ``reason``."""
     if reason == DIVERGED:
-        return FAILED, DIVERGED_ERROR
+        return Event.FAIL, DIVERGED_ERROR
     if reason == STOP_CANCELLED:
-        return CANCELLED, None
-    return SUCCEEDED, None
+        return Event.HALT, None
+    return Event.SUCCEED, None
 
 
 def _record_reference(url: str, job_id: int) -> None:

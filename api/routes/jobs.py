@@ -133,7 +133,9 @@ def read_job_trace(
 )
 def cancel_job(job_id: JobId, session: SessionDep, team: TeamDep) -> JobPublic:
     """Cancel a job: a queued one at once, a running one at its next trace point."""
-    return JobPublic.model_validate(service.cancel_job(session, job_id, team_id=team))
+    job = service.cancel_job(session, job_id, team_id=team)
+    session.commit()
+    return JobPublic.model_validate(job)
 
 
 def _event(kind: str, payload: str, event_id: int | None = None) -> str:

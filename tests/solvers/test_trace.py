@@ -65,6 +65,8 @@ def test_compilation_is_not_timed(tmp_path):
     script = """
 import json, sys, time
 from faceoff.core import analysis
+from faceoff.solvers.numba_cache import configure_numba_cache
+configure_numba_cache()
 from faceoff.data.synthetic import classification
 from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet

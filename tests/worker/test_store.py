@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 
@@ -11,6 +14,7 @@ from sqlalchemy import event, func, select, update
 from sqlalchemy.orm import Session
 
 from faceoff.core.db import engine_for, session_scope
+from faceoff.core.lifecycle import Event
 from faceoff.core.models import (
     CANCELLED,
     FAILED,
@@ -140,9 +144,9 @@ def test_a_requeued_job_restarts_its_trace_and_supersedes_the_lost_run(database_
     assert (job.worker_host, job.n_points, job.primal) == ("host:2", 0, None)
     assert stored(database_url, job_id) == []
     assert not store.save_batch(database_url, first, points(4, 6))  # the lost run writes nothing
-    assert not store.finish_job(database_url, first, SUCCEEDED, "converged", None, [])
+    assert not store.finish_job(database_url, first, Event.SUCCEED, "converged", None, [])
     assert store.save_batch(database_url, second, points(0, 2))
-    assert store.finish_job(database_url, second, SUCCEEDED, "converged", None, points(2, 3))
+    assert store.finish_job(database_url, second, Event.SUCCEED, "converged", None, points(2, 3))
     assert [r.seq for r in stored(database_url, job_id)] == [0, 1, 2]  # the end's points too
     job = get_job(database_url, job_id)
     assert (job.status, job.n_points) == (SUCCEEDED, 3)
@@ -155,7 +159,7 @@ def test_a_run_records_its_trace_mode_at_start_and_its_wall_time_at_its_end(data
     assert store.set_identity(database_url, first, identity)
     job = get_job(database_url, job_id)
     assert (job.trace_mode, job.wall_s, job.data_hash) == ("refit", None, "d" * 64)
-    assert store.finish_job(database_url, first, SUCCEEDED, "converged", None, [], None, 1.5)
+    assert store.finish_job(database_url, first, Event.SUCCEED, "converged", None, [], None, 1.5)
     job = get_job(database_url, job_id)
     assert (job.status, job.trace_mode, job.wall_s) == (SUCCEEDED, "refit", 1.5)
 
@@ -166,7 +170,7 @@ def test_a_run_records_its_trace_mode_at_start_and_its_wall_time_at_its_end(data
     job = get_job(database_url, job_id)
     assert (job.trace_mode, job.wall_s) == (None, None)
     identity = store.Identity("e" * 64, "p" * 64, "native")
-    assert store.finish_job(database_url, second, FAILED, None, "boom", [], identity)
+    assert store.finish_job(database_url, second, Event.FAIL, None, "boom", [], identity)
     job = get_job(database_url, job_id)
     assert (job.trace_mode, job.wall_s, job.data_hash) == ("native", None, "e" * 64)
 
@@ -259,6 +263,40 @@ def test_a_solver_that_fails_to_warm_up_is_reported_and_refused(monkeypatch, cap
     warmup.check_available("agd")
     with pytest.raises(RuntimeError, match="solver 'ghost' is not available on this worker"):
         warmup.check_available("ghost")
+
+
+_IMPORTS = """
+import os, sys
+import faceoff.core.settings
+
+read, started = faceoff.core.settings.get_settings, []
+
+def get_settings():
+    assert started, "settings read at import"
+    return read()
+
+faceoff.core.settings.get_settings = get_settings
+import faceoff.solvers, faceoff.solvers.catalogue
+assert "NUMBA_CACHE_DIR" not in os.environ, "importing faceoff.solvers set the Numba cache"
+import faceoff.worker.__main__, faceoff.worker.celery_app
+assert "numba" not in sys.modules, "importing the worker's app imported Numba"
+import faceoff.worker.tasks
+from faceoff.worker.celery_app import celery_app
+started.append(True)
+print(celery_app.conf.task_default_queue, celery_app.conf.task_routes["worker.run_job"])
+"""
+
+
+def test_the_worker_reads_its_settings_when_it_starts_not_on_import():
+    """Importing the worker (its app, entry point and task) reads no setting and sets no
+    Numba cache; the app's configuration comes from the settings of its first use."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["FACEOFF_QUEUE"] = "q-start"
+    ran = subprocess.run(
+        [sys.executable, "-c", _IMPORTS], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.split() == ["q-start", "{'queue':", "'q-start'}"]
 
 
 def test_enqueue_sends_the_time_limits_of_the_job(redis_url, settings_for, sqlite_url):
