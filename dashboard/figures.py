@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import loss_label
 
 X_AXES = {
@@ -55,7 +55,7 @@ PALETTE = (
     "#7f7f7f",
     "#bcbd22",
 )
-# trace modes a legend names (solvers.catalogue.SolverSpec.trace_mode); ours are "native"
+# trace modes a legend names (solvers.spec.SolverSpec.trace_mode); ours are "native"
 NOTED_MODES = ("callback", "refit")
 REFIT_MARKER = {"symbol": "circle", "size": 7}  # a refit trace's points: one fit each
 REFIT_NOTE = "● refit: each marked point is its own fit from scratch, its time that fit's wall time"
@@ -65,15 +65,15 @@ GRID_POINTS = 200  # common x grid of the median over seeds
 
 def solver_color(solver: str) -> str:
     """One colour per solver, stable across pages (catalogue order)."""
-    names = list(CATALOGUE)
+    names = list(catalogue())
     index = names.index(solver) if solver in names else len(names) + sum(map(ord, solver))
     return PALETTE[index % len(PALETTE)]
 
 
 def solver_defaults(solver: str) -> dict[str, Any]:
     """Default parameter values of a catalogue solver (empty for an unknown one)."""
-    spec = CATALOGUE.get(solver)
-    return {p.name: p.default for p in spec.params} if spec else {}
+    spec = catalogue().get(solver)
+    return {p.name: p.default for p in spec.schema} if spec else {}
 
 
 def _fmt(value: Any) -> str:
