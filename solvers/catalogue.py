@@ -206,16 +206,23 @@ def discover_plugins(
     return found, broken
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _found: tuple[dict[str, SolverSpec], tuple[BrokenPlugin, ...]] | None = None
+_discovering = False
 
 
 def _registry() -> tuple[dict[str, SolverSpec], tuple[BrokenPlugin, ...]]:
-    global _found
+    global _found, _discovering
     with _lock:
         if _found is None:
-            specs = _builtins()
-            plugins, broken = discover_plugins(specs)
+            if _discovering:  # a spec module asked for the catalogue while it was imported
+                raise RegistrationError("the catalogue was asked for while it was discovered")
+            _discovering = True
+            try:
+                specs = _builtins()
+                plugins, broken = discover_plugins(specs)
+            finally:
+                _discovering = False
             _found = ({**specs, **plugins}, tuple(broken))
         return _found
 

@@ -9,6 +9,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
+from faceoff.solvers import catalogue as registry
 from faceoff.solvers.catalogue import catalogue, discover_plugins
 from faceoff.solvers.spec import Param, SolverSpec
 
@@ -90,3 +91,21 @@ def test_a_plugin_s_method_defaults_to_the_method_module_beside_its_spec(tmp_pat
     assert spec.module == "acme_pkg.method"
     assert spec.schema == (Param("memory", "int", 5, "h", 1, 9),)
     assert spec.parse_params({"memory": "7"}).memory == 7
+
+
+def test_a_plugin_that_asks_for_the_catalogue_at_import_is_reported(tmp_path, monkeypatch):
+    """Discovery imports the plug-in's module: one that calls catalogue() then is left out
+    with the reason (it neither deadlocks nor discovers again)."""
+    (tmp_path / "acme_greedy.py").write_text(
+        "from faceoff.solvers.catalogue import catalogue\ncatalogue()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_found", None)
+    monkeypatch.setattr(
+        registry, "entry_points", lambda group: [entry("acme.greedy", "acme_greedy:SPEC")]
+    )
+    (broken,) = registry.broken_plugins()
+    assert broken.error == (
+        "RegistrationError: the catalogue was asked for while it was discovered"
+    )
+    assert "acme.greedy" not in catalogue() and "dual_cd" in catalogue()
