@@ -8,7 +8,7 @@ scratch), a peer with a callback (lightning) by its certified trace, like ours.
 
 from __future__ import annotations
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import get_spec
 
 #: the peer columns of part 1, by catalogue name
 PEERS: tuple[str, ...] = (
@@ -23,20 +23,20 @@ PEERS: tuple[str, ...] = (
 
 
 def supports(peer: str, loss: str) -> bool:
-    return loss in CATALOGUE[peer].losses
+    return loss in get_spec(peer).losses
 
 
 def is_refit(peer: str) -> bool:
-    return CATALOGUE[peer].trace_mode == "refit"
+    return get_spec(peer).trace_mode == "refit"
 
 
 def title(peer: str) -> str:
-    spec = CATALOGUE[peer]
+    spec = get_spec(peer)
     how = "refits, budget max_iter" if is_refit(peer) else "its callback trace"
     return f"{spec.title} ({how})"
 
 
 def missing_packages() -> list[str]:
     """One line per peer whose distribution is not installed (empty when all are)."""
-    reasons = (CATALOGUE[name].unavailable_reason() for name in PEERS)
+    reasons = (get_spec(name).unavailable_reason() for name in PEERS)
     return sorted({reason for reason in reasons if reason is not None})

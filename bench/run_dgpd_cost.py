@@ -40,7 +40,7 @@ WEIGHTS = ((1e-3, 1e-3), (1e-3, 1e-4), (1e-4, 1e-5))
 
 def measure(data, b, l2: float, l1: float, seconds: float, max_iterations: int) -> list[dict]:
     """Time each outer iteration of Algorithm 2; pool them into chunks of ≥ CHUNK_SECONDS."""
-    from faceoff.solvers.algorithms.dgpd import DGPD
+    from faceoff.solvers.algorithms.dgpd.method import DGPD
     from faceoff.solvers.problem import build_problem
 
     problem = build_problem(data, b, "smooth_hinge", l1=l1, l2=l2)

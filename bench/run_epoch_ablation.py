@@ -4,7 +4,7 @@ Issue 14's target 3 asks for an epoch ≤ 2× the pass floor (one CSR product wi
 with Aᵀ); ``dual_cd`` meets it on news20 and misses it on a9a and w8a (11–14 non-zeros a
 row). The lever the issue proposed is the storage order ("a dual pass in storage order
 already costs a third of a random-order pass"). This script measures what each candidate
-is worth today, by recompiling ``solvers.algorithms.dual_cd._dual_cd`` with one textual
+is worth today, by recompiling ``solvers.algorithms.dual_cd.method._dual_cd`` with one textual
 edit (each edit is asserted to apply, so a changed kernel fails loudly rather than
 measuring nothing):
 
@@ -99,7 +99,7 @@ def compile_variant(edits: tuple[tuple[str, str], ...]):
     """``_dual_cd`` with ``edits`` (old → new, each must occur once), compiled afresh."""
     from numba import njit
 
-    from faceoff.solvers.algorithms import dual_cd
+    from faceoff.solvers.algorithms.dual_cd import method as dual_cd
 
     source = inspect.getsource(dual_cd._dual_cd.py_func)
     for old, new in edits:
@@ -114,7 +114,7 @@ def compile_variant(edits: tuple[tuple[str, str], ...]):
 
 def seconds_per_epoch(problem, kernel) -> float:
     """Epochs 2 to EPOCHS + 1 of permutation-sampled ``dual_cd`` run by ``kernel``."""
-    from faceoff.solvers.algorithms.dual_cd import DualCD
+    from faceoff.solvers.algorithms.dual_cd.method import DualCD
 
     n = problem.data.n_samples
     best = float("inf")

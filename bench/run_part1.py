@@ -380,7 +380,7 @@ class PeerSearch:
     """
 
     def __init__(self, peer: str, problem, pstar: PStar, settings: Settings) -> None:
-        from faceoff.solvers.peers.refit import budget_fitter
+        from faceoff.solvers.run import budget_fitter
 
         self.problem, self.pstar, self.settings = problem, pstar, settings
         self._fit = budget_fitter(peer, problem)  # the input's layout is made here, once

@@ -16,7 +16,7 @@ from faceoff.cli import InputError, positive_int
 from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import (
     BINARY_LOSS_NAMES,
     LOSS_NAMES,
@@ -193,7 +193,7 @@ def _add_solver_arguments(run: argparse._ArgumentGroup) -> None:
         "--solver",
         required=True,
         metavar="NAME",
-        help=f"one of {', '.join(CATALOGUE)} (see faceoff solvers)",
+        help=f"one of {', '.join(catalogue())} (see faceoff solvers)",
     )
     run.add_argument(
         "--param",

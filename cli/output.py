@@ -6,6 +6,8 @@ import json
 import math
 import os
 import sys
+from dataclasses import asdict
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -14,7 +16,7 @@ from rich.table import Table
 
 from faceoff.core.analysis import relative_gap
 from faceoff.core.jsonsafe import json_safe
-from faceoff.solvers.catalogue import BROKEN_PLUGINS, CATALOGUE
+from faceoff.solvers.catalogue import broken_plugins, catalogue
 from faceoff.solvers.trace import (
     CONVERGED,
     FINISHED,
@@ -209,15 +211,16 @@ def _point_text(point: TracePoint) -> str:
     return f"epoch {point.epoch:.3g}  gap {point.gap:.2e}"
 
 
-def _params_text(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
+def _params_text(params: Any) -> str:
+    """``name=value ...`` of a solver's typed parameters."""
+    return " ".join(f"{k}={v}" for k, v in asdict(params).items())
 
 
 def print_catalogue(fmt: str) -> None:
     """The solver catalogue as a table or as JSON (a list of solver objects)."""
-    specs = list(CATALOGUE.values())
+    specs = list(catalogue().values())
     errors = Console(stderr=True)
-    for broken in BROKEN_PLUGINS:
+    for broken in broken_plugins():
         errors.print(
             f"[bold red]plug-in {broken.name!r}[/] of {broken.distribution} is left out: "
             f"{broken.error}",
@@ -242,7 +245,7 @@ def print_catalogue(fmt: str) -> None:
                 "" if s.unavailable_reason() is None else " (missing)"
             )
         supports = f"{', '.join(s.losses)}\n{', '.join(s.penalties)}"
-        params = "\n".join(_param_text(p) for p in s.params) or "-"
+        params = "\n".join(_param_text(p) for p in s.schema) or "-"
         table.add_row(name, s.title, supports, params)
     Console().print(table)
 

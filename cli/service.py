@@ -22,7 +22,7 @@ from rich.table import Table
 
 from faceoff.cli import InputError
 from faceoff.cli.up import print_fairness
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     NORMALIZATION_NAMES,
@@ -267,7 +267,7 @@ def _cost_text(job: dict[str, Any], short: bool = False) -> str:
 def params_text(solver: str, params: dict[str, Any]) -> str:
     """The parameters that differ from the solver's defaults, ``sampling=permutation
     batch_size=8`` (``-``: all defaults; every one for a solver this catalogue lacks)."""
-    spec = CATALOGUE.get(solver)
+    spec = catalogue().get(solver)
     changed = params if spec is None else spec.changed_params(params)
     return " ".join(f"{k}={v}" for k, v in changed.items()) or "-"
 

@@ -23,7 +23,7 @@ class Request:
 
     problem: Any  # solvers.problem.Problem
     solver: str
-    params: dict[str, Any]
+    params: Any  # the solver's Params, parsed once here
     info: dict[str, Any]
 
 
@@ -43,8 +43,9 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
     return raw
 
 
-def check_solver(args: argparse.Namespace) -> dict[str, Any]:
-    """Solver name, loss/penalty/γ support and parameters; returns the parameter values."""
+def check_solver(args: argparse.Namespace) -> Any:
+    """Solver name, loss/penalty/γ support and parameters; returns the solver's typed
+    parameters (its ``Params``: the one check they get)."""
     try:
         spec = get_spec(args.solver)
         spec.check(args.loss, penalty_name(args.l1), args.gamma)

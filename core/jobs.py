@@ -51,7 +51,7 @@ from faceoff.core.specs import (
     objective_hash,
     spec_hash,
 )
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import get_spec
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +79,9 @@ def check_job_memory(
 ) -> None:
     """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz)
     exceeds ``MAX_JOB_BYTES``; the worker checks again with the loaded matrix."""
-    solver = CATALOGUE[spec.solver]
+    solver = get_spec(spec.solver)
     n, d, nnz = shape
-    needed = solver.working_bytes(n, d, nnz, spec.params, spec.penalty)
+    needed = solver.working_bytes(n, d, nnz, solver.load_params(spec.params), spec.penalty)
     if needed <= settings.MAX_JOB_BYTES:
         return
     where = ("params",) if solver.extra_memory else ("dataset",)

@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED, Job, utcnow
 
 
-class Event(str, enum.Enum):
+class Event(enum.StrEnum):
     """What happens to a job."""
 
     CLAIM = "claim"  # a worker takes the queued job for a new attempt

@@ -107,7 +107,7 @@ class Job(Base):
     its content (core.references.content_objective_hash), the key of its reference P*.
 
     ``trace_mode`` says how the trace is made (``native``, ``callback`` or ``refit``:
-    solvers.catalogue.SolverSpec), set by the worker when the run starts; ``wall_s`` is the
+    solvers.spec.SolverSpec), set by the worker when the run starts; ``wall_s`` is the
     wall time the whole run cost (evaluation and every refit included), set when it ends.
 
     ``machine`` is the record of the worker's machine (core.machine), ``concurrency`` and

@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     # 2²⁵ non-zeros, about 1.2 GB at bench/run_memory.py's peak
     STATS_MAX_NNZ: int = 2**25
     WORKER_CONCURRENCY: int = 1  # jobs a worker runs at once (python -m faceoff.worker)
-    # a job's estimated working memory (solvers.catalogue.SolverSpec.working_bytes)
+    # a job's estimated working memory (solvers.spec.SolverSpec.working_bytes)
     MAX_JOB_BYTES: int = 16 * 1024**3
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...

@@ -17,12 +17,14 @@ import itertools
 import json
 import math
 import re
+from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
-from faceoff.solvers.catalogue import CATALOGUE, ParamError, SupportError, show
+from faceoff.solvers.catalogue import catalogue
+from faceoff.solvers.spec import ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     NORMALIZATION_NAMES,
@@ -169,13 +171,15 @@ class JobSpec(ObjectiveSpec):
 
 def check_solver(
     solver: str, loss: str, penalty: str, params: dict[str, Any], loc=(), gamma: float = 1.0
-) -> dict:
-    """Parsed parameters with defaults; SpecError naming the field otherwise (the catalogue's
-    checks: :meth:`SolverSpec.check` and :meth:`SolverSpec.parse_params`)."""
-    spec = CATALOGUE.get(solver)
+) -> Any:
+    """The solver's typed parameters (its ``Params``), defaults filled in; SpecError naming
+    the field otherwise (the spec's checks: :meth:`SolverSpec.check` and
+    :meth:`SolverSpec.parse_params`, the one check a request's parameters get)."""
+    specs = catalogue()
+    spec = specs.get(solver)
     if spec is None:
         raise SpecError(
-            (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(CATALOGUE)}"
+            (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(specs)}"
         )
     try:
         spec.check(loss, penalty, gamma)
@@ -188,11 +192,13 @@ def check_solver(
 
 
 def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
-    """The spec with every solver parameter parsed and defaulted; SpecError if invalid."""
+    """The spec with every solver parameter parsed and defaulted (stored as the dict of the
+    solver's ``Params``); SpecError if invalid."""
     params = check_solver(spec.solver, spec.loss, spec.penalty, spec.params, loc, spec.gamma)
     positive = sorted(set(spec.positive)) if spec.positive is not None else None
-    seed = spec.solver_seed if CATALOGUE[spec.solver].uses_seed(params) else None
-    return spec.model_copy(update={"params": params, "positive": positive, "seed": seed})
+    seed = spec.solver_seed if catalogue()[spec.solver].uses_seed(params) else None
+    update = {"params": asdict(params), "positive": positive, "seed": seed}
+    return spec.model_copy(update=update)
 
 
 def _digest(payload: dict) -> str:
@@ -282,7 +288,7 @@ def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
 def _seeded(solver: str, params: dict[str, Any]) -> bool:
     """Whether ``solver`` with the raw ``params`` uses the seed; True when either is invalid
     (expand_sweep then names the error)."""
-    spec = CATALOGUE.get(solver)
+    spec = catalogue().get(solver)
     if spec is None:
         return True
     try:

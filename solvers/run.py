@@ -1,10 +1,15 @@
-"""``solve()``: validate a request against the catalogue, warm up, run, return the trace."""
+"""``solve()``: find a solver's method, warm it up, run it, return the trace.
+
+The one place that goes from a solver's name to its method (``SolverSpec.module`` and
+``entry``). Parameters arrive typed (a ``Params`` the boundary parsed: the API's job
+spec, ``faceoff solve``) or raw, parsed here once.
+"""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -14,6 +19,7 @@ from threadpoolctl import threadpool_limits
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.evaluation import compile_kernels
 from faceoff.solvers.problem import Problem, build_problem
+from faceoff.solvers.spec import SolverSpec
 from faceoff.solvers.trace import Recorder, StopRules, TracePoint
 from faceoff.solvers.vocabulary import get_loss
 
@@ -23,13 +29,13 @@ class Result:
     """The outcome of one run: final iterates, the trace and why it stopped."""
 
     solver: str
-    params: dict[str, Any]
+    params: Any  # the solver's Params
     seed: int
     stop_reason: str
     trace: list[TracePoint]
     x: np.ndarray
     y: np.ndarray
-    trace_mode: str = "native"  # how the trace was made (catalogue.SolverSpec.trace_mode)
+    trace_mode: str = "native"  # how the trace was made (spec.SolverSpec.trace_mode)
     wall_s: float = 0.0  # wall time the whole run cost: evaluation and refits included
 
     @property
@@ -40,7 +46,7 @@ class Result:
         last = self.final
         return {
             "solver": self.solver,
-            "params": self.params,
+            "params": asdict(self.params),
             "seed": self.seed,
             "stop_reason": self.stop_reason,
             "iterations": last.iteration,
@@ -60,13 +66,25 @@ class MissingPeer(RuntimeError):
     """A peer solver whose distribution is not installed here."""
 
 
-def _entry(spec) -> Callable[..., str]:
+def _entry(spec: SolverSpec) -> Any:
     """The ``solve(problem, params, recorder, seed)`` function of ``spec``; MissingPeer,
     saying what to install, for a peer whose distribution is missing."""
     reason = spec.unavailable_reason()
     if reason is not None:
         raise MissingPeer(reason)
+    if spec.module is None:
+        raise ValueError(f"solver {spec.name!r} has no method module: it is not catalogued")
     return getattr(importlib.import_module(spec.module), spec.entry)
+
+
+def typed_params(spec: SolverSpec, params: Any) -> Any:
+    """``params`` as ``spec``'s Params: a Params of this solver as it is (checked where it
+    was parsed), a mapping of raw values (or None: the defaults) parsed once."""
+    if isinstance(params, spec.params):
+        return params
+    if params is None or isinstance(params, Mapping):
+        return spec.parse_params(params)
+    raise TypeError(f"parameters of solver {spec.name!r} must be its Params, got {params!r}")
 
 
 _warm: set[str] = set()
@@ -87,7 +105,10 @@ def warmup(solver: str) -> None:
         return
     spec = get_spec(solver)
     entry = _entry(spec)
-    for values in _param_variants(spec):
+    # defaults, then each choice of each choice parameter (they may select other kernels),
+    # with what the rules between parameters need beside it
+    for change in spec.choice_variants():
+        values = spec.load_params(change)
         for loss in spec.losses:
             for penalty in (p for p in spec.penalties if p in get_loss(loss).penalties):
                 problem = _tiny_problem(loss, penalty)
@@ -97,16 +118,10 @@ def warmup(solver: str) -> None:
     _warm.add(solver)
 
 
-def _param_variants(spec) -> list[dict[str, Any]]:
-    """Defaults, plus each choice of each choice parameter (they may select other kernels),
-    with what the rules between parameters need beside it."""
-    return [spec.parse_params(change) for change in spec.choice_variants()]
-
-
 def solve(
     problem: Problem,
     solver: str,
-    params: dict[str, Any] | None = None,
+    params: Any = None,
     stop: StopRules | None = None,
     seed: int = 0,
     on_point: Callable[[TracePoint], None] | None = None,
@@ -117,9 +132,10 @@ def solve(
     ----------
     problem : Problem
     solver : str
-        A name from :data:`faceoff.solvers.catalogue.CATALOGUE`.
-    params : dict, optional
-        Solver parameters; defaults from the catalogue, every value checked.
+        A name of :func:`faceoff.solvers.catalogue.catalogue`.
+    params : Params, mapping or None
+        The solver's parameters: its ``Params`` (parsed at the boundary), or raw values
+        parsed here (defaults from the spec, every value checked); None: the defaults.
     stop : StopRules, optional
     seed : int
         Runs are deterministic for a given seed.
@@ -128,7 +144,7 @@ def solve(
     """
     spec = get_spec(solver)
     spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
-    values = spec.parse_params(params)
+    values = typed_params(spec, params)
     warmup(solver)
     entry = _entry(spec)
     recorder = Recorder(problem, stop or StopRules(), on_point)
@@ -150,3 +166,13 @@ def solve(
         spec.trace_mode,
         recorder.wall_seconds(),
     )
+
+
+def budget_fitter(solver: str, problem: Problem, params: Any = None, seed: int = 0) -> Any:
+    """``fit(budget) -> Fit`` of the refitted peer ``solver`` on ``problem``
+    (:class:`~faceoff.solvers.peers.refit.RefitPeer`): the benchmarks time one budget."""
+    spec = get_spec(solver)
+    if spec.trace_mode != "refit":
+        raise ValueError(f"solver {solver!r} is not traced by refits ({spec.trace_mode})")
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
+    return _entry(spec).fitter(problem, typed_params(spec, params), seed)

@@ -163,9 +163,7 @@ class Sampler:
     """
 
     def __init__(self, n: int, mode: str, seed: int, weights: np.ndarray | None = None) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown sampling {mode!r}; accepted: {', '.join(MODES)}")
-        self.mode = MODES[mode]
+        self.mode = MODES[mode]  # checked by the solver's spec (SolverSpec.parse_params)
         self.rng_state = make_rng_state(seed)
         if self.mode == IMPORTANCE:
             w = np.asarray(weights, dtype=np.float64)

@@ -9,7 +9,23 @@ import subprocess
 import sys
 import zipfile
 
+from setuptools.config.pyprojecttoml import read_configuration
+
 from tests.conftest import REPO
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    """A wheel holds only the packages pyproject.toml lists: a new folder with an
+    ``__init__.py`` (a solver's, a peer library's) must be listed too."""
+    config = read_configuration(REPO / "pyproject.toml")["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = set()
+    for name, folder in config["package-dir"].items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO / folder).parts
+            found.add(".".join((name, *parts)))
+    missing = sorted(found - listed)
+    assert not missing, f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
 
 
 def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
@@ -30,7 +46,9 @@ def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
     for shipped in (
         "faceoff/__init__.py",
         "faceoff/api/routes/jobs.py",
-        "faceoff/solvers/algorithms/dual_cd.py",
+        "faceoff/solvers/algorithms/dual_cd/__init__.py",
+        "faceoff/solvers/algorithms/dual_cd/method.py",
+        "faceoff/solvers/peers/sklearn/method.py",
         "faceoff/dashboard/assets/style.css",
         "faceoff/dashboard/figures/compare.py",
         "faceoff/dashboard/pages/compare.py",

@@ -274,7 +274,9 @@ def _solve(
         tol=spec.stop.tol,
         should_stop=store.CancelCheck(settings.database_url, claim),
     )
-    return solve(problem, spec.solver, spec.params, stop, spec.solver_seed, on_point=writer)
+    # the canonical parameters the API checked: typed again, not checked again
+    params = get_spec(spec.solver).load_params(spec.params)
+    return solve(problem, spec.solver, params, stop, spec.solver_seed, on_point=writer)
 
 
 def _outcome(reason: str) -> tuple[Event, str | None]:

@@ -21,11 +21,11 @@ UNAVAILABLE: dict[str, str] = {}  # solver name → why its warm-up failed
 def warm_up(names: Iterable[str] | None = None) -> dict[str, str]:
     """Run ``faceoff.solvers.run.warmup`` for ``names`` (default: the whole catalogue); returns the
     solvers that failed, with the reason."""
-    from faceoff.solvers.catalogue import CATALOGUE
+    from faceoff.solvers.catalogue import catalogue
     from faceoff.solvers.run import MissingPeer, warmup
 
     started = time.perf_counter()
-    for name in list(names or CATALOGUE):
+    for name in list(names or catalogue()):
         began = time.perf_counter()
         try:
             warmup(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import loss_label
 
 X_AXES = {
@@ -23,7 +23,7 @@ Y_MEASURES = {
 
 def solver_defaults(solver: str) -> dict[str, Any]:
     """Default parameter values of a catalogue solver (empty for an unknown one)."""
-    spec = CATALOGUE.get(solver)
+    spec = catalogue().get(solver)
     return {p.name: p.default for p in spec.params} if spec else {}
 
 

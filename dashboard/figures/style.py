@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from faceoff.core.analysis import NOT_REACHED
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 PATTERNS = ("", "/", ".", "x", "-", "+")
@@ -35,7 +35,7 @@ def solver_color(solver: str) -> str:
     """One colour per solver, stable across pages and figures (catalogue order); a legend
     name's is its solver's (``spdc[batch_size=8]`` is drawn in ``spdc``'s)."""
     solver = solver.split("[", 1)[0]
-    names = list(CATALOGUE)
+    names = list(catalogue())
     index = names.index(solver) if solver in names else len(names) + sum(map(ord, solver))
     return PALETTE[index % len(PALETTE)]
 

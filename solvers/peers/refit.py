@@ -149,37 +149,22 @@ def refit(
 
 
 class RefitPeer:
-    """A peer traced by refits: the catalogue's ``solve`` for it.
+    """A peer traced by refits: its ``solve(problem, params, recorder, seed)``.
 
-    ``fitter(problem, params, seed)`` prepares what does not depend on the budget (the
-    input's layout, the weight mapping) and returns ``fit(budget) -> Fit``; the benchmarks
-    call it directly to time one budget (bench/run_part1.py).
+    ``fitter(problem, params, seed)`` (``params``: the peer's typed parameters) prepares
+    what does not depend on the budget (the input's layout, the weight mapping) and returns
+    ``fit(budget) -> Fit``; the benchmarks call it directly to time one budget
+    (``solvers.run.budget_fitter``).
     """
 
     def __init__(
-        self, fitter: Callable[[Problem, dict, int], Callable[[int], Fit]], passes: float = 1.0
+        self, fitter: Callable[[Problem, Any, int], Callable[[int], Fit]], passes: float = 1.0
     ) -> None:
         self.fitter, self.passes = fitter, passes
         self.__doc__ = fitter.__doc__
 
-    def __call__(self, problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+    def __call__(self, problem: Problem, params: Any, recorder: Recorder, seed: int) -> str:
         return refit(problem, recorder, self.fitter(problem, params, seed), self.passes)
-
-
-def budget_fitter(
-    solver: str, problem: Problem, params: dict | None = None, seed: int = 0
-) -> Callable[[int], Fit]:
-    """``fit(budget) -> Fit`` of the refitted peer ``solver`` on ``problem``."""
-    import importlib
-
-    from faceoff.solvers.catalogue import get_spec
-
-    spec = get_spec(solver)
-    if spec.trace_mode != "refit":
-        raise ValueError(f"solver {solver!r} is not traced by refits ({spec.trace_mode})")
-    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
-    peer = getattr(importlib.import_module(spec.module), spec.entry)
-    return peer.fitter(problem, spec.parse_params(params), seed)
 
 
 class StopFit(Exception):

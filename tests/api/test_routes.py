@@ -366,10 +366,10 @@ def test_solvers(sqlite_url, settings_for):
 
 def test_solvers_says_which_peer_is_not_installed(sqlite_url, settings_for, monkeypatch):
     """A peer whose distribution is missing is listed as unavailable, with what to install."""
-    from faceoff.solvers.catalogue import CATALOGUE
+    from faceoff.solvers.catalogue import catalogue
 
-    ghost = replace(CATALOGUE["cyanure"], name="ghost.peer", requires="faceoff-no-such-dist")
-    monkeypatch.setitem(CATALOGUE, "ghost.peer", ghost)
+    ghost = replace(catalogue()["cyanure"], name="ghost.peer", requires="faceoff-no-such-dist")
+    monkeypatch.setitem(catalogue(), "ghost.peer", ghost)
     with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
         body = client.get("/api/v1/solvers").json()
     (entry,) = [s for s in body["data"] if s["name"] == "ghost.peer"]

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from bench import run_epoch_ablation as ablation
-from faceoff.solvers.algorithms import dual_cd
+from faceoff.solvers.algorithms.dual_cd import method as dual_cd
 from faceoff.solvers.problem import build_problem
 
 

@@ -1,7 +1,8 @@
-"""CONTRIBUTING.md's "add a solver" recipe, followed literally: its two code blocks (the
-module, the catalogue entry) are applied to a copy of the package and nothing else is edited.
-The new solver is then validated by a real API process, run by a real worker process, listed
-by the CLI and by the dashboard (in Chromium), and covered by the generated reference tests.
+"""CONTRIBUTING.md's "add a solver" recipe, followed literally: its code blocks (the files
+of one new folder, the spec and the method) are written into a copy of the package and
+nothing else is edited. The catalogue of the copy finds the new solver; it is then validated
+by a real API process, run by a real worker process, listed by the CLI and by the dashboard
+(in Chromium), and covered by the generated reference tests.
 
 The copy shadows the installed package through PYTHONPATH in every process started here.
 Those processes run in the repository, whose ``faceoff/`` folder would win if their working
@@ -17,15 +18,14 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import xml.etree.ElementTree as ET
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import httpx
 import pytest
 from setuptools.config.pyprojecttoml import read_configuration
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 from tests.dashboard.conftest import running_dashboard
 from tests.reliability.servers import api_env, running_api
 from tests.service.workers import running_worker, succeeded_trace
@@ -34,9 +34,8 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "ridge_cg"
+FOLDER = PurePosixPath("solvers/algorithms") / NAME  # the one folder the recipe adds
 FILE_BLOCK = re.compile(r"<!-- contributing:file (\S+) -->\n```python\n(.*?)```", re.S)
-ENTRY_BLOCK = re.compile(r"<!-- contributing:catalogue -->\n```python\n(.*?)```", re.S)
-CATALOGUE_END = "\n    )\n}\n"  # the end of the tuple of SolverSpec that builds CATALOGUE
 DATASET = {
     "kind": "synthetic",
     "generator": "regression",
@@ -47,31 +46,25 @@ DATASET = {
 }
 
 
-def recipe() -> tuple[str, str, str]:
-    """(module path, module source, catalogue entry) from CONTRIBUTING.md."""
-    text = (REPO / "CONTRIBUTING.md").read_text()
-    files, entries = FILE_BLOCK.findall(text), ENTRY_BLOCK.findall(text)
-    assert len(files) == 1 and len(entries) == 1, "the recipe has one module and one entry"
-    (path, source), entry = files[0], entries[0]
-    return path, source, entry
+def recipe() -> list[tuple[PurePosixPath, str]]:
+    """(path, source) of each file of the recipe in CONTRIBUTING.md."""
+    files = FILE_BLOCK.findall((REPO / "CONTRIBUTING.md").read_text())
+    return [(PurePosixPath(path), source) for path, source in files]
 
 
-def add_entry(catalogue: str, entry: str) -> str:
-    """``catalogue`` (the text of solvers/catalogue.py) with ``entry`` (a SolverSpec call)
-    added last to the tuple of SolverSpec that builds CATALOGUE."""
-    start = catalogue.index("CATALOGUE: dict[str, SolverSpec] = {")
-    end = catalogue.index(CATALOGUE_END, start)
-    item = textwrap.indent(entry.rstrip("\n"), " " * 8) + ","
-    return catalogue[:end] + "\n" + item + catalogue[end:]
+def test_the_recipe_is_one_new_folder_of_a_spec_and_a_method():
+    files = recipe()
+    assert sorted(path.name for path, _ in files) == ["__init__.py", "method.py"]
+    assert {path.parent for path, _ in files} == {FOLDER}
+    assert not (REPO / FOLDER).exists(), f"{FOLDER} exists already: the recipe needs a new name"
 
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> Path:
     """A folder holding the package ``faceoff`` with the recipe applied: the folder the
-    recipe edits (solvers/) copied, every other subpackage linked to the repository's."""
+    recipe adds to (solvers/) copied, every other subpackage linked to the repository's."""
     root = tmp_path_factory.mktemp("contrib")
-    path, source, entry = recipe()
-    folder, _, rest = path.partition("/")
+    folder = FOLDER.parts[0]
     mapping = read_configuration(REPO / "pyproject.toml")["tool"]["setuptools"]["package-dir"]
     package = root / "faceoff"
     package.mkdir()
@@ -81,15 +74,13 @@ def tree(tmp_path_factory) -> Path:
         if len(parts) != 2:
             continue
         if where == folder:
-            ignore = shutil.ignore_patterns("__pycache__")
-            shutil.copytree(REPO / where, package / parts[1], ignore=ignore)
+            copy = package / parts[1]
+            shutil.copytree(REPO / where, copy, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             (package / parts[1]).symlink_to(REPO / where)
-    edited = package / folder
-    assert not (edited / rest).exists(), f"{path} exists already: the recipe needs a new name"
-    (edited / rest).write_text(source)
-    catalogue = edited / "catalogue.py"
-    catalogue.write_text(add_entry(catalogue.read_text(), entry))
+    for path, source in recipe():
+        (copy / path.relative_to(folder)).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path.relative_to(folder)).write_text(source)
     return root
 
 
@@ -108,20 +99,25 @@ def python(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_recipe_applies_to_this_catalogue():
-    """The entry lands inside CATALOGUE (a check of the test's own editing)."""
-    _, _, entry = recipe()
-    text = (REPO / "solvers" / "catalogue.py").read_text()
-    namespace: dict = {}
-    exec(compile(add_entry(text, entry), "catalogue.py", "exec"), namespace)
-    ours = [name for name, spec in namespace["CATALOGUE"].items() if spec.requires is None]
-    assert ours[-1] == NAME  # the peers (solvers/peers/) follow our own solvers
-    assert NAME not in CATALOGUE  # this process runs the repository's own catalogue
+def test_the_catalogue_finds_the_new_folder_last_of_ours_and_light(shadowed):
+    """The copy's catalogue lists the solver after the built-ins (the peers follow), with
+    the method beside its spec; its spec imports no Numba."""
+    code = (
+        "import json, sys; import faceoff.solvers.catalogue as c; "
+        f"import faceoff.solvers.algorithms.{NAME}; assert 'numba' not in sys.modules; "
+        "print(json.dumps([c.__file__, [(n, s.requires, s.module) for n, s in "
+        "c.catalogue().items()]]))"
+    )
+    found = python("-c", code)
+    assert found.returncode == 0, found.stderr
+    where, specs = json.loads(found.stdout)
+    assert where.startswith(shadowed["PYTHONPATH"]), where
+    ours = [(name, module) for name, requires, module in specs if requires is None]
+    assert ours[-1] == (NAME, f"faceoff.solvers.algorithms.{NAME}.method")
+    assert NAME not in catalogue()  # this process runs the repository's own catalogue
 
 
 def test_the_cli_lists_and_runs_the_new_solver(shadowed):
-    where = python("-c", "import faceoff.solvers.catalogue as c; print(c.__file__)")
-    assert where.stdout.strip().startswith(shadowed["PYTHONPATH"]), where
     listed = python("-m", "faceoff.cli.main", "solvers")
     assert listed.returncode == 0 and NAME in listed.stdout, listed.stderr
     solved = python(
@@ -166,9 +162,13 @@ def test_the_service_validates_runs_and_lists_the_new_solver(
         assert refused.status_code == 422 and NAME in refused.text, refused.text
         unknown = httpx.post(f"{api.url}/jobs", json={**job, "params": {"tau": 1}}, timeout=30)
         assert unknown.status_code == 422 and "tau" in unknown.text, unknown.text
+        low = httpx.post(f"{api.url}/jobs", json={**job, "params": {"refresh": 0}}, timeout=30)
+        assert low.status_code == 422 and "'refresh'" in low.text, low.text
         stop = {"max_epochs": 2000, "max_seconds": 60, "tol": 1e-10}
-        accepted = httpx.post(f"{api.url}/jobs", json={**job, "stop": stop}, timeout=30)
+        typed = {**job, "params": {"refresh": "20"}, "stop": stop}  # stored as the int 20
+        accepted = httpx.post(f"{api.url}/jobs", json=typed, timeout=30)
         assert accepted.status_code == 201, accepted.text
+        assert accepted.json()["spec"]["params"] == {"refresh": 20}, accepted.json()
         last = succeeded_trace(api.url, accepted.json()["id"], worker)[-1]
         assert last["gap"] <= 1e-10 * max(1.0, abs(last["primal"])), last
 

@@ -5,7 +5,7 @@ nothing, and a run's write in another attempt changes nothing either."""
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -19,7 +19,7 @@ from faceoff.core.models import STATUSES, TERMINAL, Dataset, Job
 
 PAIRS = list(itertools.product(STATUSES, Event))
 ALLOWED = {(t.source, t.event): t for t in TRANSITIONS}
-BEFORE = datetime(2001, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+BEFORE = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)
 # every column a transition may set holds a value of its own before, so a reset shows
 FULL = {
     "cancel_requested": False,
@@ -80,7 +80,7 @@ def rows(url: str) -> dict[int, dict[str, Any]]:
 
 def _utc(value: Any) -> Any:
     if isinstance(value, datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+        return value.replace(tzinfo=UTC)
     return value
 
 
@@ -124,7 +124,7 @@ def test_every_state_and_event(database_url):
     changed by another's event."""
     ids = dict(zip(PAIRS, add_jobs(database_url, [state for state, _ in PAIRS]), strict=True))
     before = rows(database_url)
-    since = datetime.now(timezone.utc)
+    since = datetime.now(UTC)
     for (state, event), job_id in ids.items():
         with session_scope(database_url) as session:
             applied = apply(session, job_id, event, attempt=1, values=CALLER)
@@ -138,7 +138,7 @@ def test_every_state_and_event(database_url):
         want = expected(before[job_id], t)
         for column, value in want.items():
             if value is NOW:
-                assert since <= after[job_id][column] <= datetime.now(timezone.utc), column
+                assert since <= after[job_id][column] <= datetime.now(UTC), column
                 want[column] = after[job_id][column]
         assert after[job_id] == want, (state, event)
 

@@ -1,5 +1,5 @@
-"""solvers.plugins.discover on entry points made here: every kind of broken plug-in is left
-out with its reason, the good ones join, nothing raises."""
+"""solvers.catalogue.discover_plugins on entry points made here: every kind of broken
+plug-in is left out with its reason, the good ones join, nothing raises."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from faceoff.solvers.catalogue import CATALOGUE, SolverSpec
-from faceoff.solvers.plugins import discover
+from faceoff.solvers import catalogue as registry
+from faceoff.solvers.catalogue import catalogue, discover_plugins
+from faceoff.solvers.spec import Param, SolverSpec
 
-GOOD = SolverSpec("acme.good", "t", "r", "acme.solver", "primal")
+GOOD = SolverSpec("acme.good", "t", "r", "primal", module="acme.solver")
 
 
 @pytest.fixture
@@ -20,12 +21,13 @@ def specs(monkeypatch):
     """A module ``acme_specs`` holding specs good and bad."""
     module = types.ModuleType("acme_specs")
     module.GOOD = GOOD
-    module.SHADOW = SolverSpec("dual_cd", "t", "r", "acme.solver", "dual")
+    module.SHADOW = SolverSpec("dual_cd", "t", "r", "dual", module="acme.solver")
     module.NUMBER = 42
-    module.BAD_NAME = SolverSpec("Acme.Bad", "t", "r", "acme.solver", "primal")
-    module.LOSSY = SolverSpec("acme.lossy", "t", "r", "acme.solver", "primal", ("hinge",))
-    module.SIDEWAYS = SolverSpec("acme.sideways", "t", "r", "acme.solver", "sideways")
-    module.TWIN = SolverSpec("acme.good", "t", "r", "acme.other", "primal")
+    module.BAD_NAME = SolverSpec("Acme.Bad", "t", "r", "primal", module="acme.solver")
+    module.LOSSY = SolverSpec("acme.lossy", "t", "r", "primal", losses=("hinge",), module="m")
+    module.SIDEWAYS = SolverSpec("acme.sideways", "t", "r", "sideways", module="acme.solver")
+    module.TWIN = SolverSpec("acme.good", "t", "r", "primal", module="acme.other")
+    module.NOWHERE = SolverSpec("acme.nowhere", "t", "r", "primal")  # no package: no method
     monkeypatch.setitem(sys.modules, "acme_specs", module)
     return module
 
@@ -45,8 +47,9 @@ def test_good_plugins_join_and_broken_ones_are_reported(specs):
         entry("acme.sideways", "acme_specs:SIDEWAYS"),
         entry("acme.renamed", "acme_specs:GOOD"),
         entry("acme.good", "acme_specs:TWIN"),
+        entry("acme.nowhere", "acme_specs:NOWHERE"),
     ]
-    found, broken = discover(CATALOGUE, entries)
+    found, broken = discover_plugins(catalogue(), entries)
     assert found == {"acme.good": GOOD}
     reasons = {(b.name, b.error) for b in broken}
     expected = {
@@ -61,9 +64,48 @@ def test_good_plugins_join_and_broken_ones_are_reported(specs):
     assert "lowercase" in messages["Acme.Bad"]
     assert "hinge" in messages["acme.lossy"]
     assert "sideways" in messages["acme.sideways"]
+    assert "must name its method's module" in messages["acme.nowhere"]
     assert len(broken) == len(entries) - 1
 
 
 def test_no_plugin_installed_leaves_the_builtin_catalogue():
-    found, broken = discover(CATALOGUE, [])
+    found, broken = discover_plugins(catalogue(), [])
     assert found == {} and broken == []
+
+
+def test_a_plugin_s_method_defaults_to_the_method_module_beside_its_spec(tmp_path, monkeypatch):
+    """A spec in acme_pkg/spec.py (or in acme_pkg/__init__.py) that names no module runs
+    acme_pkg.method; its parameters listed as Param become a typed dataclass."""
+    package = tmp_path / "acme_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "spec.py").write_text(
+        "from faceoff.solvers.spec import Param, SolverSpec\n"
+        'SPEC = SolverSpec("acme.beside", "t", "r", "primal", '
+        'params=(Param("memory", "int", 5, "h", 1, 9),))\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found, broken = discover_plugins(catalogue(), [entry("acme.beside", "acme_pkg.spec:SPEC")])
+    assert broken == []
+    spec = found["acme.beside"]
+    assert spec.module == "acme_pkg.method"
+    assert spec.schema == (Param("memory", "int", 5, "h", 1, 9),)
+    assert spec.parse_params({"memory": "7"}).memory == 7
+
+
+def test_a_plugin_that_asks_for_the_catalogue_at_import_is_reported(tmp_path, monkeypatch):
+    """Discovery imports the plug-in's module: one that calls catalogue() then is left out
+    with the reason (it neither deadlocks nor discovers again)."""
+    (tmp_path / "acme_greedy.py").write_text(
+        "from faceoff.solvers.catalogue import catalogue\ncatalogue()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_found", None)
+    monkeypatch.setattr(
+        registry, "entry_points", lambda group: [entry("acme.greedy", "acme_greedy:SPEC")]
+    )
+    (broken,) = registry.broken_plugins()
+    assert broken.error == (
+        "RegistrationError: the catalogue was asked for while it was discovered"
+    )
+    assert "acme.greedy" not in catalogue() and "dual_cd" in catalogue()

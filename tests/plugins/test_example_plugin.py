@@ -23,9 +23,9 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "faceoff-plugin-example"
 NAME = "example.sparsa"
 BROKEN_SPECS = """
-from faceoff.solvers.catalogue import SolverSpec
+from faceoff.solvers.spec import SolverSpec
 
-SHADOW = SolverSpec("dual_cd", "a copy", "none", "broken_specs", "dual")
+SHADOW = SolverSpec("dual_cd", "a copy", "none", "dual", module="broken_specs")
 NUMBER = 42
 """
 BROKEN_ENTRY_POINTS = """[faceoff.solvers]

@@ -12,7 +12,7 @@ from schemathesis.checks import not_a_server_error
 
 from faceoff.api.main import create_app
 from faceoff.core.settings import Settings
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 
 MAX_EXAMPLES = 30
 
@@ -32,7 +32,7 @@ def flatmap_body(context, body):
         real["dataset"] = "a1a"
     if isinstance(body.get("datasets"), list):
         real["datasets"] = ["a1a"]
-    solvers = st.sampled_from(sorted(CATALOGUE))
+    solvers = st.sampled_from(sorted(catalogue()))
     if isinstance(body.get("solver"), str):
         return st.one_of(st.just(body), solvers.map(lambda name: {**real, "solver": name}))
     if isinstance(body.get("solvers"), list):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from faceoff.solvers.algorithms import lbfgs
-from faceoff.solvers.algorithms.saga import SAGA
+from faceoff.solvers.algorithms.lbfgs import method as lbfgs
+from faceoff.solvers.algorithms.saga.method import SAGA
 from faceoff.solvers.lazy_prox import RESCALE_BELOW, catch_up, contraction_table
 from faceoff.solvers.losses import loss_deriv, make_loss
 from faceoff.solvers.penalties import ElasticNet

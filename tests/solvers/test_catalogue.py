@@ -1,35 +1,109 @@
-"""The catalogue validates requests without importing Numba."""
+"""The catalogue finds every solver and validates requests without importing Numba; a
+solver's parameters are a typed, frozen dataclass checked once."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from dataclasses import asdict, dataclass, fields
 
 import pytest
 
 from faceoff.core.specs import SpecError, check_solver
-from faceoff.solvers.catalogue import (
-    CATALOGUE,
-    LOSSES,
-    PENALTIES,
+from faceoff.solvers import catalogue as registry
+from faceoff.solvers.catalogue import RegistrationError, catalogue, get_spec
+from faceoff.solvers.spec import (
     LossParamRange,
+    NoParams,
     OnlyWith,
     Param,
     ParamError,
     SolverSpec,
     SupportError,
-    get_spec,
+    param,
 )
+from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES
 
 
 def test_catalogue_imports_no_numba(tmp_path):
-    code = "import sys, faceoff.solvers.catalogue; assert 'numba' not in sys.modules"
+    """Neither importing the catalogue nor discovering it (every spec module) imports Numba,
+    and importing it discovers nothing."""
+    code = (
+        "import sys; from faceoff.solvers.catalogue import catalogue; "
+        "assert 'faceoff.solvers.algorithms' not in sys.modules; "
+        "assert len(catalogue()) > 7; assert 'numba' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # the installed one
 
 
+def test_a_solver_s_spec_module_imports_no_numba(tmp_path):
+    code = "import faceoff.solvers.algorithms.dual_cd, sys; assert 'numba' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+def test_builtins_then_peers_in_their_order_each_with_the_method_beside_it():
+    names = list(catalogue())
+    assert names[:7] == ["primal_cd", "dual_cd", "agd", "lbfgs", "saga", "spdc", "dgpd"]
+    libraries = [name.split(".")[0] for name in names[7:]]
+    assert libraries == sorted(libraries, key=["sklearn", "cyanure", "lightning"].index)
+    assert names[7:9] == ["sklearn.liblinear", "sklearn.lbfgs"]
+    assert get_spec("dual_cd").module == "faceoff.solvers.algorithms.dual_cd.method"
+    assert get_spec("sklearn.ridge").module == "faceoff.solvers.peers.sklearn.method"
+    assert get_spec("sklearn.ridge").entry == "ridge"
+
+
+@pytest.fixture
+def algorithms(tmp_path, monkeypatch):
+    """A package ``fake_algorithms`` scanned as the built-ins: write folders into it."""
+    root = tmp_path / "fake_algorithms"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "ALGORITHMS", "fake_algorithms")
+    for name in [m for m in sys.modules if m.startswith("fake_algorithms")]:
+        monkeypatch.delitem(sys.modules, name)
+    return root
+
+
+def _folder(root, name: str, body: str) -> None:
+    (root / name).mkdir()
+    (root / name / "__init__.py").write_text(
+        f"from faceoff.solvers.spec import SolverSpec\n{body}\n"
+    )
+
+
+def test_a_new_folder_is_a_built_in_found_with_its_method(algorithms):
+    _folder(algorithms, "ridge_new", 'SPEC = SolverSpec("ridge_new", "t", "r", "primal")')
+    found = registry._builtins()
+    assert found["ridge_new"].module == "fake_algorithms.ridge_new.method"
+    assert list(found)[-1] == "lightning.svrg"  # the peers follow the built-ins
+
+
+@pytest.mark.parametrize(
+    "body,error",
+    [
+        ('SPEC = SolverSpec("other", "t", "r", "primal")', "named 'broken' but its spec 'other'"),
+        ('SPEC = SolverSpec("broken", "t", "r", "sideways")', "side 'sideways' is not one of"),
+        ("SPEC = 42", "the folder is a int, not a faceoff SolverSpec"),
+        ("", "fake_algorithms.broken defines no SPEC"),
+    ],
+)
+def test_a_built_in_that_fails_registration_raises(algorithms, body, error):
+    """The check plug-ins pass: a built-in that fails it is a bug here, never skipped."""
+    _folder(algorithms, "broken", body)
+    with pytest.raises(RegistrationError, match=error):
+        registry._builtins()
+
+
+def test_a_built_in_may_not_shadow_a_peer(algorithms):
+    _folder(algorithms, "cyanure", 'SPEC = SolverSpec("cyanure", "t", "r", "primal")')
+    with pytest.raises(RegistrationError, match="'cyanure' is taken by a built-in solver"):
+        registry._builtins()
+
+
 def test_unsupported_loss_or_penalty_is_named():
-    spec = SolverSpec("only_l2", "t", "r", "m", "primal", losses=("squared",), penalties=("l2",))
+    spec = SolverSpec("only_l2", "t", "r", "primal", losses=("squared",), penalties=("l2",))
     with pytest.raises(ValueError, match="does not support loss 'logistic'; it supports squared"):
         spec.check("logistic", "l2")
     with pytest.raises(
@@ -50,7 +124,7 @@ def test_loss_parameter_ranges_name_the_parameter_and_what_is_accepted():
     get_spec("lightning.saga").check("smooth_hinge", "l2", gamma=2.5)
     get_spec("lightning.cd").check("logistic", "l2", gamma=0.5)  # γ applies to its loss only
     ranged = LossParamRange("smooth_hinge", "gamma", 0.5, 2.0, "why")
-    spec = SolverSpec("ranged", "t", "r", "m", "primal", loss_params=(ranged,))
+    spec = SolverSpec("ranged", "t", "r", "primal", loss_params=(ranged,))
     with pytest.raises(SupportError, match=r"gamma in \[0.5, 2\] only \(why\), got gamma=3"):
         spec.check("smooth_hinge", "l2", gamma=3.0)
     assert spec.to_dict()["loss_params"] == [
@@ -68,7 +142,7 @@ def test_submission_checks_the_loss_parameters(gamma):
     with pytest.raises(SpecError) as refused:
         check_solver("lightning.cd", "smooth_hinge", "l2", {}, ("solvers", 2), gamma=gamma)
     assert refused.value.loc == ("solvers", 2, "gamma")
-    assert check_solver("lightning.cd", "smooth_hinge", "l2", {}, gamma=1.0) == {}
+    assert check_solver("lightning.cd", "smooth_hinge", "l2", {}, gamma=1.0) == NoParams()
     with pytest.raises(SpecError) as refused:
         check_solver("lightning.cd", "squared", "elastic_net", {})
     assert refused.value.loc == ("l1",) and "l1 > 0 makes the penalty" in str(refused.value)
@@ -76,7 +150,7 @@ def test_submission_checks_the_loss_parameters(gamma):
 
 def test_params_defaults_and_errors():
     spec = get_spec("dual_cd")
-    assert spec.parse_params(None) == {
+    assert asdict(spec.parse_params(None)) == {
         "sampling": "uniform",
         "step": "exact",
         "accelerate": "none",
@@ -112,7 +186,6 @@ def test_rules_between_parameters_are_checked_with_the_values():
         "s",
         "t",
         "r",
-        "m",
         "primal",
         params=(
             Param("mode", "choice", "a", "h", choices=("a", "b")),
@@ -120,8 +193,8 @@ def test_rules_between_parameters_are_checked_with_the_values():
         ),
         rules=(OnlyWith("knob", "mode", "b"),),
     )
-    assert spec.parse_params({"knob": None}) == {"mode": "a", "knob": None}
-    assert spec.parse_params({"knob": 0.5, "mode": "b"}) == {"mode": "b", "knob": 0.5}
+    assert asdict(spec.parse_params({"knob": None})) == {"mode": "a", "knob": None}
+    assert asdict(spec.parse_params({"knob": 0.5, "mode": "b"})) == {"mode": "b", "knob": 0.5}
     with pytest.raises(ParamError, match="knob applies to mode=b only") as refused:
         spec.parse_params({"knob": 0.5})
     assert refused.value.param == "knob"
@@ -133,35 +206,37 @@ def test_submission_checks_the_solver_s_rules():
         check_solver("spdc", "logistic", "l2", {"alpha": 0.5})
     assert refused.value.loc == ("params", "alpha")
     params = check_solver("spdc", "logistic", "l2", {"alpha": 0.5, "sampling": "weighted"})
-    assert params["alpha"] == 0.5
+    assert params.alpha == 0.5
 
 
 def test_a_rule_on_one_choice_leaves_the_others_free():
     """dual_cd's shrinking=on needs sampling=permutation; shrinking=off goes with any; the API
     refuses the pair naming the field."""
     spec = get_spec("dual_cd")
-    assert spec.parse_params({"shrinking": "off", "sampling": "uniform"})["shrinking"] == "off"
+    assert spec.parse_params({"shrinking": "off", "sampling": "uniform"}).shrinking == "off"
     with pytest.raises(SpecError, match="shrinking=on applies to sampling=permutation") as refused:
         check_solver("dual_cd", "smooth_hinge", "l2", {"shrinking": "on"})
     assert refused.value.loc == ("params", "shrinking")
     params = {"shrinking": "on", "sampling": "permutation"}
-    assert check_solver("dual_cd", "smooth_hinge", "l2", params)["shrinking"] == "on"
+    assert check_solver("dual_cd", "smooth_hinge", "l2", params).shrinking == "on"
     assert {"shrinking": "on", "sampling": "permutation"} in spec.choice_variants()
 
 
 def test_every_spec_serializes_to_what_the_api_and_cli_show():
     """The JSON of GET /solvers and `faceoff solvers`: every field, defaults that parse, and
     choices and bounds that agree with the defaults."""
-    for key, spec in CATALOGUE.items():
+    for key, spec in catalogue().items():
         shown = json.loads(json.dumps(spec.to_dict()))
         assert shown["name"] == key and shown["title"] and shown["reference"]
-        assert set(shown["losses"]) <= set(LOSSES) and set(shown["penalties"]) <= set(PENALTIES)
-        assert [p["name"] for p in shown["params"]] == [p.name for p in spec.params]
-        for param in shown["params"]:
-            if param["kind"] == "choice":
-                assert param["default"] in param["choices"], (key, param)
-            elif param["default"] is not None:
-                assert param["low"] <= param["default"] <= param["high"], (key, param)
+        assert set(shown["losses"]) <= set(LOSS_NAMES)
+        assert set(shown["penalties"]) <= set(PENALTY_NAMES)
+        assert [p["name"] for p in shown["params"]] == [f.name for f in fields(spec.params)]
+        for shown_param in shown["params"]:
+            low, default, high = (shown_param.get(k) for k in ("low", "default", "high"))
+            if shown_param["kind"] == "choice":
+                assert default in shown_param["choices"], (key, shown_param)
+            elif default is not None:
+                assert low <= default <= high, (key, shown_param)
         defaults = {p["name"]: p["default"] for p in shown["params"]}
         assert spec.parse_params(defaults) == spec.parse_params(None)
 
@@ -169,7 +244,7 @@ def test_every_spec_serializes_to_what_the_api_and_cli_show():
 def test_every_catalogued_solver_has_a_module_with_its_entry():
     import importlib
 
-    for spec in CATALOGUE.values():
+    for spec in catalogue().values():
         if spec.unavailable_reason() is None:  # a peer's module imports its library lazily
             entry = getattr(importlib.import_module(spec.module), spec.entry)
             assert callable(entry), (spec.module, spec.entry)
@@ -177,7 +252,7 @@ def test_every_catalogued_solver_has_a_module_with_its_entry():
 
 def test_importing_the_catalogue_imports_no_kernel_and_no_peer_library():
     code = (
-        "import sys, faceoff.solvers.catalogue as c; c.CATALOGUE['cyanure'].to_dict(); "
+        "import sys, faceoff.solvers.catalogue as c; c.get_spec('cyanure').to_dict(); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'numba', 'sklearn', 'cyanure', 'lightning'}))"
     )
@@ -189,14 +264,104 @@ def test_importing_the_catalogue_imports_no_kernel_and_no_peer_library():
 
 
 def test_working_memory_counts_the_data_twice_and_lbfgs_its_history():
-    from faceoff.solvers.catalogue import CATALOGUE
-
     n, d, nnz = 1000, 500, 20_000
-    base = CATALOGUE["dual_cd"].working_bytes(n, d, nnz, {}, "l2")
+    dual_cd = get_spec("dual_cd")
+    base = dual_cd.working_bytes(n, d, nnz, dual_cd.parse_params({}), "l2")
     assert base >= 2 * 12 * nnz  # rows and columns, values and indices
-    lbfgs = CATALOGUE["lbfgs"]
-    small = lbfgs.working_bytes(n, d, nnz, {"memory": 10}, "l2")
-    large = lbfgs.working_bytes(n, d, nnz, {"memory": 100}, "l2")
+    lbfgs = get_spec("lbfgs")
+    small = lbfgs.working_bytes(n, d, nnz, lbfgs.parse_params({"memory": 10}), "l2")
+    large = lbfgs.working_bytes(n, d, nnz, lbfgs.parse_params({"memory": 100}), "l2")
     assert large - small >= 8 * 2 * 90 * d  # 2·m vectors of d doubles
-    split = lbfgs.working_bytes(n, d, nnz, {"memory": 100}, "elastic_net")
+    split = lbfgs.working_bytes(n, d, nnz, lbfgs.parse_params({"memory": 100}), "elastic_net")
     assert split - large >= 8 * 2 * 100 * d  # x = x⁺ − x⁻ doubles the variables
+
+
+@dataclass(frozen=True)
+class _Params:
+    mode: str = param("a", choices=("a", "b"), help="a mode")
+    count: int = param(3, low=1, high=9, help="a count")
+    scale: float | None = param(None, low=0.0, high=1.0, help="auto when None")
+
+
+def test_params_fields_carry_their_schema():
+    spec = SolverSpec("typed", "t", "r", "primal", params=_Params)
+    assert spec.schema == (
+        Param("mode", "choice", "a", "a mode", choices=("a", "b")),
+        Param("count", "int", 3, "a count", 1, 9),
+        Param("scale", "float", None, "auto when None", 0.0, 1.0),
+    )
+    parsed = spec.parse_params({"count": "4", "scale": 0.5})
+    assert parsed == _Params(count=4, scale=0.5) and isinstance(parsed.count, int)
+    with pytest.raises(AttributeError):
+        parsed.count = 5  # frozen: a method cannot change what was checked
+
+
+def test_the_tuple_form_of_a_plug_in_becomes_a_dataclass():
+    """A plug-in may list its parameters as Param: its method still receives a typed
+    object, and the schema shown is the same."""
+    listed = (
+        Param("mode", "choice", "a", "a mode", choices=("a", "b")),
+        Param("count", "int", 3, "a count", 1, 9),
+        Param("scale", "float", None, "auto when None", 0.0, 1.0),
+    )
+    spec = SolverSpec("acme.tuple_form", "t", "r", "primal", params=listed)
+    assert spec.schema == listed
+    assert spec.params.__name__ == "AcmeTupleFormParams"
+    parsed = spec.parse_params({"mode": "b"})
+    assert (parsed.mode, parsed.count, parsed.scale) == ("b", 3, None)
+    assert (
+        spec.to_dict()["params"]
+        == SolverSpec("x", "t", "r", "primal", params=_Params).to_dict()["params"]
+    )
+
+
+def test_a_params_class_must_declare_every_field_with_param():
+    @dataclass(frozen=True)
+    class Bare:
+        knob: float = 1.0
+
+    with pytest.raises(TypeError, match="Bare.knob: declare it with faceoff's param"):
+        SolverSpec("s", "t", "r", "primal", params=Bare)
+
+    @dataclass(frozen=True)
+    class Untyped:
+        knob: bytes = param(b"", help="h")
+
+    with pytest.raises(TypeError, match="Untyped.knob: a parameter is int, float or str"):
+        SolverSpec("s", "t", "r", "primal", params=Untyped)
+
+    @dataclass
+    class Mutable:
+        knob: float = param(1.0, help="h")
+
+    with pytest.raises(TypeError, match="must be a frozen dataclass"):
+        SolverSpec("s", "t", "r", "primal", params=Mutable)
+
+
+def test_stored_params_are_loaded_typed_without_a_second_check():
+    """The worker reads the canonical dict the API made: typed again, not checked again
+    (a stored value is taken as it is); a name the solver no longer has is refused."""
+    spec = get_spec("dual_cd")
+    stored = asdict(spec.parse_params({"sampling": "permutation", "shrinking": "on"}))
+    assert spec.load_params(stored) == spec.parse_params(stored)
+    assert get_spec("lbfgs").load_params({"memory": 0}).memory == 0  # not re-checked
+    assert spec.load_params({}) == spec.parse_params({})
+    with pytest.raises(ParamError, match="stored parameter 'tau' of solver 'dual_cd'"):
+        spec.load_params({"tau": 1.0})
+
+
+def test_the_canonical_params_of_a_job_are_the_dict_of_its_params():
+    """What a job stores (and hashes) is ``asdict`` of the typed parameters: the same keys
+    and values as before parameters were typed."""
+    from faceoff.core.specs import JobSpec, canonical_job
+
+    job = JobSpec(dataset="d", loss="logistic", l2=1e-3, solver="spdc", params={"tau": "2"})
+    assert canonical_job(job).params == {
+        "batch_size": 1,
+        "sampling": "uniform",
+        "alpha": None,
+        "tau": 2.0,
+        "sigma": None,
+        "theta": None,
+        "updates": "lazy",
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from faceoff.solvers.algorithms.dual_cd import INNER_TOL_START, DualCD, catalyst_kappa
+from faceoff.solvers.algorithms.dual_cd.method import INNER_TOL_START, DualCD, catalyst_kappa
 from faceoff.solvers.losses import EXACT_TOL
 from faceoff.solvers.problem import build_problem
 from faceoff.solvers.run import solve

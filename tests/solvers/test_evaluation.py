@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from faceoff.data.synthetic import classification, regression
 from faceoff.solvers import evaluation, trace
-from faceoff.solvers.algorithms.dual_cd import DualCD
+from faceoff.solvers.algorithms.dual_cd.method import DualCD
 from faceoff.solvers.driver import run_chunked
 from faceoff.solvers.evaluation import evaluate, full_pattern
 from faceoff.solvers.losses import make_loss

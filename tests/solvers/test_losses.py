@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from faceoff.solvers.catalogue import LOSSES
 from faceoff.solvers.losses import (
     EXACT_TOL,
     loss_conj,
@@ -23,6 +22,7 @@ from faceoff.solvers.losses import (
     loss_values_derivs,
     make_loss,
 )
+from faceoff.solvers.vocabulary import LOSS_NAMES
 
 GAMMAS = (1.0, 0.3)  # the smoothed hinge's γ; the other losses ignore it
 
@@ -55,7 +55,7 @@ def _sup(loss, y: float, b: float) -> float:
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_derivative_and_smoothness(name, gamma):
     """φ' matches central differences of φ, and |φ'(z) − φ'(z')| ≤ β|z − z'| with β the
     loss's smoothness, attained up to 1% (so β is not just an upper bound)."""
@@ -76,7 +76,7 @@ def test_derivative_and_smoothness(name, gamma):
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_fenchel_young_equality_at_the_derivative(name, gamma):
     """φ(z) + φ*(y) = z·y at y = φ'(z) (and y is in dom φ*)."""
     loss, rng = make_loss(name, gamma), np.random.default_rng(1)
@@ -91,7 +91,7 @@ def test_fenchel_young_equality_at_the_derivative(name, gamma):
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_conjugate_is_the_supremum(name, gamma):
     """φ*(y) = sup_z {y·z − φ(z)} (brute force, interior of the domain), the Fenchel–Young
     inequality φ(z) + φ*(y) ≥ z·y at unrelated points, and φ* = +inf exactly where the
@@ -115,7 +115,7 @@ def test_conjugate_is_the_supremum(name, gamma):
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_dual_step_maximizes_its_objective(name, gamma):
     """β = loss_dual_step(y, z, inv_s) maximizes h(β) = β·z − φ*(β) − inv_s·(β − y)²/2 over
     dom φ* (SDCA's coordinate step, Faceoff Algorithm 2), compared with a bounded brute
@@ -183,7 +183,7 @@ def test_logistic_step_stops_within_its_tolerance():
     assert loss_dual_step(loss, y_star, z, b, inv_s, u_star, 1e-9) == (y_star, u_star, 0)
 
 
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_increment_is_the_difference_of_losses_without_cancellation(name):
     """loss_increment(z, b, t) = φ(z + t) − φ(z): equal to the difference where it is
     accurate, and for tiny t equal to t·φ'(z) to 1e-9 relative, where the difference of two
@@ -202,7 +202,7 @@ def test_increment_is_the_difference_of_losses_without_cancellation(name):
             )
 
 
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_vector_forms_match_the_scalar_ones(name):
     loss, rng = make_loss(name, 0.5), np.random.default_rng(4)
     b, z = _labels(loss, rng, 50), _margins(rng, 50)
@@ -235,7 +235,7 @@ def test_vector_forms_match_the_scalar_ones(name):
     np.testing.assert_allclose(out, derivs, rtol=4e-16, atol=1e-300)
 
 
-@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("name", LOSS_NAMES)
 def test_vector_sums_match_the_scalar_ones_to_an_ulp(name):
     """loss_values and loss_conjs (for the logistic, numpy's vector exp, log and log1p)
     against the sums of the scalar φ and φ* over many points: margins of both signs, zero,
@@ -268,4 +268,4 @@ def test_unknown_loss_and_bad_gamma_are_refused():
         make_loss("hinge")
     with pytest.raises(ValueError, match="smoothing gamma must be a positive number, got 0"):
         make_loss("smooth_hinge", 0)
-    assert {make_loss(name).name for name in LOSSES} == set(LOSSES)
+    assert {make_loss(name).name for name in LOSS_NAMES} == set(LOSS_NAMES)

@@ -15,15 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faceoff.solvers.catalogue import CATALOGUE, SupportError
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.peers.refit import layout
 from faceoff.solvers.run import solve
+from faceoff.solvers.spec import SupportError
 from faceoff.solvers.trace import CONVERGED, FINISHED, MAX_EPOCHS, StopRules
 from faceoff.solvers.vocabulary import get_loss
 from tests.solvers.problems import make_problem, reference
 from tests.solvers.test_reference import Plan, cases, run_case, variant_name, variants
 
-PEERS = {name: spec for name, spec in CATALOGUE.items() if spec.requires is not None}
+PEERS = {name: spec for name, spec in catalogue().items() if spec.requires is not None}
 _DENSE_SMALL = ("dense", "sparse", "a9a")
 
 PEER_PLANS: dict[str, Plan] = {
@@ -95,7 +96,7 @@ def _require(spec) -> None:
 
 @pytest.mark.parametrize("solver,params,loss,penalty,dataset", list(cases(PEERS, PEER_PLANS)))
 def test_peer_matches_reference_and_certifies(solver, params, loss, penalty, dataset):
-    spec = CATALOGUE[solver]
+    spec = catalogue()[solver]
     _require(spec)
     result, p_ref = run_case(PEER_PLANS.get(solver, Plan()), solver, params, loss, penalty, dataset)
     last = result.final
@@ -134,7 +135,7 @@ REFIT_CASES = [
 def test_refit_point_reproduces_a_direct_fit(solver, loss):
     """The point of budget k in a refit trace is the fit with budget k: a run whose budget
     stops at k ends on the same iterate (same P and nnz(x), to the last bit)."""
-    spec = CATALOGUE[solver]
+    spec = catalogue()[solver]
     _require(spec)
     problem = make_problem("sparse", loss, "l2")
     long = solve(problem, solver, None, StopRules(max_epochs=16, tol=0.0), seed=5)
@@ -149,7 +150,7 @@ def test_refit_point_reproduces_a_direct_fit(solver, loss):
 def test_liblinear_refit_point_is_logistic_regression_with_that_budget():
     """The documented mapping (C = 1/(n·l2), l1_ratio = 0, no intercept) fitted directly by
     scikit-learn with max_iter = k gives the trace's point for budget k."""
-    _require(CATALOGUE["sklearn.liblinear"])
+    _require(catalogue()["sklearn.liblinear"])
     from sklearn.linear_model import LogisticRegression
 
     problem = make_problem("a9a", "logistic", "l2")
@@ -172,7 +173,7 @@ def test_callback_time_excludes_what_the_callback_does():
     that sleeps 20 ms adds the sleeps to the wall time, never to the solver time."""
     import time
 
-    _require(CATALOGUE["lightning.saga"])
+    _require(catalogue()["lightning.saga"])
     problem = make_problem("a9a", "logistic", "l2")
     stop = StopRules(max_epochs=20, tol=0.0)
     result = solve(problem, "lightning.saga", None, stop, on_point=lambda p: time.sleep(0.02))
@@ -190,7 +191,7 @@ def test_callback_peer_ends_its_fit_when_a_stop_rule_fires(solver, monkeypatch):
     fit then called back once an epoch up to its max_iter, 4 minutes in the benchmark)."""
     from faceoff.solvers.peers import refit
 
-    spec = CATALOGUE[solver]
+    spec = catalogue()[solver]
     _require(spec)
     calls = []
     real_call = refit.Progress.__call__
@@ -224,7 +225,7 @@ def test_peer_takes_the_smoothing_it_is_given_or_the_catalogue_refuses_it(
     """A smoothed loss at γ ≠ 1 (0.3 and 2.5, on the dense problem): the peer's final P is
     P*(γ) to 1e-8, or its catalogue entry refuses that γ (SupportError naming gamma) for the
     API, the CLI and the run alike — never a run-time error or a wrong answer."""
-    spec = CATALOGUE[solver]
+    spec = catalogue()[solver]
     problem = make_problem("dense", loss, penalty, gamma)
     stop = StopRules(max_epochs=6000, max_seconds=90, tol=1e-10)
     try:
@@ -267,7 +268,7 @@ def test_lightning_cd_ignores_its_unset_violation(garbage, monkeypatch):
     the fit builds its jobs): lightning does read it — a bare fit whose only column is skipped
     reports it as its reference violation — and our run on rcv1 is the clean run, point for
     point. Before the fix these runs stopped after one or two passes (P − P* = 4.7e-2·P*)."""
-    _require(CATALOGUE["lightning.cd"])
+    _require(catalogue()["lightning.cd"])
     import scipy.sparse as sp
     from lightning.classification import CDClassifier
     from lightning.impl.primal_cd import _BaseCD
@@ -303,7 +304,7 @@ print(json.dumps(run_on(sys.argv[1], "sparse")))
 def run_on(solver: str, dataset: str) -> dict[str, list[float]]:
     """A short run of ``solver`` (its first loss, its last penalty, 20 passes, seed 3): the
     trace's P values and the final x."""
-    spec = CATALOGUE[solver]
+    spec = catalogue()[solver]
     problem = make_problem(dataset, spec.losses[0], spec.penalties[-1])
     result = solve(problem, solver, None, StopRules(max_epochs=20, tol=0.0), seed=3)
     return {"primal": [p.primal for p in result.trace], "x": result.x.tolist()}
@@ -319,7 +320,7 @@ def test_peer_runs_are_those_of_a_fresh_process(solver):
     import subprocess
     import sys
 
-    _require(CATALOGUE[solver])
+    _require(catalogue()[solver])
     fresh = subprocess.run(
         [sys.executable, "-c", _FRESH_RUN, solver],
         capture_output=True,
@@ -342,7 +343,7 @@ def _inputs(solver: str) -> list[np.ndarray]:
     """Copies of b and of every cached layout of the two problems of :func:`run_on`."""
     from faceoff.solvers.peers.refit import _LAYOUTS
 
-    spec, copies = CATALOGUE[solver], []
+    spec, copies = catalogue()[solver], []
     for dataset in ("sparse", "dense"):
         problem = make_problem(dataset, spec.losses[0], spec.penalties[-1])
         copies.append(problem.b.copy())
@@ -356,8 +357,8 @@ def _inputs(solver: str) -> list[np.ndarray]:
 def test_a_quiet_callback_run_ends_on_the_traced_runs_iterate(solver):
     """StopRules.quiet_until holds for a callback peer too: the first and the final point
     only, on the iterate the traced run had at that epoch."""
-    _require(CATALOGUE[solver])
-    loss = "smooth_hinge" if "smooth_hinge" in CATALOGUE[solver].losses else "logistic"
+    _require(catalogue()[solver])
+    loss = "smooth_hinge" if "smooth_hinge" in catalogue()[solver].losses else "logistic"
     problem = make_problem("sparse", loss, "l2")
     traced = solve(problem, solver, None, StopRules(max_epochs=8, tol=0.0), seed=1)
     point = traced.trace[-2]

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from faceoff.solvers.catalogue import PENALTIES
 from faceoff.solvers.penalties import ElasticNet, soft_threshold
+from faceoff.solvers.vocabulary import PENALTY_NAMES
 
 WEIGHTS = [(0.0, 1e-3), (0.0, 2.0), (1e-2, 1e-2), (0.3, 1.0), (2.0, 5.0)]  # (l1, l2)
 
@@ -87,7 +87,7 @@ def test_prox_minimizes_its_objective(l1, l2, step):
 
 
 def test_names_and_weights():
-    assert {ElasticNet(0.0, 1.0).name, ElasticNet(0.1, 1.0).name} == set(PENALTIES)
+    assert {ElasticNet(0.0, 1.0).name, ElasticNet(0.1, 1.0).name} == set(PENALTY_NAMES)
     assert ElasticNet(0, 1).l2 == 1.0 and isinstance(ElasticNet(0, 1).l1, float)
     with pytest.raises(ValueError, match="l2 weight must be a positive number, got 0.0"):
         ElasticNet(0.1, 0.0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from faceoff.data.synthetic import classification
-from faceoff.solvers.algorithms.primal_cd import (
+from faceoff.solvers.algorithms.primal_cd.method import (
     PrimalCD,
     _col_max_abs,
     _newton_accepted,

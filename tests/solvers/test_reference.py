@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from faceoff.solvers.catalogue import CATALOGUE, SolverSpec
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.run import solve
+from faceoff.solvers.spec import SolverSpec
 from faceoff.solvers.trace import CONVERGED, StopRules
 from tests.solvers.problems import DATASETS, make_problem, reference
 
@@ -109,7 +110,7 @@ def variants(spec: SolverSpec, plan: Plan) -> Iterator[tuple[dict[str, Any], tup
             yield params, plan.narrow[name][0] if name in plan.narrow else DATASETS
 
 
-OURS = {name: spec for name, spec in CATALOGUE.items() if spec.requires is None}
+OURS = {name: spec for name, spec in catalogue().items() if spec.requires is None}
 
 
 def cases(catalogue: Mapping[str, SolverSpec] = OURS, plans: Mapping[str, Plan] = PLANS):
@@ -171,16 +172,20 @@ def test_ridge_matches_closed_form(solver, params):
 def test_every_plan_names_a_catalogued_solver_and_variant():
     """A renamed solver or parameter must not silently drop its budget, skip or narrowing."""
     for solver, plan in PLANS.items():
-        assert solver in CATALOGUE, solver
-        names = {variant_name(p) for p, _ in variants(CATALOGUE[solver], Plan(extra=plan.extra))}
+        assert solver in catalogue(), solver
+        names = {variant_name(p) for p, _ in variants(catalogue()[solver], Plan(extra=plan.extra))}
         assert set(plan.skip) | set(plan.narrow) <= names, (solver, names)
         for datasets, why in plan.narrow.values():
             assert datasets and why
 
 
 def test_a_new_solver_is_generated_with_its_defaults_and_choices():
-    spec = CATALOGUE["dual_cd"]
-    new = {"new": SolverSpec("new", "t", "r", "m", "primal", ("squared",), ("l2",), spec.params)}
+    spec = catalogue()["dual_cd"]
+    new = {
+        "new": SolverSpec(
+            "new", "t", "r", "primal", losses=("squared",), penalties=("l2",), params=spec.params
+        )
+    }
     found = {case.id for case in cases(new, {})}
     expected = {
         "default",
@@ -194,5 +199,5 @@ def test_a_new_solver_is_generated_with_its_defaults_and_choices():
 
 
 def test_a_choice_comes_with_what_the_rules_need_beside_it():
-    found = {case.id for case in cases({"dual_cd": CATALOGUE["dual_cd"]}, {})}
+    found = {case.id for case in cases({"dual_cd": catalogue()["dual_cd"]}, {})}
     assert "dual_cd-shrinking=on,sampling=permutation-smooth_hinge-l2-a9a" in found

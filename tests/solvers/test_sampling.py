@@ -51,8 +51,6 @@ def test_sequence_does_not_depend_on_chunking():
     np.testing.assert_array_equal(whole, parts)
 
 
-def test_bad_mode_and_weights():
-    with pytest.raises(ValueError, match="unknown sampling"):
-        Sampler(5, "cyclic", 0)
+def test_bad_weights():
     with pytest.raises(ValueError, match="importance weights"):
         Sampler(3, "importance", 0, np.array([1.0, -1.0, 1.0]))

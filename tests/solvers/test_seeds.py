@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from faceoff.solvers.catalogue import CATALOGUE, SeedWhen, SolverSpec
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.run import solve
+from faceoff.solvers.spec import SeedWhen, SolverSpec
 from faceoff.solvers.trace import StopRules
 from tests.solvers.problems import make_problem
 from tests.solvers.test_peers import _require
@@ -20,13 +21,13 @@ def _settings(spec: SolverSpec) -> list[dict]:
     """The defaults, or each value of the parameter that decides the seed's use."""
     if not isinstance(spec.seeded, SeedWhen):
         return [{}]
-    (param,) = [p for p in spec.params if p.name == spec.seeded.param]
+    (param,) = [p for p in spec.schema if p.name == spec.seeded.param]
     return [{param.name: choice} for choice in param.choices]
 
 
 CASES = [
     pytest.param(name, params, id=f"{name}-{','.join(map(str, params.values())) or 'default'}")
-    for name, spec in CATALOGUE.items()
+    for name, spec in catalogue().items()
     for params in _settings(spec)
 ]
 
@@ -36,15 +37,15 @@ def _loss(spec: SolverSpec) -> str:
 
 
 def test_a_conditional_seed_names_a_choice_parameter():
-    for spec in CATALOGUE.values():
+    for spec in catalogue().values():
         if isinstance(spec.seeded, SeedWhen):
-            (param,) = [p for p in spec.params if p.name == spec.seeded.param]
+            (param,) = [p for p in spec.schema if p.name == spec.seeded.param]
             assert set(spec.seeded.values) < set(param.choices), spec.name
 
 
 @pytest.mark.parametrize(("solver", "params"), CASES)
 def test_uses_seed_is_what_the_solver_does(solver, params):
-    spec = CATALOGUE[solver]
+    spec = catalogue()[solver]
     _require(spec)
     problem = make_problem("dense", _loss(spec), "l2")
     stop = StopRules(max_epochs=3.0, max_seconds=20.0, tol=0.0)

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from faceoff.core import analysis
 from faceoff.data.synthetic import classification
 from faceoff.solvers import trace
-from faceoff.solvers.algorithms.dual_cd import DualCD
-from faceoff.solvers.algorithms.primal_cd import PrimalCD
+from faceoff.solvers.algorithms.dual_cd.method import DualCD
+from faceoff.solvers.algorithms.primal_cd.method import PrimalCD
 from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem

@@ -15,7 +15,7 @@ from faceoff.cli.main import build_parser
 from faceoff.core.references import content_objective
 from faceoff.dashboard.figures.labels import objective_labels
 from faceoff.data.transforms import NORMALIZATIONS
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.losses import make_loss
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
@@ -156,7 +156,7 @@ def test_unknown_names_are_refused_with_the_accepted_ones():
 
 def test_transforms_catalogue_and_penalties_use_the_vocabulary():
     assert tuple(NORMALIZATIONS) == NORMALIZATION_NAMES
-    for spec in CATALOGUE.values():
+    for spec in catalogue().values():
         assert set(spec.losses) <= set(LOSSES) and set(spec.penalties) <= set(PENALTY_NAMES)
     assert penalty_name(0.0) == "l2" and penalty_name(1e-3) == "elastic_net"
 

@@ -28,7 +28,8 @@ from faceoff.core.models import (
 )
 from faceoff.core.queue import SETUP_SECONDS, celery_for, enqueue, time_limits
 from faceoff.core.specs import JobSpec, canonical_job, objective_hash, spec_hash
-from faceoff.solvers.catalogue import CATALOGUE, SolverSpec
+from faceoff.solvers.catalogue import catalogue
+from faceoff.solvers.spec import SolverSpec
 from faceoff.solvers.trace import TracePoint as Point
 from faceoff.worker import store, warmup
 
@@ -252,9 +253,9 @@ def test_cancel_check_reads_the_database_at_most_every_interval(database_url):
 
 def test_a_solver_that_fails_to_warm_up_is_reported_and_refused(monkeypatch, caplog):
     ghost = SolverSpec(
-        "ghost", "Ghost", "none", "faceoff.solvers.algorithms.ghost_not_written", "primal"
+        "ghost", "Ghost", "none", "primal", module="faceoff.solvers.algorithms.ghost_not_written"
     )
-    monkeypatch.setitem(CATALOGUE, "ghost", ghost)
+    monkeypatch.setitem(catalogue(), "ghost", ghost)
     monkeypatch.setattr(warmup, "UNAVAILABLE", {})
     failed = warmup.warm_up(["ghost", "agd"])
     assert list(failed) == ["ghost"]

@@ -19,6 +19,7 @@ import numpy as np
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import Recorder
+from faceoff_plugin_example.spec import Params
 
 SIGMA = 1e-4
 
@@ -78,5 +79,5 @@ class SpaRSA(PrimalMethod):
         return {"alpha": self.alpha}
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
-    return run_chunked(SpaRSA(problem, params["memory"]), recorder, problem.data.nnz)
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
+    return run_chunked(SpaRSA(problem, params.memory), recorder, problem.data.nnz)

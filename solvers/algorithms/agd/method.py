@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from faceoff.solvers.algorithms.agd import Params
 from faceoff.solvers.driver import run_chunked
 from faceoff.solvers.losses import loss_derivs, loss_values, loss_values_derivs
 from faceoff.solvers.problem import Problem
@@ -142,5 +143,5 @@ class AGD:
         return {"lipschitz": self.lipschitz + self.l2, "restarts": self.restarts}
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
     return run_chunked(AGD(problem), recorder, problem.data.nnz)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from faceoff.solvers.algorithms.saga import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.lazy_prox import (
     RESCALE_BELOW,
@@ -214,6 +215,6 @@ class SAGA(PrimalMethod):
         )
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
-    method = SAGA(problem, params["step_scale"], seed)
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
+    method = SAGA(problem, params.step_scale, seed)
     return run_chunked(method, recorder, problem.data.nnz)

@@ -28,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from faceoff.solvers.peers.lightning import SvrgParams
 from faceoff.solvers.peers.refit import PEER_TOL, Progress, StopFit, layout
 from faceoff.solvers.problem import Problem
+from faceoff.solvers.spec import NoParams
 from faceoff.solvers.trace import Recorder
 from faceoff.solvers.vocabulary import get_loss
 
@@ -76,7 +78,7 @@ def _options(problem: Problem, max_iter: int, callback: Progress, seed: int) -> 
     return options
 
 
-def sdca(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
     """SDCAClassifier / SDCARegressor with a callback every n/CALLS_PER_PASS samples."""
     from lightning.classification import SDCAClassifier
     from lightning.regression import SDCARegressor
@@ -94,7 +96,7 @@ def sdca(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     return _fit(problem, recorder, make, progress)
 
 
-def cd(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
     """CDClassifier / CDRegressor with a callback every d/CALLS_PER_PASS updates."""
     from lightning.classification import CDClassifier
     from lightning.regression import CDRegressor
@@ -136,7 +138,7 @@ def cd(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     return _fit(problem, recorder, make, progress, kind="columns")
 
 
-def saga(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def saga(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
     """SAGAClassifier (logistic, smoothed hinge), a callback after each pass."""
     from lightning.classification import SAGAClassifier
 
@@ -153,7 +155,7 @@ def saga(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
     return _fit(problem, recorder, make, progress)
 
 
-def svrg(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def svrg(problem: Problem, params: SvrgParams, recorder: Recorder, seed: int) -> str:
     """SVRGClassifier / SVRGRegressor, a callback after each outer iteration (a full
     gradient and n inner steps: two passes)."""
     from lightning.classification import SVRGClassifier
@@ -166,6 +168,6 @@ def svrg(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
 
     def make(max_iter: int, callback: Progress) -> Any:
         options = _options(problem, max(1, max_iter // 2), callback, seed)
-        return cls(eta=params["step_scale"] / lmax, alpha=problem.penalty.l2, **options)
+        return cls(eta=params.step_scale / lmax, alpha=problem.penalty.l2, **options)
 
     return _fit(problem, recorder, make, progress)

@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from faceoff.solvers.peers.refit import PEER_TOL, Fit, RefitPeer, layout, timed_fit
+from faceoff.solvers.peers.sklearn import LiblinearParams, RidgeParams
 from faceoff.solvers.problem import Problem
+from faceoff.solvers.spec import NoParams
 
 
 def _fitter(
@@ -50,13 +52,15 @@ def _coef(estimator: Any) -> np.ndarray:
 def _logistic(solver: str) -> RefitPeer:
     """The peer ``LogisticRegression(solver=solver)``."""
 
-    def fitter(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
+    def fitter(
+        problem: Problem, params: LiblinearParams | NoParams, seed: int
+    ) -> Callable[[int], Fit]:
         from sklearn.linear_model import LogisticRegression
 
         l1, l2, n = problem.penalty.l1, problem.penalty.l2, problem.n_samples
         options = {}
-        if "formulation" in params:
-            options["dual"] = params["formulation"] == "dual"
+        if isinstance(params, LiblinearParams):
+            options["dual"] = params.formulation == "dual"
 
         def make(budget: int) -> Any:
             return LogisticRegression(
@@ -83,15 +87,15 @@ sag = _logistic("sag")
 saga = _logistic("saga")
 
 
-def _ridge(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
-    """Ridge(solver=params["solver"]) traced by refits."""
+def _ridge(problem: Problem, params: RidgeParams, seed: int) -> Callable[[int], Fit]:
+    """Ridge(solver=params.solver) traced by refits."""
     from sklearn.linear_model import Ridge
 
     def make(budget: int) -> Any:
         return Ridge(
             alpha=problem.n_samples * problem.penalty.l2,
             fit_intercept=False,
-            solver=params["solver"],
+            solver=params.solver,
             tol=PEER_TOL,
             max_iter=budget,
             random_state=seed,
@@ -100,7 +104,7 @@ def _ridge(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
     return _fitter(problem, make)
 
 
-def _elastic_net(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
+def _elastic_net(problem: Problem, params: NoParams, seed: int) -> Callable[[int], Fit]:
     """ElasticNet (cyclic coordinate descent on columns) traced by refits."""
     from sklearn.linear_model import ElasticNet
 

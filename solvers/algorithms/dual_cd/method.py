@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.algorithms.dual_cd import Params
 from faceoff.solvers.driver import run_chunked
 from faceoff.solvers.losses import (
     EXACT_TOL,
@@ -259,9 +259,6 @@ class DualCD:
         accelerate: str = "none",
         shrinking: str = "off",
     ) -> None:
-        CATALOGUE["dual_cd"].check_rules(  # the rules the API checks at submission
-            {"sampling": sampling, "step": step, "accelerate": accelerate, "shrinking": shrinking}
-        )
         data = problem.data
         self.problem = problem
         n = data.n_samples
@@ -405,13 +402,13 @@ def catalyst_kappa(problem: Problem) -> float:
     return max(problem.loss.smoothness * radius / (n + 1) - problem.penalty.l2, 0.0)
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
     method = DualCD(
         problem,
-        params["sampling"],
-        params["step"],
+        params.sampling,
+        params.step,
         seed,
-        params["accelerate"],
-        params["shrinking"],
+        params.accelerate,
+        params.shrinking,
     )
     return run_chunked(method, recorder, problem.data.nnz)

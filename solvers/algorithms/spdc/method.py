@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.algorithms.spdc import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.lazy_prox import (
     RESCALE_BELOW,
@@ -585,21 +585,20 @@ class SPDC(PrimalMethod):
     Parameters
     ----------
     problem : Problem
-    params : dict
-        The catalogue's parameters: batch_size, sampling, alpha, tau, sigma, theta, updates.
+    params : Params
+        batch_size, sampling, alpha, tau, sigma, theta, updates (checked by the spec).
     seed : int
     """
 
-    def __init__(self, problem: Problem, params: dict, seed: int) -> None:
+    def __init__(self, problem: Problem, params: Params, seed: int) -> None:
         data = problem.data
         n, d = data.n_samples, data.n_features
-        m = int(params["batch_size"])
+        m = params.batch_size
         if m > n:
             raise ValueError(f"batch_size {m} exceeds the number of samples {n}; use 1 to {n}")
-        CATALOGUE["spdc"].check_rules(params)  # the rules the API checks at submission
-        weighted = params["sampling"] == "weighted"
+        weighted = params.sampling == "weighted"
         self.problem = problem
-        self.lazy = params["updates"] == "lazy"
+        self.lazy = params.updates == "lazy"
         row_norms = np.sqrt(data.row_sq_norms)
         tau, sigma, theta, alpha = step_sizes(
             row_norms,
@@ -607,11 +606,11 @@ class SPDC(PrimalMethod):
             1.0 / problem.loss.smoothness,
             m,
             weighted,
-            params["alpha"],
+            params.alpha,
         )
-        self.tau = tau if params["tau"] is None else float(params["tau"])
-        self.sigma = sigma if params["sigma"] is None else float(params["sigma"])
-        self.theta = theta if params["theta"] is None else float(params["theta"])
+        self.tau = tau if params.tau is None else params.tau
+        self.sigma = sigma if params.sigma is None else params.sigma
+        self.theta = theta if params.theta is None else params.theta
         self.alpha = alpha
         if weighted:  # eq. (20): (1 − α)/n + α‖aᵢ‖/Σ‖aⱼ‖, up to a common factor
             total = float(row_norms.sum()) or 1.0
@@ -667,6 +666,6 @@ class SPDC(PrimalMethod):
         return {"nnz_y": int(np.count_nonzero(self.y))}
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
     method = SPDC(problem, params, seed)
     return run_chunked(method, recorder, problem.data.nnz)

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from faceoff.solvers.algorithms.primal_cd import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.losses import (
     curvature_growth,
@@ -200,6 +201,6 @@ class PrimalCD(PrimalMethod):
         )
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
-    method = PrimalCD(problem, params["sampling"], seed, params["step"])
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
+    method = PrimalCD(problem, params.sampling, seed, params.step)
     return run_chunked(method, recorder, problem.data.nnz)

@@ -19,6 +19,7 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
+from faceoff.solvers.algorithms.lbfgs import Params
 from faceoff.solvers.losses import loss_values_derivs
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import FINISHED, Recorder
@@ -106,7 +107,7 @@ class _Trace:
             raise StopIteration
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
     objective = _Objective(problem)
     trace = _Trace(objective, recorder)
     w0 = np.zeros(objective.size())
@@ -114,7 +115,7 @@ def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
         return recorder.stop_reason
     bounds = [(0.0, None)] * objective.size() if objective.split else None
     options = {
-        "maxcor": int(params["memory"]),
+        "maxcor": params.memory,
         "ftol": 0.0,
         "gtol": 0.0,
         "maxiter": 2**31 - 1,

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from faceoff.solvers.peers.cyanure import Params
 from faceoff.solvers.peers.refit import PEER_TOL, Fit, RefitPeer, layout, timed_fit
 from faceoff.solvers.problem import Problem
 
@@ -36,11 +37,11 @@ def cyanure_seed(seed: int) -> int:
     return seed + 1 if seed < 2**31 - 1 else -1
 
 
-def _fitter(problem: Problem, params: dict, seed: int) -> Callable[[int], Fit]:
-    """One of Cyanure's solvers (``params["solver"]``) traced by refits."""
+def _fitter(problem: Problem, params: Params, seed: int) -> Callable[[int], Fit]:
+    """One of Cyanure's solvers (``params.solver``) traced by refits."""
     from cyanure.estimators import Classifier, Regression
 
-    solver, l1, l2 = params["solver"], problem.penalty.l1, problem.penalty.l2
+    solver, l1, l2 = params.solver, problem.penalty.l1, problem.penalty.l2
     if l1 > 0:
         weights = {"penalty": "elasticnet", "lambda_1": l1}
         weights["lambda_2"] = l2 / 2 if solver in _MISO else l2

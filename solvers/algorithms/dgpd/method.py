@@ -69,6 +69,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from faceoff.solvers.algorithms.dgpd import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.losses import (
     EXACT_TOL,
@@ -636,14 +637,14 @@ class DGPD(PrimalMethod):
         return out
 
 
-def solve(problem: Problem, params: dict, recorder: Recorder, seed: int) -> str:
+def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
     """Run DGPD; ``seed`` drives the order of the active-set rounds (basic is deterministic)."""
     method = DGPD(
         problem,
-        params["variant"],
-        params["eta"],
-        params["inner_passes"],
+        params.variant,
+        params.eta,
+        params.inner_passes,
         seed,
-        params.get("step", "adaptive"),
+        params.step,
     )
     return run_chunked(method, recorder, problem.data.nnz)

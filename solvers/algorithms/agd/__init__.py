@@ -1,0 +1,16 @@
+"""agd: accelerated proximal gradient with an adaptive line search, its spec."""
+
+from __future__ import annotations
+
+from faceoff.solvers.spec import NoParams, SolverSpec
+
+Params = NoParams  # agd takes no parameters
+
+SPEC = SolverSpec(
+    "agd",
+    "Accelerated proximal gradient with adaptive line search",
+    "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
+    "primal",
+    params=Params,
+    seeded=False,
+)

@@ -1,0 +1,30 @@
+"""lbfgs: scipy's L-BFGS-B, its spec and parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faceoff.solvers.spec import SolverSpec, param
+
+
+@dataclass(frozen=True)
+class Params:
+    memory: int = param(30, low=1, high=1000, help="number of stored correction pairs")
+
+
+def extra_memory(n: int, d: int, params: Params, penalty: str) -> float:
+    """L-BFGS-B's workspace, 2md + 5d + 11m² + 8m doubles (scipy's setulb), over the
+    variables x (d of them, 2d for the elastic net's split x = x⁺ − x⁻)."""
+    m, dim = params.memory, (2 * d if penalty == "elastic_net" else d)
+    return 8.0 * ((2 * m + 5) * dim + 11 * m * m + 8 * m)
+
+
+SPEC = SolverSpec(
+    "lbfgs",
+    "L-BFGS-B (scipy); elastic net by the bound-constrained split x = x⁺ − x⁻",
+    "Nocedal & Wright §7.2; SPDC §7 (memory 30)",
+    "primal",
+    params=Params,
+    extra_memory=extra_memory,
+    seeded=False,
+)

@@ -1,0 +1,30 @@
+"""primal_cd: primal randomized coordinate descent (NSync), its spec and parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faceoff.solvers.algorithms import coordinate_sampling
+from faceoff.solvers.spec import SolverSpec, param
+
+
+@dataclass(frozen=True)
+class Params:
+    sampling: str = coordinate_sampling()
+    step: str = param(
+        "fixed",
+        choices=("fixed", "newton"),
+        help="the fixed step 1/u'ⱼ of Faceoff eq. (7), or a Newton coordinate step on "
+        "the local curvature with Armijo's test (as CDN and lightning's CD): "
+        "faster for logistic on sparse data, slower for the smoothed hinge, "
+        "whose curvature jumps at its kinks (bench/README.md)",
+    )
+
+
+SPEC = SolverSpec(
+    "primal_cd",
+    "Primal randomized coordinate descent (NSync)",
+    "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
+    "primal",
+    params=Params,
+)

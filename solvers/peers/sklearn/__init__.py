@@ -1,0 +1,109 @@
+"""scikit-learn's solvers as peers (adapters in ``method.py``), traced by refits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from faceoff.solvers.spec import SeedWhen, SolverSpec, param
+
+REQUIRES = "scikit-learn"
+
+
+@dataclass(frozen=True)
+class LiblinearParams:
+    formulation: str = param(
+        "dual",
+        choices=("dual", "primal"),
+        help="dual: coordinate descent on the dual (dual=True); primal: trust-region "
+        "Newton (dual=False)",
+    )
+
+
+@dataclass(frozen=True)
+class RidgeParams:
+    solver: str = param(
+        "lsqr",
+        choices=("lsqr", "sag", "saga", "cholesky"),
+        help="Ridge's solver; cholesky is direct (one fit, no budget)",
+    )
+
+
+def _hessian_memory(n: int, d: int, params: Any, penalty: str) -> float:
+    """newton-cholesky's d × d Hessian and its Cholesky factor."""
+    return 2 * 8.0 * d * d
+
+
+def _peer(name: str, title: str, reference: str, entry: str, **kw: Any) -> SolverSpec:
+    return SolverSpec(
+        name, title, reference, "primal", entry=entry, requires=REQUIRES, trace_mode="refit", **kw
+    )
+
+
+SPECS: tuple[SolverSpec, ...] = (
+    _peer(
+        "sklearn.liblinear",
+        "scikit-learn LogisticRegression(solver='liblinear')",
+        "Fan et al. 2008 (LIBLINEAR): Hsieh et al. 2008 (dual CD), Lin et al. 2008 (TRON)",
+        "liblinear",
+        losses=("logistic",),
+        penalties=("l2",),  # its l1 form has no l2 term, and our l2 > 0
+        params=LiblinearParams,
+        # random_state shuffles the dual CD's coordinates; TRON is deterministic (checked
+        # for every entry by tests/solvers/test_seeds.py)
+        seeded=SeedWhen("formulation", ("dual",)),
+    ),
+    _peer(
+        "sklearn.lbfgs",
+        "scikit-learn LogisticRegression(solver='lbfgs')",
+        "Byrd, Lu, Nocedal & Zhu 1995 (L-BFGS-B, through scipy)",
+        "lbfgs",
+        losses=("logistic",),
+        penalties=("l2",),
+        seeded=False,
+    ),
+    _peer(
+        "sklearn.newton_cholesky",
+        "scikit-learn LogisticRegression(solver='newton-cholesky')",
+        "Newton's method with a Cholesky solve of the d × d Hessian",
+        "newton_cholesky",
+        losses=("logistic",),
+        penalties=("l2",),
+        extra_memory=_hessian_memory,
+        seeded=False,
+    ),
+    _peer(
+        "sklearn.sag",
+        "scikit-learn LogisticRegression(solver='sag')",
+        "Schmidt, Le Roux & Bach 2017 (SAG)",
+        "sag",
+        losses=("logistic",),
+        penalties=("l2",),
+    ),
+    _peer(
+        "sklearn.saga",
+        "scikit-learn LogisticRegression(solver='saga')",
+        "Defazio, Bach & Lacoste-Julien 2014 (SAGA)",
+        "saga",
+        losses=("logistic",),
+        penalties=("l2", "elastic_net"),
+    ),
+    _peer(
+        "sklearn.ridge",
+        "scikit-learn Ridge (squared loss, l2)",
+        "scikit-learn Ridge: LSQR (Paige & Saunders 1982), SAG, SAGA, Cholesky",
+        "ridge",
+        losses=("squared",),
+        penalties=("l2",),
+        params=RidgeParams,
+        seeded=SeedWhen("solver", ("sag", "saga")),  # random_state: sag and saga only
+    ),
+    _peer(
+        "sklearn.elastic_net",
+        "scikit-learn ElasticNet (cyclic coordinate descent)",
+        "Friedman, Hastie & Tibshirani 2010 (glmnet's coordinate descent)",
+        "elastic_net",
+        losses=("squared",),
+        seeded=False,  # random_state applies to selection="random"; the adapter keeps cyclic
+    ),
+)
