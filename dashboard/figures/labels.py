@@ -24,7 +24,7 @@ Y_MEASURES = {
 def solver_defaults(solver: str) -> dict[str, Any]:
     """Default parameter values of a catalogue solver (empty for an unknown one)."""
     spec = catalogue().get(solver)
-    return {p.name: p.default for p in spec.params} if spec else {}
+    return {p.name: p.default for p in spec.schema} if spec else {}
 
 
 def _fmt(value: Any) -> str:
