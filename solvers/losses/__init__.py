@@ -144,8 +144,8 @@ def read_info(path: Path) -> LossInfo:
         ):
             break
         try:
-            arguments = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
-            return LossInfo(**arguments)  # type: ignore[arg-type]
+            arguments = {str(kw.arg): ast.literal_eval(kw.value) for kw in call.keywords}
+            return LossInfo(**arguments)
         except (TypeError, ValueError) as exc:
             raise LossModuleError(f"{path}, line {node.lineno}: {exc}") from None
     raise LossModuleError(
