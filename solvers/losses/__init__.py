@@ -234,7 +234,10 @@ def make_loss(name: str, gamma: float = 1.0) -> Loss:
 
 
 def __getattr__(name: str):
-    """The kernels' functions (:data:`KERNEL_NAMES`), from ``dispatch`` on first use."""
-    if name in KERNEL_NAMES:
-        return getattr(importlib.import_module(f"{__name__}.dispatch"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The kernels' functions (:data:`KERNEL_NAMES`), from ``dispatch`` on first use (then
+    set here: later lookups are plain attribute reads)."""
+    if name not in KERNEL_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    dispatch = importlib.import_module(f"{__name__}.dispatch")
+    globals().update({kernel: getattr(dispatch, kernel) for kernel in KERNEL_NAMES})
+    return globals()[name]

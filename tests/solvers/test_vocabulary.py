@@ -228,7 +228,8 @@ def test_loss_codes_must_be_unique(tmp_path):
 
 def test_the_vocabulary_imports_no_numba_and_no_loss_module():
     """The light side reads the losses' sources: importing the vocabulary (as the API does)
-    imports neither Numba nor a loss module; asking for a kernel function imports both."""
+    imports neither Numba nor a loss module; asking for a kernel function imports both,
+    and sets all of them in the package."""
     code = (
         "import sys, faceoff.solvers.vocabulary as v, faceoff.solvers.losses as losses\n"
         "assert set(v.LOSS_NAMES) == set(losses.LOSSES)\n"
@@ -236,5 +237,6 @@ def test_the_vocabulary_imports_no_numba_and_no_loss_module():
         "assert not [m for m in sys.modules if m.startswith('faceoff.solvers.losses.')]\n"
         "losses.loss_value\n"
         "assert 'numba' in sys.modules and 'faceoff.solvers.losses.squared' in sys.modules\n"
+        "assert 'dual_step' in vars(losses)  # set once: later lookups are plain reads\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
