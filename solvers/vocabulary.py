@@ -2,16 +2,14 @@
 
 Pure metadata, like the catalogue beside it: importing this module imports no Numba, so
 the API, the CLI, the core and the dashboard derive their choices, enums, labels and the
-loss smoothness β from here. ``solvers.losses`` implements each loss (its kernel code) and
-``data.transforms`` each normalization under the names listed here.
-
-Adding a loss: one :class:`LossInfo` entry below, and its kernel branches in
-``solvers.losses``.
+loss smoothness β from here. The losses are the registry of ``solvers.losses`` (one module
+a loss, its ``INFO`` read without importing it); ``data.transforms`` implements each
+normalization under the names listed here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from faceoff.solvers.losses import LOSSES, get_loss
 
 PENALTIES: dict[str, str] = {
     "l2": "g(x) = l2/2·‖x‖²",
@@ -27,64 +25,20 @@ NORMALIZATIONS: dict[str, str] = {
 NORMALIZATION_NAMES = tuple(NORMALIZATIONS)
 
 
-@dataclass(frozen=True)
-class LossInfo:
-    """What the service needs to know about a loss φ(z, b), without its kernels.
-
-    Parameters
-    ----------
-    name : str
-        The loss's name in requests, on the command line and in the database.
-    title : str
-        A short description, φ(z, b) written out.
-    beta : float
-        φ'' ≤ beta (for γ = 1 when ``smoothed``): the smoothness, 1/β the strong convexity
-        of φ* (SPDC assumption A, Faceoff §2).
-    smoothed : bool
-        The loss takes the smoothing parameter γ and is beta/γ-smooth (the smoothed hinge,
-        SPDC §7.2); other losses ignore γ.
-    needs_binary_labels : bool
-        Labels must be ±1 (classification); see ``data.labels.prepare_labels``.
-    penalties : tuple of str
-        The penalties the loss may be paired with.
-    """
-
-    name: str
-    title: str
-    beta: float
-    smoothed: bool
-    needs_binary_labels: bool
-    penalties: tuple[str, ...] = PENALTY_NAMES
-
-    def smoothness(self, gamma: float = 1.0) -> float:
-        """β such that φ is β-smooth: ``beta / gamma`` for a smoothed loss, ``beta`` else."""
-        return self.beta / gamma if self.smoothed else self.beta
+def _check_penalties() -> None:
+    """Every loss's penalties are among PENALTY_NAMES (ValueError naming the loss)."""
+    for info in LOSSES.values():
+        if not set(info.penalties) <= set(PENALTY_NAMES):
+            raise ValueError(
+                f"loss {info.name!r} takes the penalties {info.penalties!r}; "
+                f"the penalties are {', '.join(PENALTY_NAMES)}"
+            )
 
 
-LOSSES: dict[str, LossInfo] = {
-    info.name: info
-    for info in (
-        LossInfo("logistic", "log(1 + exp(−b·z))", 0.25, False, True),
-        LossInfo(
-            "smooth_hinge",
-            "smoothed hinge: 0 for bz ≥ 1, 1 − bz − γ/2 for bz ≤ 1 − γ, (1 − bz)²/(2γ) between",
-            1.0,
-            True,
-            True,
-        ),
-        LossInfo("squared", "(z − b)²/2", 1.0, False, False),
-    )
-}
+_check_penalties()
 LOSS_NAMES = tuple(LOSSES)
 BINARY_LOSS_NAMES = tuple(name for name, info in LOSSES.items() if info.needs_binary_labels)
 SMOOTHED_LOSS_NAMES = tuple(name for name, info in LOSSES.items() if info.smoothed)
-
-
-def get_loss(name: str) -> LossInfo:
-    """The metadata of loss ``name``; ValueError listing the accepted names otherwise."""
-    if name not in LOSSES:
-        raise ValueError(f"unknown loss {name!r}; accepted: {', '.join(LOSSES)}")
-    return LOSSES[name]
 
 
 def penalty_name(l1: float) -> str:

@@ -8,6 +8,7 @@ from functools import cache
 from faceoff.data.svmlight import read_svmlight
 from faceoff.data.synthetic import classification, regression
 from faceoff.solvers.problem import Data, Problem, build_problem
+from faceoff.solvers.vocabulary import get_loss
 from tests.conftest import mirror_dir
 from tests.reference import reference_optimum
 
@@ -45,11 +46,12 @@ def _data(name: str, regression_targets: bool) -> tuple[Data, object]:
 
 
 def make_problem(name: str, loss: str, penalty: str, gamma: float = 1.0) -> Problem:
-    """A test problem; squared loss uses regression targets on synthetic data and the ±1
-    labels as targets on real data; ``gamma`` smooths the smoothed hinge."""
+    """A test problem; a regression loss (one without binary labels: squared) uses
+    regression targets on synthetic data and the ±1 labels as targets on real data;
+    ``gamma`` smooths the smoothed hinge."""
     l2, l1 = WEIGHTS[name]
     synthetic = name in ("dense", "sparse", "small_sparse")
-    data, b = _data(name, loss == "squared" and synthetic)
+    data, b = _data(name, not get_loss(loss).needs_binary_labels and synthetic)
     l1 = l1 if penalty == "elastic_net" else 0.0
     return build_problem(data, b, loss, gamma, l1=l1, l2=l2)
 

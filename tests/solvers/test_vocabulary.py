@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +15,10 @@ import pytest
 from faceoff.api.main import app
 from faceoff.cli.main import build_parser
 from faceoff.core.references import content_objective
-from faceoff.dashboard.figures.labels import objective_labels
+from faceoff.dashboard.figures import objective_labels
 from faceoff.data.transforms import NORMALIZATIONS
 from faceoff.solvers.catalogue import catalogue
-from faceoff.solvers.losses import make_loss
+from faceoff.solvers.losses import LossInfo, LossModuleError, make_loss, read_losses
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     LOSSES,
@@ -172,3 +174,69 @@ def test_no_loss_name_is_spelled_outside_the_solvers():
                 if isinstance(node, ast.Constant) and node.value in names:
                     spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
     assert not spelled
+
+
+def _module(folder: Path, name: str, info: str) -> None:
+    """A loss module ``name`` in ``folder`` whose INFO is ``info`` (source text)."""
+    (folder / f"{name}.py").write_text(f"from x import LossInfo\n\nINFO = {info}\n")
+
+
+def _info(name: str, code: int, **changes) -> str:
+    fields = {**vars(LOSSES["squared"]), "name": name, "code": code, **changes}
+    return "LossInfo(" + ", ".join(f"{key}={value!r}" for key, value in fields.items()) + ")"
+
+
+def test_the_registry_reads_each_loss_module_without_importing_it(tmp_path):
+    """pkgutil lists the modules (not dispatch, not private ones), ast reads their INFO."""
+    for name, code in (("beta_loss", 5), ("alpha_loss", 4)):
+        _module(tmp_path, name, _info(name, code))
+    (tmp_path / "dispatch.py").write_text("raise RuntimeError('never imported')\n")
+    (tmp_path / "_helpers.py").write_text("raise RuntimeError('never imported')\n")
+    found = read_losses(tmp_path)
+    assert list(found) == ["alpha_loss", "beta_loss"]  # sorted, as the API's enums
+    expected = {**vars(LOSSES["squared"]), "name": "alpha_loss", "code": 4}
+    assert found["alpha_loss"] == LossInfo(**expected)
+
+
+@pytest.mark.parametrize(
+    "info,message",
+    [
+        ("None", "assigns INFO = LossInfo"),
+        ("LossInfo(**FIELDS)", "assigns INFO = LossInfo"),
+        ("make_info()", "assigns INFO = LossInfo"),
+        (_info("lost", 7, beta=-1.0), "beta -1.0 is not a positive number"),
+        (_info("lost", 7).replace("beta=", "beta=1.0 + "), "malformed node"),
+        (_info("other", 7), "INFO names the loss 'other', not its module"),
+        (_info("lost", 7, extra=1), "unexpected keyword argument 'extra'"),
+    ],
+)
+def test_a_malformed_loss_module_fails_naming_it(tmp_path, info, message):
+    _module(tmp_path, "lost", info)
+    with pytest.raises(LossModuleError, match=message) as error:
+        read_losses(tmp_path)
+    assert "lost" in str(error.value)
+
+
+def test_loss_codes_must_be_unique(tmp_path):
+    _module(tmp_path, "first", _info("first", 3))
+    _module(tmp_path, "second", _info("second", 3))
+    with pytest.raises(LossModuleError, match="'first' and 'second' both have code 3"):
+        read_losses(tmp_path)
+    codes = [info.code for info in LOSSES.values()]
+    assert len(set(codes)) == len(codes)
+
+
+def test_the_vocabulary_imports_no_numba_and_no_loss_module():
+    """The light side reads the losses' sources: importing the vocabulary (as the API does)
+    imports neither Numba nor a loss module; asking for a kernel function imports both,
+    and sets all of them in the package."""
+    code = (
+        "import sys, faceoff.solvers.vocabulary as v, faceoff.solvers.losses as losses\n"
+        "assert set(v.LOSS_NAMES) == set(losses.LOSSES)\n"
+        "assert 'numba' not in sys.modules, 'numba'\n"
+        "assert not [m for m in sys.modules if m.startswith('faceoff.solvers.losses.')]\n"
+        "losses.loss_value\n"
+        "assert 'numba' in sys.modules and 'faceoff.solvers.losses.squared' in sys.modules\n"
+        "assert 'dual_step' in vars(losses)  # set once: later lookups are plain reads\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)

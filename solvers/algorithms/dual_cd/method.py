@@ -26,7 +26,6 @@ from faceoff.solvers.algorithms.dual_cd import Params
 from faceoff.solvers.driver import run_chunked
 from faceoff.solvers.losses import (
     EXACT_TOL,
-    SMOOTH_HINGE,
     dual_box_violation,
     dual_step,
     loss_deriv,
@@ -285,7 +284,7 @@ class DualCD:
         )
         self.y = self.state.y
         # the other losses' dual variables never sit at a bound: nothing to shrink
-        self.shrinking = shrinking == "on" and problem.loss.code == SMOOTH_HINGE
+        self.shrinking = shrinking == "on" and problem.loss.dual_box
         if self.shrinking:
             self.active = np.arange(n, dtype=np.int64)
             self.shrink = shrink_state(n)
