@@ -39,13 +39,13 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_MIRROR = REPO.parent / "shared" / "datasets"
 PROPERTY = "libsvm_not_at_hand"  # user property of a skipped test's report: what it lacked
 
-_found: dict[str, Path] = {}  # dataset name -> its file, verified once per process
-_unavailable: dict[str, tuple[str, str, str]] = {}  # dataset name -> its need (see Need)
-_download_failure = ""  # the first failed download's reason: no other download is tried
-
 # A need: (name, "download" or "mirror", why). "download": a dataset its official URL could
 # provide (the download failed here); "mirror": a file only the dataset mirror holds.
 Need = tuple[str, str, str]
+
+_found: dict[str, Path] = {}  # dataset name -> its file, verified once per process
+_unavailable: dict[str, Need] = {}  # dataset name -> what is missing
+_download_failure = ""  # the first failed download's reason: no other download is tried
 
 
 def mirror_folder() -> Path | None:
@@ -114,7 +114,7 @@ def local_file(file: str, *, cache: bool = False) -> Path:
 def _find(name: str) -> Path | None:
     """The verified file of ``name``, or None (its need recorded in ``_unavailable``)."""
     global _download_failure
-    if name in _found:
+    if name in _found and _found[name].is_file():
         return _found[name]
     if name in _unavailable:
         return None
@@ -170,11 +170,10 @@ def summary(needs: Iterable[Need]) -> str:
         parts.append(
             f"{_count(mirror_only, 'file')} only the mirror holds: {', '.join(mirror_only)}"
         )
-    return (
-        f"real LIBSVM data not at hand ({mirror}): {'; '.join(parts)}. Set FACEOFF_DATA_MIRROR "
-        "to a copy of the project's dataset mirror, or run once with network access for the "
-        f"downloads (kept in {cache_dir()})"
-    )
+    how = "Set FACEOFF_DATA_MIRROR to a copy of the project's dataset mirror"
+    if downloads:
+        how += f", or run once with network access for the downloads (kept in {cache_dir()})"
+    return f"real LIBSVM data not at hand ({mirror}): {'; '.join(parts)}. {how}"
 
 
 def _count(names: list[str], noun: str) -> str:
