@@ -6,7 +6,9 @@ BIN := $(VENV)/bin
 # most service tests wait on sockets and subprocesses, so 2 processes on 2 cores take a
 # third of the serial time (11.9 min against 37 min measured on the 2-core VM)
 TEST_WORKERS ?= 2
-# Local mirror of the public LIBSVM datasets; tests and CI read the shared copy.
+# Local mirror of the public LIBSVM datasets, read before the download cache and the network
+# (CI reads the shared copy). A missing folder means no mirror, not an error: on a fresh clone
+# without ../shared the tests take their files from the cache or a download, or skip them.
 FACEOFF_DATA_MIRROR ?= $(abspath ../shared/datasets)
 export FACEOFF_DATA_MIRROR
 

@@ -31,7 +31,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from faceoff.data.registry import DatasetError, DatasetSpec, Source, check_file_name, get_spec
+from faceoff.data.registry import (
+    DatasetError,
+    DatasetSpec,
+    DatasetUnavailableError,
+    Source,
+    check_file_name,
+    get_spec,
+)
 
 ATTEMPTS = 3
 CHUNK = 1 << 16
@@ -98,7 +105,8 @@ def dataset_path(
     """The local path of the dataset ``name``, downloading it into the cache if needed.
 
     ``registry``, ``mirror`` and ``cache`` default to :data:`faceoff.data.registry.REGISTRY`,
-    :func:`mirror_dir` and :func:`cache_dir`. Raises :class:`DatasetError`.
+    :func:`mirror_dir` and :func:`cache_dir`. Raises :class:`DatasetError`
+    (:class:`DatasetUnavailableError` when the file is nowhere and cannot be downloaded).
     """
     spec = get_spec(name, registry)
     return locate(spec, mirror=mirror, cache=cache, progress=progress).path
@@ -133,15 +141,16 @@ def locate(
     downloadable = [s for s in spec.sources if s.url]
     where = f"mirror folder {mirror}" if mirror else "mirror folder (FACEOFF_DATA_MIRROR unset)"
     if not downloadable:
-        raise DatasetError(
+        raise DatasetUnavailableError(
             f"dataset {spec.name!r} ({spec.sources[0].file}) is not in the {where} and has "
             "no download URL; set FACEOFF_DATA_MIRROR to a folder that holds it"
         )
     source = downloadable[0]
     try:
         path, sha = download(source, cache, progress=progress)
-    except DatasetError as err:
-        raise DatasetError(
+    except DatasetError as err:  # unavailable, unless the download was the wrong file
+        kind = DatasetUnavailableError if isinstance(err, DatasetUnavailableError) else DatasetError
+        raise kind(
             f"dataset {spec.name!r}: not in the {where} nor in the cache {cache}, and the "
             f"download from {source.url} failed: {err}"
         ) from None
@@ -185,11 +194,12 @@ def download(source: Source, cache: Path, *, progress: bool = True) -> tuple[Pat
     """Download ``source.url`` to ``cache / source.file``; returns (path, sha256).
 
     Up to :data:`ATTEMPTS` attempts; after a short read the next one asks for the rest with
-    ``Range: bytes=N-`` and appends when the server answers 206, restarts otherwise. On a
-    sha256 mismatch nothing is kept and :class:`DatasetError` says so.
+    ``Range: bytes=N-`` and appends when the server answers 206, restarts otherwise. A failed
+    transfer is a :class:`DatasetUnavailableError`; on a sha256 mismatch nothing is kept and
+    :class:`DatasetError` says so.
     """
     if source.url is None:
-        raise DatasetError(f"{source.file} has no download URL")
+        raise DatasetUnavailableError(f"{source.file} has no download URL")
     target = file_in(cache, source)
     cache.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=f".{source.file}.", suffix=".part")
@@ -239,12 +249,12 @@ def _transfer(url: str, out, bar: _Bar) -> None:
                 problem = f"connection closed after {received} of {total} bytes"
         except urllib.error.HTTPError as err:
             if err.code < 500:
-                raise DatasetError(f"HTTP {err.code} {err.reason}") from None
+                raise DatasetUnavailableError(f"HTTP {err.code} {err.reason}") from None
             problem = f"HTTP {err.code} {err.reason}"
         except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
             reason = getattr(err, "reason", err)
             problem = f"{type(err).__name__}: {reason}"
-    raise DatasetError(f"{problem} ({ATTEMPTS} attempts)")
+    raise DatasetUnavailableError(f"{problem} ({ATTEMPTS} attempts)")
 
 
 class _Bar:

@@ -49,6 +49,13 @@ class UnknownDatasetError(DatasetError):
     """A name that is not in the registry; the message lists close matches."""
 
 
+class DatasetUnavailableError(DatasetError):
+    """A registered dataset whose file is in neither the mirror nor the cache and cannot be
+    downloaded now (no URL, or the transfer failed); the message says where it looked. A file
+    that is found but corrupted, or a download with the wrong sha256, is a plain
+    :class:`DatasetError`."""
+
+
 @dataclass(frozen=True)
 class Source:
     """One place a dataset's file can come from.

@@ -1,7 +1,8 @@
-"""Shared fixtures: the dataset mirror, one headless Chromium for the session (Debian's
-/usr/bin/chromium driven by Playwright), and those of tests/backends.py (real PostgreSQL
-and Redis, fresh databases, settings). Browser tests skip locally when Chromium or
-Playwright is missing and fail when ``CI`` is set, so CI can never pass without them.
+"""Shared fixtures: one headless Chromium for the session (Debian's /usr/bin/chromium
+driven by Playwright), those of tests/backends.py (real PostgreSQL and Redis, fresh
+databases, settings), and the real LIBSVM files of tests/datasets.py (mirror, cache or
+download; one summary line for those not at hand). Browser tests skip locally when Chromium
+or Playwright is missing and fail when ``CI`` is set, so CI can never pass without them.
 
 Numba's cache folder is set when the session starts, before any test module imports a
 kernel; the processes the tests start inherit it."""
@@ -15,7 +16,10 @@ import pytest
 
 from faceoff.solvers.numba_cache import configure_numba_cache
 
-pytest_plugins = ("tests.backends",)  # PostgreSQL, Redis, fresh databases, settings
+pytest_plugins = (
+    "tests.backends",  # PostgreSQL, Redis, fresh databases, settings
+    "tests.datasets",  # real LIBSVM files: mirror, cache or download, else one summary line
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
@@ -24,19 +28,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 def pytest_configure(config: pytest.Config) -> None:
     configure_numba_cache()
-
-
-def mirror_dir() -> Path:
-    """The local dataset mirror (FACEOFF_DATA_MIRROR, default ../shared/datasets)."""
-    return Path(os.environ.get("FACEOFF_DATA_MIRROR", REPO.parent / "shared" / "datasets"))
-
-
-@pytest.fixture(scope="session")
-def mirror() -> Path:
-    path = mirror_dir()
-    if not path.is_dir():
-        pytest.fail(f"dataset mirror {path} not found; set FACEOFF_DATA_MIRROR")
-    return path
 
 
 def _require_browser() -> None:

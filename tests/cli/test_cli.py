@@ -20,6 +20,7 @@ from faceoff.cli.solve import parse_params
 from faceoff.core.jsonsafe import json_safe
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.trace import StopRules, TracePoint
+from tests.datasets import dataset_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,10 +52,10 @@ def solve_args(data: str | Path, *extra: str) -> list[str]:
     ]
 
 
-def test_jsonl_run_on_a1a(mirror):
+def test_jsonl_run_on_a1a():
     run = faceoff(
         *solve_args(
-            mirror / "a1a.bz2",
+            dataset_file("a1a"),
             "--param",
             "sampling=importance",
             "--format",
@@ -95,11 +96,11 @@ def test_jsonl_run_on_a1a(mirror):
     assert summary["problem"]["n_features"] == 123
 
 
-def test_jsonl_is_the_default_when_piped_and_labels_1_2_work(mirror):
+def test_jsonl_is_the_default_when_piped_and_labels_1_2_work():
     run = faceoff(
         "solve",
         "--data",
-        mirror / "mushrooms.bz2",
+        dataset_file("mushrooms"),
         "--loss",
         "smooth_hinge",
         "--l2",
@@ -207,7 +208,7 @@ def test_solvers_table():
 
 
 BAD_ARGS = [
-    # (arguments after `solve --data a1a.bz2 --loss logistic --l2 1e-3 --solver dual_cd`,
+    # (arguments after `solve --data tiny.svm --loss logistic --l2 1e-3 --solver dual_cd`,
     #  words the error line must contain)
     (["--solver", "nope"], ["unknown solver 'nope'", "dual_cd", "primal_cd"]),
     (["--loss", "hinge"], ["--loss", "'hinge'", "logistic"]),
@@ -230,8 +231,10 @@ BAD_ARGS = [
 
 
 @pytest.mark.parametrize(("extra", "words"), BAD_ARGS, ids=lambda v: " ".join(v)[:30])
-def test_bad_arguments(mirror, extra, words):
-    run = faceoff(*solve_args(mirror / "a1a.bz2"), *extra)
+def test_bad_arguments(extra, words, tmp_path):
+    tiny = tmp_path / "tiny.svm"  # a valid file: every error is about the arguments
+    tiny.write_text("1 1:0.5 2:1\n-1 2:-1 3:2\n1 1:1 3:0.5\n-1 1:-0.5\n")
+    run = faceoff(*solve_args(tiny), *extra)
     _assert_one_line_error(run, words)
 
 
@@ -372,10 +375,10 @@ def test_json_safe():
     )
 
 
-def test_a_peer_runs_like_any_solver(mirror):
+def test_a_peer_runs_like_any_solver():
     """faceoff solve --solver sklearn.liblinear: one point per refit (budgets 1, 2, 4, 8),
     certified, and the summary says how the trace was made and what the run cost."""
-    args = solve_args(mirror / "a1a.bz2", "--format", "jsonl", "--n-features", "123")
+    args = solve_args(dataset_file("a1a"), "--format", "jsonl", "--n-features", "123")
     args[args.index("dual_cd")] = "sklearn.liblinear"
     args[args.index("--max-epochs") + 1] = "8"
     run = faceoff(*args)

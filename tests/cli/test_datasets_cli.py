@@ -1,4 +1,6 @@
-"""``faceoff datasets list|info|fetch`` as a subprocess, with a temporary cache folder."""
+"""``faceoff datasets list|info|fetch`` as a subprocess, with a temporary cache folder and a
+temporary mirror folder, into which a test links the real files it reads (tests/datasets.py:
+from the mirror, the cache or a download)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.datasets import link_datasets
+
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def mirror(tmp_path_factory) -> Path:
+    """An empty mirror folder of the test's own."""
+    return tmp_path_factory.mktemp("mirror")
 
 
 @pytest.fixture
@@ -30,7 +40,8 @@ def datasets(mirror, tmp_path):
     return run
 
 
-def test_list_json(datasets):
+def test_list_json(datasets, mirror):
+    link_datasets(mirror, "a9a", "leu_recon")
     run = datasets("list", "--format", "json")
     assert run.returncode == 0, run.stderr
     rows = {r["name"]: r for r in json.loads(run.stdout)}
@@ -52,7 +63,8 @@ def test_list_table(datasets):
     assert "news20.binary" in run.stdout and "remote" in run.stdout
 
 
-def test_info_json(datasets):
+def test_info_json(datasets, mirror):
+    link_datasets(mirror, "mushrooms")
     run = datasets("info", "mushrooms", "--format", "json")
     assert run.returncode == 0, run.stderr
     info = json.loads(run.stdout)
@@ -72,12 +84,13 @@ def test_info_of_a_remote_dataset_needs_no_download(datasets):
     ]
 
 
-def test_fetch_json_copies_into_the_cache(datasets, tmp_path):
+def test_fetch_json_copies_into_the_cache(datasets, mirror, tmp_path):
+    (link,) = link_datasets(mirror, "a1a")  # a1a.bz2, or the official a1a
     run = datasets("fetch", "a1a", "--format", "json")
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert result["path"] == str(tmp_path / "a1a.bz2") and result["origin"] == "mirror"
-    assert (tmp_path / "a1a.bz2").is_file()
+    assert result["path"] == str(tmp_path / link.name) and result["origin"] == "mirror"
+    assert (tmp_path / link.name).is_file()
     listing = {r["name"]: r for r in json.loads(datasets("list", "--format", "json").stdout)}
     assert listing["a1a"]["status"] == "mirror"  # the mirror still comes first
 
@@ -101,7 +114,8 @@ def test_unavailable_dataset_is_one_line_exit_1(datasets, tmp_path):
     assert f"not in the mirror folder {empty}" in lines[0] and "no download URL" in lines[0]
 
 
-def test_info_reports_statistics_and_advice(datasets):
+def test_info_reports_statistics_and_advice(datasets, mirror):
+    link_datasets(mirror, "mushrooms")
     run = datasets(
         "info", "mushrooms", "--format", "json", "--loss", "smooth_hinge", "--l2", "1e-3"
     )
@@ -114,13 +128,15 @@ def test_info_reports_statistics_and_advice(datasets):
     assert advice["ratio"] == pytest.approx(advice["T_P"] / advice["T_D"])
 
 
-def test_info_rejects_a_bad_l2(datasets):
+def test_info_rejects_a_bad_l2(datasets, mirror):
+    link_datasets(mirror, "mushrooms")  # --l2 is only checked where the data is at hand
     run = datasets("info", "mushrooms", "--l2", "-1")
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and "--l2" in run.stderr
 
 
 def test_solve_accepts_a_dataset_name(mirror, tmp_path):
+    link_datasets(mirror, "a1a")
     env = {**os.environ, "FACEOFF_DATA_MIRROR": str(mirror), "FACEOFF_DATA_CACHE": str(tmp_path)}
     args = ["--data", "a1a", "--loss", "logistic", "--l2", "1e-2", "--solver", "dual_cd"]
     args += ["--max-epochs", "5", "--format", "jsonl"]

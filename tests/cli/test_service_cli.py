@@ -25,6 +25,7 @@ from faceoff.core.models import Job
 from faceoff.core.references import record_reference
 from tests.cli.test_cli import synthetic_table_args
 from tests.client.test_client import finish, server  # noqa: F401
+from tests.datasets import dataset_file
 from tests.reliability.servers import api_env, running_api
 
 REPO = Path(__file__).resolve().parents[2]
@@ -226,12 +227,13 @@ def test_datasets_upload_and_info_on_the_server_match_the_local_file(service, tm
     assert_bar_full(final)
 
 
-def test_datasets_info_of_a_local_file(mirror, tmp_path):
+def test_datasets_info_of_a_local_file(tmp_path):
     """A local copy of a registry file gives the registry name's statistics and advice;
     a bad file names its line; compressed files are read as the service reads uploads."""
+    mushrooms = dataset_file("mushrooms")  # in the mirror or the cache, where the CLI looks
     named = json.loads(faceoff("datasets", "info", "mushrooms", "--format", "json").stdout)
-    copy = tmp_path / "mine.bz2"
-    copy.write_bytes((mirror / "mushrooms.bz2").read_bytes())
+    copy = tmp_path / ("mine.bz2" if mushrooms.suffix == ".bz2" else "mine.svm")
+    copy.write_bytes(mushrooms.read_bytes())
     local = json.loads(faceoff("datasets", "info", copy, "--format", "json").stdout)
     assert local["stats"] == named["stats"] and local["advice"] == named["advice"]
     assert local["labels"] == {"1": 3916, "2": 4208} and local["path"] == str(copy)

@@ -1,6 +1,7 @@
 """Downloads against a real HTTP server on 127.0.0.1: checksums, retries of an interrupted
 transfer (resumed with Range, or restarted), corrupted files never cached, and the one
-error when a dataset is neither in the mirror nor downloadable."""
+error when a dataset is neither in the mirror nor downloadable (DatasetUnavailableError,
+which the tests' own datasets skip on; a wrong file is a plain DatasetError)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from faceoff.data import cache as data_cache
 from faceoff.data.cache import load_dataset
 from faceoff.data.fetch import dataset_path, locate
-from faceoff.data.registry import DatasetError, DatasetSpec, Source
+from faceoff.data.registry import DatasetError, DatasetSpec, DatasetUnavailableError, Source
 
 N_SAMPLES, N_FEATURES = 60, 12
 
@@ -146,8 +147,10 @@ def test_interrupted_download_restarts_when_range_is_ignored(server, tmp_path):
 
 def test_wrong_sha256_is_rejected_and_nothing_is_cached(server, tmp_path):
     registry = tiny(f"{server}/tiny.bz2", sha256="0" * 64)
-    with pytest.raises(DatasetError, match=f"sha256 {SHA}, expected 0{{64}}.*nothing was cached"):
+    expected = f"sha256 {SHA}, expected 0{{64}}.*nothing was cached"
+    with pytest.raises(DatasetError, match=expected) as refused:
         dataset_path("tiny", registry=registry, **folders(tmp_path))
+    assert not isinstance(refused.value, DatasetUnavailableError)  # the wrong file, not offline
     assert cache_files(tmp_path) == []
 
 
@@ -197,7 +200,7 @@ def closed_port() -> int:
 def test_no_mirror_and_no_server_is_one_clear_error(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}/tiny.bz2"
     where = folders(tmp_path)
-    with pytest.raises(DatasetError) as err:
+    with pytest.raises(DatasetUnavailableError) as err:
         dataset_path("tiny", registry=tiny(url), **where)
     message = str(err.value)
     assert url in message and str(where["mirror"]) in message
@@ -207,13 +210,15 @@ def test_no_mirror_and_no_server_is_one_clear_error(tmp_path):
 
 def test_mirror_only_file_missing_names_the_mirror_folder(tmp_path):
     where = folders(tmp_path)
-    with pytest.raises(DatasetError, match=f"not in the mirror folder {where['mirror']}"):
+    with pytest.raises(
+        DatasetUnavailableError, match=f"not in the mirror folder {where['mirror']}"
+    ):
         dataset_path("tiny", registry=tiny(None), **where)
 
 
 def test_http_404_is_not_retried(server, tmp_path):
     url = f"{server}/missing/tiny.bz2"
-    with pytest.raises(DatasetError, match=f"download from {url} failed: HTTP 404"):
+    with pytest.raises(DatasetUnavailableError, match=f"download from {url} failed: HTTP 404"):
         dataset_path("tiny", registry=tiny(url), **folders(tmp_path))
     assert len(Handler.requests) == 1
     assert cache_files(tmp_path) == []

@@ -10,10 +10,11 @@ import pytest
 import scipy.sparse as sp
 
 from faceoff.data.svmlight import SvmlightError, compact_indices, line_problem, read_svmlight
+from tests.datasets import dataset_file
 
 
-def test_reads_a1a(mirror):
-    A, b = read_svmlight(mirror / "a1a.bz2", n_features=123)
+def test_reads_a1a():
+    A, b = read_svmlight(dataset_file("a1a"), n_features=123)
     assert A.shape == (1605, 123)
     assert A.nnz == 22249
     assert A.dtype == np.float64
@@ -21,8 +22,8 @@ def test_reads_a1a(mirror):
     assert int((b == -1).sum()) == 1210
 
 
-def test_labels_kept_as_in_file(mirror):
-    _, b = read_svmlight(mirror / "mushrooms.bz2")
+def test_labels_kept_as_in_file():
+    _, b = read_svmlight(dataset_file("mushrooms"))
     assert set(np.unique(b)) == {1.0, 2.0}
 
 
@@ -138,8 +139,8 @@ def test_valid_lines(line):
     assert line_problem(line) is None
 
 
-def test_indices_are_int32_when_they_fit(mirror):
-    A, _ = read_svmlight(mirror / "a1a.bz2", n_features=123)
+def test_indices_are_int32_when_they_fit():
+    A, _ = read_svmlight(dataset_file("a1a"), n_features=123)
     assert (A.indices.dtype, A.indptr.dtype) == (np.int32, np.int32)  # 12 bytes a non-zero
     wide = sp.csr_matrix(
         (np.ones(1), np.array([2**31], dtype=np.int64), np.array([0, 1], dtype=np.int64)),

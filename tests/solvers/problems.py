@@ -9,7 +9,7 @@ from faceoff.data.svmlight import read_svmlight
 from faceoff.data.synthetic import classification, regression
 from faceoff.solvers.problem import Data, Problem, build_problem
 from faceoff.solvers.vocabulary import get_loss
-from tests.conftest import mirror_dir
+from tests.datasets import dataset_file
 from tests.reference import reference_optimum
 
 # dataset -> (l2, l1 for elastic net)
@@ -35,8 +35,8 @@ def _matrix(name: str, regression_targets: bool):
         make = regression if regression_targets else classification
         return make(n_samples=200, n_features=60, density=0.1, seed=5)
     if name == "a9a":
-        return read_svmlight(mirror_dir() / "a9a.bz2", n_features=123)
-    return read_svmlight(mirror_dir() / "rcv1_small_vw.bz2", n_features=47236)
+        return read_svmlight(dataset_file("a9a"), n_features=123)
+    return read_svmlight(dataset_file("rcv1_small_vw"), n_features=47236)
 
 
 @cache

@@ -26,7 +26,7 @@ from faceoff.solvers.run import solve
 from faceoff.solvers.spec import ParamError
 from faceoff.solvers.trace import CONVERGED, StopRules
 from faceoff.solvers.vocabulary import LOSS_NAMES
-from tests.conftest import mirror_dir
+from tests.datasets import dataset_file
 from tests.reference import reference_optimum
 from tests.solvers.problems import make_problem
 
@@ -165,7 +165,7 @@ def _breast_cancer() -> Problem:
 
 
 def _a1a() -> Problem:  # sparse LIBSVM, not used to design the step
-    A, b = read_svmlight(mirror_dir() / "a1a.bz2", n_features=123)
+    A, b = read_svmlight(dataset_file("a1a"), n_features=123)
     return build_problem(Data(A), b, "smooth_hinge", 1.0, 0.0, 1e-3)
 
 

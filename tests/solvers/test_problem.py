@@ -16,6 +16,7 @@ from faceoff.solvers.losses import make_loss
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem, build_problem
 from faceoff.worker.tasks import build_problem as worker_problem
+from tests.datasets import dataset_file
 from tests.memory import traced_peak
 
 A = np.array([[3.0, 4.0], [0.0, 2.0], [1.0, 0.0], [0.0, 0.0]])
@@ -77,8 +78,9 @@ SYNTHETIC = {"n_samples": 60, "n_features": 12, "density": 0.3, "seed": 3}
 
 
 @pytest.mark.parametrize("dataset", ["synthetic", "a1a"])
-def test_worker_and_cli_build_the_same_problem(dataset, mirror, tmp_path):
+def test_worker_and_cli_build_the_same_problem(dataset, tmp_path):
     if dataset == "a1a":
+        dataset_file("a1a")  # in the mirror or the cache, where the worker and the CLI look
         source = {"kind": "registry", "name": "a1a"}
         where = ["--data", "a1a"]
     else:
