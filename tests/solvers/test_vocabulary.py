@@ -15,7 +15,7 @@ import pytest
 from faceoff.api.main import app
 from faceoff.cli.main import build_parser
 from faceoff.core.references import content_objective
-from faceoff.dashboard.figures import objective_labels
+from faceoff.dashboard.figures.labels import objective_labels
 from faceoff.data.transforms import NORMALIZATIONS
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.losses import LossInfo, LossModuleError, make_loss, read_losses
