@@ -189,6 +189,8 @@ def evaluate(
     n = problem.n_samples
     x = None if x is None else np.array(x, dtype=np.float64, copy=True)
     y = None if y is None else np.array(y, dtype=np.float64, copy=True)
+    if problem.multiclass is not None:
+        return _evaluate_classes(problem, x, y, Ax, ATy)
     if x is None:  # a dual iterate alone: Aᵀy, then x(y) and Ax
         _, ATy = products(problem, ATY, y=y)
         x = problem.penalty.conjugate_grad(-ATy / n)
@@ -205,6 +207,30 @@ def evaluate(
     loss = problem.loss.params
     primal = loss_values(loss, Ax, problem.b) / n + problem.penalty.value(x)
     dual = -loss_conjs(loss, y, problem.b) / n - problem.penalty.conjugate(-ATy / n)
+    return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
+
+
+def _evaluate_classes(problem: Problem, x, y, Ax, ATy) -> Objective:
+    """:func:`evaluate` for a K-class problem: scipy's products with the K columns at once
+    (``A @ X``, ``Aᵀ @ Y``: one pass each over A, K values a non-zero)."""
+    data, n = problem.data, problem.n_samples
+    if x is None:
+        ATy = data.rmatvec(y)
+        x = problem.penalty.conjugate_grad(-ATy / n)
+        Ax = data.matvec(x)
+    else:
+        if Ax is None:
+            Ax = data.matvec(x)
+        if y is None:
+            y = problem.loss_derivs(Ax)
+            if ATy is not None:
+                ATy = np.asarray(ATy)
+        else:
+            ATy = None
+        if ATy is None:
+            ATy = data.rmatvec(y)
+    primal = problem.loss_sum(Ax) / n + problem.penalty.value(x)
+    dual = -problem.conj_sum(y) / n - problem.penalty.conjugate(-ATy / n)
     return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
 
 
