@@ -31,8 +31,16 @@ import scipy.sparse as sp
 from faceoff.data.labels import MAX_CLASSES, class_indices, prepare_labels
 from faceoff.data.transforms import full_pattern_csr
 from faceoff.data.transforms import normalize as transform
-from faceoff.solvers import multinomial
-from faceoff.solvers.losses import Loss, loss_conjs, loss_derivs, loss_values, make_loss
+from faceoff.solvers.losses import (
+    Loss,
+    loss_conjs,
+    loss_derivs,
+    loss_values,
+    make_loss,
+    multinomial_conjs,
+    multinomial_derivs,
+    multinomial_values,
+)
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.vocabulary import MULTICLASS_NAMES, get_loss
 
@@ -215,7 +223,7 @@ class Problem:
       the sum of their gaps.
     - ``"multinomial"``, the softmax cross-entropy (logistic loss only):
       P(X) = 1/n Σᵢ [log Σₖ exp(aᵢᵀxₖ) − aᵢᵀx_{yᵢ}] + Σₖ g(xₖ), its dual on a shifted simplex
-      per row (:mod:`faceoff.solvers.multinomial`).
+      per row (:mod:`faceoff.solvers.losses.logistic`).
 
     Parameters
     ----------
@@ -260,10 +268,11 @@ class Problem:
                 f"multiclass must be one of {', '.join(MULTICLASS_NAMES)} or None, got "
                 f"{self.multiclass!r}"
             )
-        if self.multiclass == "multinomial" and self.loss.name != "logistic":
+        takes = get_loss(self.loss.name).multiclass
+        if self.multiclass not in takes:
             raise ValueError(
-                f"multiclass 'multinomial' is the softmax cross-entropy: it takes the "
-                f"logistic loss, not {self.loss.name!r}; use multiclass 'ovr'"
+                f"loss {self.loss.name!r} has no {self.multiclass!r} form; it takes "
+                f"multiclass {', '.join(takes)}"
             )
         self.b = np.ascontiguousarray(self.b, dtype=np.int64)
         if self.b.shape != (n,):
@@ -322,7 +331,7 @@ class Problem:
     def loss_sum(self, Ax: np.ndarray) -> float:
         """Σᵢ φ at the margins Ax (shape ``dual_shape``)."""
         if self.multiclass == "multinomial":
-            return multinomial.values(Ax, self.b)
+            return multinomial_values(self.loss.params, Ax, self.b)
         if self.multiclass == "ovr":
             return loss_values(self.loss.params, Ax.ravel(), self.signs().ravel())
         return loss_values(self.loss.params, Ax, self.b)
@@ -330,7 +339,7 @@ class Problem:
     def conj_sum(self, y: np.ndarray) -> float:
         """Σᵢ φ*(yᵢ) (shape ``dual_shape``); +∞ outside the domain."""
         if self.multiclass == "multinomial":
-            return multinomial.conjs(y, self.b)
+            return multinomial_conjs(self.loss.params, y, self.b)
         if self.multiclass == "ovr":
             return loss_conjs(self.loss.params, y.ravel(), self.signs().ravel())
         return loss_conjs(self.loss.params, y, self.b)
@@ -338,7 +347,7 @@ class Problem:
     def loss_derivs(self, Ax: np.ndarray) -> np.ndarray:
         """φ' at the margins Ax, the dual point a primal iterate certifies with."""
         if self.multiclass == "multinomial":
-            return multinomial.derivs(Ax, self.b)
+            return multinomial_derivs(self.loss.params, Ax, self.b)
         out = np.empty(Ax.shape)
         if self.multiclass == "ovr":
             loss_derivs(self.loss.params, Ax.ravel(), self.signs().ravel(), out.reshape(-1))
@@ -446,8 +455,6 @@ def build_problem(
                 "positive makes a binary problem, multiclass a K-class one: give one of them"
             )
         index, classes = class_indices(b, max_classes)
-        return Problem(
-            data, index, make_loss(loss, gamma), ElasticNet(l1, l2), multiclass, classes
-        )
+        return Problem(data, index, make_loss(loss, gamma), ElasticNet(l1, l2), multiclass, classes)
     labels = prepare_labels(b, binary, positive)
     return Problem(data, labels, make_loss(loss, gamma), ElasticNet(l1, l2))
