@@ -82,9 +82,7 @@ def one_vs_rest(b: np.ndarray, positive: Sequence[float]) -> np.ndarray:
 MAX_CLASSES = 10_000  # the default cap on K (``FACEOFF_MAX_CLASSES``)
 
 
-def class_indices(
-    b: np.ndarray, max_classes: int = MAX_CLASSES
-) -> tuple[np.ndarray, np.ndarray]:
+def class_indices(b: np.ndarray, max_classes: int = MAX_CLASSES) -> tuple[np.ndarray, np.ndarray]:
     """(the class index 0..K−1 of every sample, int64; the K class values, increasing).
 
     LabelError when a label is not an integer, when fewer than 2 classes occur, or when
@@ -103,8 +101,7 @@ def class_indices(
     classes, index = np.unique(b, return_inverse=True)
     if len(classes) < 2:
         raise LabelError(
-            f"a multiclass problem needs at least 2 classes, the labels take "
-            f"{describe(classes)}"
+            f"a multiclass problem needs at least 2 classes, the labels take {describe(classes)}"
         )
     if len(classes) > max_classes:
         raise LabelError(

@@ -239,10 +239,16 @@ def compile_kernels(problem: Problem) -> None:
     from faceoff.solvers.problem import Data
 
     dense = Problem(
-        Data(problem.data.csr_matrix.toarray()), problem.b, problem.loss, problem.penalty
+        Data(problem.data.csr_matrix.toarray()),
+        problem.b,
+        problem.loss,
+        problem.penalty,
+        problem.multiclass,
+        problem.classes,
     )
     for each in (problem, dense):
-        x = np.zeros(each.n_features)
+        x = np.zeros(each.coef_shape)
+        y = each.dual_from_primal(x)  # a dual point in the domain of every loss's φ*
         evaluate(each, x=x)
-        evaluate(each, y=np.zeros(each.n_samples))
-        evaluate(each, x=x, y=np.zeros(each.n_samples))
+        evaluate(each, y=y)
+        evaluate(each, x=x, y=y)

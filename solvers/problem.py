@@ -36,10 +36,12 @@ from faceoff.solvers.losses import (
     loss_conjs,
     loss_derivs,
     loss_values,
+    loss_values_derivs,
     make_loss,
     multinomial_conjs,
     multinomial_derivs,
     multinomial_values,
+    multinomial_values_derivs,
 )
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.vocabulary import MULTICLASS_NAMES, get_loss
@@ -321,38 +323,59 @@ class Problem:
         n = self.n_samples
         return (n,) if self.multiclass is None else (n, self.n_classes)
 
+    @cached_property
     def signs(self) -> np.ndarray:
-        """One-vs-rest labels B, shape (n_samples, K): +1 where sample i is of class k, −1
-        elsewhere (built on demand: n·K values)."""
+        """One-vs-rest labels B, shape (n_samples, K), C order: +1 where sample i is of
+        class k, −1 elsewhere (built on first use: n·K values; kernels derive bᵢₖ from
+        ``b`` instead)."""
         B = np.full((self.n_samples, self.n_classes), -1.0)
         B[np.arange(self.n_samples), self.b] = 1.0
         return B
 
-    def loss_sum(self, Ax: np.ndarray) -> float:
-        """Σᵢ φ at the margins Ax (shape ``dual_shape``)."""
+    def loss_sum(self, Ax: np.ndarray, work: np.ndarray | None = None) -> float:
+        """Σᵢ φ at the margins Ax (shape ``dual_shape``); ``work``: scratch of the loss's
+        vector sums (shape (≥ 2, Ax.size)) for a binary or one-vs-rest problem."""
         if self.multiclass == "multinomial":
             return multinomial_values(self.loss.params, Ax, self.b)
         if self.multiclass == "ovr":
-            return loss_values(self.loss.params, Ax.ravel(), self.signs().ravel())
-        return loss_values(self.loss.params, Ax, self.b)
+            return loss_values(self.loss.params, Ax.reshape(-1), self.signs.reshape(-1), work)
+        return loss_values(self.loss.params, Ax, self.b, work)
 
     def conj_sum(self, y: np.ndarray) -> float:
         """Σᵢ φ*(yᵢ) (shape ``dual_shape``); +∞ outside the domain."""
         if self.multiclass == "multinomial":
             return multinomial_conjs(self.loss.params, y, self.b)
         if self.multiclass == "ovr":
-            return loss_conjs(self.loss.params, y.ravel(), self.signs().ravel())
+            return loss_conjs(self.loss.params, y.reshape(-1), self.signs.reshape(-1))
         return loss_conjs(self.loss.params, y, self.b)
 
-    def loss_derivs(self, Ax: np.ndarray) -> np.ndarray:
-        """φ' at the margins Ax, the dual point a primal iterate certifies with."""
+    def loss_derivs(self, Ax: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """φ' at the margins Ax (into ``out`` if given): the dual point a primal iterate
+        certifies with."""
         if self.multiclass == "multinomial":
-            return multinomial_derivs(self.loss.params, Ax, self.b)
-        out = np.empty(Ax.shape)
-        if self.multiclass == "ovr":
-            loss_derivs(self.loss.params, Ax.ravel(), self.signs().ravel(), out.reshape(-1))
+            derivs = multinomial_derivs(self.loss.params, Ax, self.b)
+            if out is None:
+                return derivs
+            out[...] = derivs
             return out
-        return loss_derivs(self.loss.params, Ax, self.b, out)
+        out = np.empty(Ax.shape) if out is None else out
+        labels = self.signs if self.multiclass == "ovr" else self.b
+        loss_derivs(self.loss.params, Ax.reshape(-1), labels.reshape(-1), out.reshape(-1))
+        return out
+
+    def loss_sum_derivs(
+        self, Ax: np.ndarray, out: np.ndarray, work: np.ndarray | None = None
+    ) -> float:
+        """Σᵢ φ at the margins Ax, with ``out`` ← φ'(Ax), in one pass (one exp serves both for
+        the logistic); ``work``: scratch of shape (3, Ax.size) (binary, one-vs-rest)."""
+        if self.multiclass == "multinomial":
+            value, derivs = multinomial_values_derivs(self.loss.params, Ax, self.b)
+            out[...] = derivs
+            return value
+        labels = self.signs if self.multiclass == "ovr" else self.b
+        return loss_values_derivs(
+            self.loss.params, Ax.reshape(-1), labels.reshape(-1), out.reshape(-1), work
+        )
 
     def primal_value(self, x: np.ndarray, Ax: np.ndarray | None = None) -> float:
         """P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x)."""
