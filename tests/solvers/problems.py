@@ -71,7 +71,7 @@ def reference(name: str, loss: str, penalty: str, gamma: float = 1.0) -> float:
 @cache
 def _classes(name: str) -> tuple[Data, object]:
     if name == "usps_k":
-        A, b = read_svmlight(mirror_dir() / "usps_zip_train.bz2", n_features=256)
+        A, b = read_svmlight(dataset_file("usps_zip_train"), n_features=256)
         A = normalize_rows(A[:USPS_ROWS])
         return Data(A), b[:USPS_ROWS]
     n, d, density, K, seed = MULTICLASS[name]
