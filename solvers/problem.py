@@ -323,6 +323,13 @@ class Problem:
         n = self.n_samples
         return (n,) if self.multiclass is None else (n, self.n_classes)
 
+    @property
+    def smoothness(self) -> float:
+        """β with ‖∇φ(z) − ∇φ(z')‖ ≤ β‖z − z'‖ for a row's margins: the loss's own β for a
+        binary, regression or one-vs-rest problem (each margin apart), 1/2 for the
+        multinomial form (the Hessian of log Σ exp, diag(p) − ppᵀ, has eigenvalues ≤ 1/2)."""
+        return 0.5 if self.multiclass == "multinomial" else self.loss.smoothness
+
     @cached_property
     def signs(self) -> np.ndarray:
         """One-vs-rest labels B, shape (n_samples, K), C order: +1 where sample i is of

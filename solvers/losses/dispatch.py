@@ -356,9 +356,11 @@ def _multinomial(loss):
     """The module of ``loss``'s K-class form; ValueError if it has none."""
     module = _MULTINOMIAL.get(loss.code)
     if module is None:
+        if all(m.INFO.code != loss.code for m in MODULES):
+            raise ValueError(_UNKNOWN)
         takes = ", ".join(m.INFO.name for m in _MULTINOMIAL.values())
         raise ValueError(
-            f"loss code {loss.code} has no multinomial form (losses with one: {takes})"
+            f"loss code {loss.code} has no multinomial form (the losses with one: {takes})"
         )
     return module
 
