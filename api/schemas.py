@@ -12,6 +12,7 @@ from faceoff.core.datasets import NAME_PATTERN
 from faceoff.core.specs import (
     JobSpec,
     Loss,
+    Multiclass,
     Normalize,
     ObjectiveSpec,
     Penalty,
@@ -166,6 +167,11 @@ class SolverJobsPublic(BaseModel):
         description="reruns of those settings, one per further seed, that measure timing "
         "noise (the sweep's timing_repeats)"
     )
+    skipped: int = Field(
+        0,
+        description="(setting, objective) pairs not run because the solver or the loss has "
+        "no such multiclass form",
+    )
 
 
 class SweepPublic(_Public):
@@ -281,6 +287,10 @@ class SolverPublic(BaseModel):
     params: list[ParamPublic]
     loss_params: list[LossParamPublic] = Field(
         description="the loss parameters the solver supports, where not all (e.g. γ = 1)"
+    )
+    multiclass: list[Multiclass] = Field(
+        description="the K-class forms it solves as one objective: ovr (one-vs-rest), "
+        "multinomial (softmax cross-entropy); empty: binary and regression problems only"
     )
     requires: str | None = Field(
         None, description="the distribution a peer solver needs (None: one of ours)"

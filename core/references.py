@@ -76,17 +76,26 @@ def data_digest(A: sp.csr_matrix, b: np.ndarray) -> str:
 
 
 def content_objective(
-    data_hash: str, loss: str, gamma: float, l1: float, l2: float
+    data_hash: str,
+    loss: str,
+    gamma: float,
+    l1: float,
+    l2: float,
+    multiclass: str | None = None,
 ) -> dict[str, Any]:
     """What identifies the objective: the data's digest, the loss and the penalty weights
-    (γ only for a loss that γ changes, the smoothed hinge)."""
-    return {
+    (γ only for a loss that γ changes, the smoothed hinge), and the K-class form of a
+    K-class problem (only then, so that binary objectives keep their keys)."""
+    identity = {
         "data_hash": data_hash,
         "loss": loss,
         "gamma": float(gamma) if get_loss(loss).smoothed else None,
         "l1": float(l1),
         "l2": float(l2),
     }
+    if multiclass is not None:
+        identity["multiclass"] = multiclass
+    return identity
 
 
 def objective_key(objective: dict[str, Any]) -> str:
@@ -95,10 +104,17 @@ def objective_key(objective: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def content_objective_hash(data_hash: str, loss: str, gamma: float, l1: float, l2: float) -> str:
+def content_objective_hash(
+    data_hash: str,
+    loss: str,
+    gamma: float,
+    l1: float,
+    l2: float,
+    multiclass: str | None = None,
+) -> str:
     """The key of the objective's reference P* (and of a job's ``objective_hash`` once a
     worker has built its problem)."""
-    return objective_key(content_objective(data_hash, loss, gamma, l1, l2))
+    return objective_key(content_objective(data_hash, loss, gamma, l1, l2, multiclass))
 
 
 # ---------------------------------------------------------------- the references resource
@@ -207,7 +223,14 @@ def reference_objective(job: Job) -> tuple[str, dict[str, Any]]:
     if job.data_hash is None:
         raise ValueError(f"job {job.id} has no data hash yet: no worker has built its problem")
     spec = job.spec
-    identity = content_objective(job.data_hash, spec["loss"], spec["gamma"], spec["l1"], spec["l2"])
+    identity = content_objective(
+        job.data_hash,
+        spec["loss"],
+        spec["gamma"],
+        spec["l1"],
+        spec["l2"],
+        spec.get("multiclass"),
+    )
     key = objective_key(identity)
     described = {**identity, "normalize": spec["normalize"], "positive": spec["positive"]}
     if job.dataset.team_id is None:

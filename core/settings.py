@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     # the largest dataset registered or loaded, whatever its source (core.datasets.Caps);
     # the defaults admit every registry dataset (url: 2.4M × 3.2M, 277M non-zeros)
     MAX_SAMPLES: int = 2**25  # 33.5M examples
+    MAX_CLASSES: int = 10_000  # classes of a K-class problem (X has one column a class)
     MAX_FEATURES: int = 2**22  # 4.2M features: each solver vector of length d ≤ 32 MiB
     # stored non-zeros; 0: sized from this machine's memory and FACEOFF_WORKER_CONCURRENCY
     # (default_max_nnz: 24 GiB, one job at a time → 385M, 4.6 GB as CSR)

@@ -20,16 +20,18 @@ import re
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.spec import ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
+    MULTICLASS_NAMES,
     NORMALIZATION_NAMES,
     PENALTY_NAMES,
     SMOOTHED_LOSS_NAMES,
+    get_loss,
     penalty_name,
 )
 
@@ -37,6 +39,7 @@ from faceoff.solvers.vocabulary import (
 Loss = Literal[LOSS_NAMES]  # type: ignore[valid-type]
 Normalize = Literal[NORMALIZATION_NAMES]  # type: ignore[valid-type]
 Penalty = Literal[PENALTY_NAMES]  # type: ignore[valid-type]
+Multiclass = Literal[MULTICLASS_NAMES]  # type: ignore[valid-type]
 
 
 class SpecError(ValueError):
@@ -130,8 +133,22 @@ class ObjectiveSpec(_Strict):
     )
     l2: float = Field(gt=0, le=1e6, description="l2 weight: l2/2·‖x‖²")
     l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
+    multiclass: Multiclass | None = Field(
+        None,
+        description="a K-class problem on the labels as read: ovr (one-vs-rest, K binary "
+        "problems summed, any loss) or multinomial (softmax cross-entropy, logistic loss); "
+        "absent: a binary or regression problem",
+    )
 
     _check_finite = field_validator("gamma", "l2", "l1")(_finite)
+
+    @model_validator(mode="after")
+    def _one_kind_of_labels(self) -> ObjectiveSpec:
+        if self.multiclass is not None and self.positive is not None:
+            raise ValueError(
+                "positive makes a binary problem and multiclass a K-class one: give one of them"
+            )
+        return self
 
     @property
     def penalty(self) -> str:
@@ -170,7 +187,13 @@ class JobSpec(ObjectiveSpec):
 
 
 def check_solver(
-    solver: str, loss: str, penalty: str, params: dict[str, Any], loc=(), gamma: float = 1.0
+    solver: str,
+    loss: str,
+    penalty: str,
+    params: dict[str, Any],
+    loc=(),
+    gamma: float = 1.0,
+    multiclass: str | None = None,
 ) -> Any:
     """The solver's typed parameters (its ``Params``), defaults filled in; SpecError naming
     the field otherwise (the spec's checks: :meth:`SolverSpec.check` and
@@ -182,7 +205,7 @@ def check_solver(
             (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(specs)}"
         )
     try:
-        spec.check(loss, penalty, gamma)
+        spec.check(loss, penalty, gamma, multiclass)
     except SupportError as err:
         raise SpecError((*loc, err.field), str(err)) from None
     try:
@@ -194,7 +217,9 @@ def check_solver(
 def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
     """The spec with every solver parameter parsed and defaulted (stored as the dict of the
     solver's ``Params``); SpecError if invalid."""
-    params = check_solver(spec.solver, spec.loss, spec.penalty, spec.params, loc, spec.gamma)
+    params = check_solver(
+        spec.solver, spec.loss, spec.penalty, spec.params, loc, spec.gamma, spec.multiclass
+    )
     positive = sorted(set(spec.positive)) if spec.positive is not None else None
     seed = spec.solver_seed if catalogue()[spec.solver].uses_seed(params) else None
     update = {"params": asdict(params), "positive": positive, "seed": seed}
@@ -206,12 +231,19 @@ def _digest(payload: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+# fields stored and hashed only when set, so that specs and hashes made before they existed
+# stay the same: an unpinned job (host), a binary or regression problem (multiclass)
+_OMITTED_WHEN_NONE = ("host", "multiclass")
+
+
 def dump_spec(spec: JobSpec | SweepSpec) -> dict[str, Any]:
     """The spec as stored and hashed: JSON values, without ``host`` when it is not pinned
-    (so specs and hashes from before pinning stay the same)."""
+    and ``multiclass`` when the problem is not K-class (so specs and hashes from before
+    either existed stay the same)."""
     payload = spec.model_dump(mode="json")
-    if payload.get("host") is None:
-        payload.pop("host", None)
+    for name in _OMITTED_WHEN_NONE:
+        if payload.get(name) is None:
+            payload.pop(name, None)
     return payload
 
 
@@ -227,8 +259,10 @@ def spec_hash(spec: JobSpec) -> str:
 
 def objective_hash(spec: ObjectiveSpec) -> str:
     """Hash of the objective alone: jobs with the same hash share P*."""
-    fields = set(ObjectiveSpec.model_fields)
-    return _digest(spec.model_dump(mode="json", include=fields))
+    payload = spec.model_dump(mode="json", include=set(ObjectiveSpec.model_fields))
+    if payload.get("multiclass") is None:
+        payload.pop("multiclass", None)
+    return _digest(payload)
 
 
 class SolverChoice(_Strict):
@@ -271,12 +305,36 @@ class SweepSpec(_Strict):
     host: Host | None = Field(
         None, description="run every job of the sweep on this worker host (comparable times)"
     )
+    multiclass: list[Multiclass] | None = Field(
+        None,
+        min_length=1,
+        max_length=len(MULTICLASS_NAMES),
+        description="K-class forms to sweep over (ovr, multinomial); each solver runs the "
+        "forms it and the loss support (the others are counted as skipped); absent: binary "
+        "or regression problems",
+    )
+
+    @model_validator(mode="after")
+    def _one_kind_of_labels(self) -> SweepSpec:
+        if self.multiclass is not None and self.positive is not None:
+            raise ValueError(
+                "positive makes binary problems and multiclass K-class ones: give one of them"
+            )
+        if self.multiclass is not None and len(set(self.multiclass)) != len(self.multiclass):
+            raise ValueError("multiclass lists a form twice")
+        return self
+
+    def forms(self) -> list[str | None]:
+        """The K-class forms of the sweep's objectives ([None]: binary or regression)."""
+        return list(self.multiclass) if self.multiclass is not None else [None]
 
     def solver_choices(self) -> list[SolverChoice]:
         return [SolverChoice(solver=s) if isinstance(s, str) else s for s in self.solvers]
 
     def n_objectives(self) -> int:
-        return len(self.datasets) * len(self.losses) * len(self.l2) * len(self.l1)
+        return (
+            len(self.datasets) * len(self.losses) * len(self.forms()) * len(self.l2) * len(self.l1)
+        )
 
 
 def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
@@ -297,10 +355,40 @@ def _seeded(solver: str, params: dict[str, Any]) -> bool:
         return True
 
 
+def _supported(solver: str, loss: str, multiclass: str | None) -> bool:
+    """Whether ``solver`` (if known) and ``loss`` take the K-class form ``multiclass``: a
+    sweep's combination that does not is skipped, not an error. Always True for a binary or
+    regression objective (None) and for an unknown solver (expand_sweep names that error)."""
+    if multiclass is None:
+        return True
+    spec = catalogue().get(solver)
+    if spec is not None and multiclass not in spec.multiclass:
+        return False
+    return multiclass in get_loss(loss).multiclass
+
+
+def _objectives(sweep: SweepSpec, solver: str) -> tuple[int, int]:
+    """(objectives ``solver`` runs on, objectives it skips for want of a K-class form)."""
+    pairs = [(loss, form) for loss in sweep.losses for form in sweep.forms()]
+    runs = sum(_supported(solver, loss, form) for loss, form in pairs)
+    per_pair = len(sweep.datasets) * len(sweep.l2) * len(sweep.l1)
+    return runs * per_pair, (len(pairs) - runs) * per_pair
+
+
 def n_settings(sweep: SweepSpec) -> int:
     """Number of solver settings of the sweep (computed without listing them)."""
     return sum(
         math.prod(len(v) if isinstance(v, list) else 1 for v in c.params.values())
+        for c in sweep.solver_choices()
+    )
+
+
+def least_jobs(sweep: SweepSpec) -> int:
+    """A lower bound on the jobs of the sweep, computed without listing its settings: each
+    setting once per objective it runs on."""
+    return sum(
+        math.prod(len(v) if isinstance(v, list) else 1 for v in c.params.values())
+        * _objectives(sweep, c.solver)[0]
         for c in sweep.solver_choices()
     )
 
@@ -310,13 +398,16 @@ def jobs_per_solver(sweep: SweepSpec) -> dict[str, dict[str, int]]:
     has of each solver, in all and of each kind — runs with each of the sweep's seeds,
     runs of a setting that uses no seed (once per objective), and timing repeats of those
     (``timing_repeats``). Lists every setting: check :func:`n_settings` first."""
-    seeds, objectives = len(sweep.seeds), sweep.n_objectives()
+    seeds = len(sweep.seeds)
     out: dict[str, dict[str, int]] = {}
     for choice in sweep.solver_choices():
         counts = out.setdefault(
-            choice.solver, {"jobs": 0, "seeded": 0, "unseeded": 0, "timing_repeats": 0}
+            choice.solver,
+            {"jobs": 0, "seeded": 0, "unseeded": 0, "timing_repeats": 0, "skipped": 0},
         )
+        objectives, skipped = _objectives(sweep, choice.solver)
         for params in _settings_of(choice):
+            counts["skipped"] += skipped
             if _seeded(choice.solver, params):
                 counts["seeded"] += objectives * seeds
             else:
@@ -348,9 +439,11 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
     for index, choice in enumerate(sweep.solver_choices()):
         for params in _settings_of(choice):
             runs = _runs(sweep, _seeded(choice.solver, params))
-            for dataset, loss, l2, l1, (seed, repeat) in itertools.product(
-                sweep.datasets, sweep.losses, sweep.l2, sweep.l1, runs
+            for dataset, loss, form, l2, l1, (seed, repeat) in itertools.product(
+                sweep.datasets, sweep.losses, sweep.forms(), sweep.l2, sweep.l1, runs
             ):
+                if not _supported(choice.solver, loss, form):
+                    continue
                 try:
                     spec = JobSpec(
                         dataset=dataset,
@@ -366,6 +459,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
                         repeat=repeat,
                         stop=sweep.stop,
                         host=sweep.host,
+                        multiclass=form,
                     )
                 except ValueError as err:  # pydantic ValidationError (a weight out of range)
                     raise SpecError(("l2",), f"invalid combination: {err}") from None

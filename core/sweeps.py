@@ -43,7 +43,7 @@ from faceoff.core.specs import (
     dump_spec,
     expand_sweep,
     jobs_per_solver,
-    n_settings,
+    least_jobs,
     spec_hash,
     sweep_size,
 )
@@ -66,7 +66,7 @@ def submit_sweep(
     Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates within the
     team as in the module doc. The caller commits, then enqueues the new jobs.
     """
-    least = spec.n_objectives() * n_settings(spec)  # every setting runs once per objective
+    least = least_jobs(spec)  # every setting runs once per objective it takes
     exact = least <= settings.MAX_SWEEP_JOBS  # then its settings may be listed
     size = sweep_size(spec) if exact else least
     if size > settings.MAX_SWEEP_JOBS:

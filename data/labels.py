@@ -8,6 +8,11 @@ The rule for classification losses (logistic, smoothed hinge), which need b ∈ 
   that asks for ``positive`` (``--positive`` on the command line).
 
 Regression losses (squared) use the labels as they are, unless ``positive`` is given.
+
+A K-class problem (``multiclass`` "ovr" or "multinomial") keeps the labels as read: they must
+be integers (1, 2.0 and −3 are; 1.5 is not) taking between 2 and ``max_classes`` values, and
+:func:`class_indices` maps them, in increasing order, to the class indices 0..K−1 that the
+kernels read. ``positive`` stays the explicit way to make a binary problem out of them.
 """
 
 from __future__ import annotations
@@ -72,6 +77,49 @@ def one_vs_rest(b: np.ndarray, positive: Sequence[float]) -> np.ndarray:
             "to become -1"
         )
     return np.where(is_positive, 1.0, -1.0)
+
+
+MAX_CLASSES = 10_000  # the default cap on K (``FACEOFF_MAX_CLASSES``)
+
+
+def class_indices(b: np.ndarray, max_classes: int = MAX_CLASSES) -> tuple[np.ndarray, np.ndarray]:
+    """(the class index 0..K−1 of every sample, int64; the K class values, increasing).
+
+    LabelError when a label is not an integer, when fewer than 2 classes occur, or when
+    more than ``max_classes`` do."""
+    b = np.asarray(b, dtype=np.float64)
+    if b.ndim != 1:
+        raise LabelError(f"labels must be one value a sample, got shape {b.shape}")
+    finite = np.isfinite(b)
+    integral = finite & (b == np.round(b))
+    if not integral.all():
+        bad = b[~integral][0]
+        raise LabelError(
+            f"a multiclass problem needs integer class labels, found {bad:g}; give a "
+            "classification file, or drop multiclass for a regression loss"
+        )
+    classes, index = np.unique(b, return_inverse=True)
+    if len(classes) < 2:
+        raise LabelError(
+            f"a multiclass problem needs at least 2 classes, the labels take {describe(classes)}"
+        )
+    if len(classes) > max_classes:
+        raise LabelError(
+            f"the labels take {len(classes)} classes, above the limit of {max_classes} "
+            "(FACEOFF_MAX_CLASSES)"
+        )
+    return index.astype(np.int64).ravel(), classes
+
+
+def class_counts(b: np.ndarray, limit: int = MAX_CLASSES) -> dict[str, int] | None:
+    """{label: number of samples} of integer labels taking 2 to ``limit`` values, in
+    increasing label order; None for labels that are not classes (regression targets)."""
+    try:
+        index, classes = class_indices(b, limit)
+    except LabelError:
+        return None
+    counts = np.bincount(index, minlength=len(classes))
+    return {_fmt(value): int(count) for value, count in zip(classes, counts, strict=True)}
 
 
 def describe(values: np.ndarray, limit: int = 8) -> str:

@@ -28,6 +28,31 @@ def classification(
     return A, np.where(margin >= 0, 1.0, -1.0)
 
 
+def multiclass(
+    n_samples: int = 500,
+    n_features: int = 50,
+    density: float = 1.0,
+    n_classes: int = 4,
+    noise: float = 0.5,
+    seed: int = 0,
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
+    """Class labels 0..K−1, yᵢ = argmaxₖ (AX*)ᵢₖ/std + noise·N(0, 1), for a planted Gaussian
+    X* of shape (n_features, K): K linear classes, overlapping as ``noise`` grows. The design
+    is :func:`classification`'s (dense Gaussian, or CSR with a fraction ``density`` of
+    non-zeros); every class occurs when n_samples ≥ K (the first K samples are moved to the
+    K classes if one is missing)."""
+    if not 2 <= n_classes <= n_samples:
+        raise ValueError(f"n_classes must be in [2, n_samples={n_samples}], got {n_classes!r}")
+    A = _design(n_samples, n_features, density, seed)
+    rng = np.random.default_rng(seed + 1)
+    scores = A @ rng.normal(size=(n_features, n_classes))
+    scores = scores / (np.std(scores) or 1.0) + noise * rng.normal(size=scores.shape)
+    labels = np.argmax(scores, axis=1)
+    if len(np.unique(labels)) < n_classes:  # tiny or degenerate designs: every class once
+        labels[:n_classes] = np.arange(n_classes)
+    return A, labels.astype(np.float64)
+
+
 def regression(
     n_samples: int = 500,
     n_features: int = 50,

@@ -40,7 +40,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from faceoff.solvers.spec import SolverSpec
-from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES
+from faceoff.solvers.vocabulary import LOSS_NAMES, MULTICLASS_NAMES, PENALTY_NAMES
 
 GROUP = "faceoff.solvers"
 ALGORITHMS = "faceoff.solvers.algorithms"
@@ -118,6 +118,8 @@ def _problem(spec: Any, origin: _Origin, taken: Mapping[str, str]) -> str | None
             f"losses and penalties must be non-empty and among {', '.join(LOSS_NAMES)} and "
             f"{', '.join(PENALTY_NAMES)}; found {', '.join(unknown) or 'an empty list'}"
         )
+    if not set(spec.multiclass) <= set(MULTICLASS_NAMES):
+        return f"multiclass {list(spec.multiclass)!r} must be among {', '.join(MULTICLASS_NAMES)}"
     if spec.module is None and origin.package is None:
         return "a spec in a top-level module must name its method's module (module=...)"
     return None

@@ -189,6 +189,8 @@ def evaluate(
     n = problem.n_samples
     x = None if x is None else np.array(x, dtype=np.float64, copy=True)
     y = None if y is None else np.array(y, dtype=np.float64, copy=True)
+    if problem.multiclass is not None:
+        return _evaluate_classes(problem, x, y, Ax, ATy)
     if x is None:  # a dual iterate alone: Aᵀy, then x(y) and Ax
         _, ATy = products(problem, ATY, y=y)
         x = problem.penalty.conjugate_grad(-ATy / n)
@@ -208,15 +210,45 @@ def evaluate(
     return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
 
 
+def _evaluate_classes(problem: Problem, x, y, Ax, ATy) -> Objective:
+    """:func:`evaluate` for a K-class problem: scipy's products with the K columns at once
+    (``A @ X``, ``Aᵀ @ Y``: one pass each over A, K values a non-zero)."""
+    data, n = problem.data, problem.n_samples
+    if x is None:
+        ATy = data.rmatvec(y)
+        x = problem.penalty.conjugate_grad(-ATy / n)
+        Ax = data.matvec(x)
+    else:
+        if Ax is None:
+            Ax = data.matvec(x)
+        if y is None:
+            y = problem.loss_derivs(Ax)
+            if ATy is not None:
+                ATy = np.asarray(ATy)
+        else:
+            ATy = None
+        if ATy is None:
+            ATy = data.rmatvec(y)
+    primal = problem.loss_sum(Ax) / n + problem.penalty.value(x)
+    dual = -problem.conj_sum(y) / n - problem.penalty.conjugate(-ATy / n)
+    return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
+
+
 def compile_kernels(problem: Problem) -> None:
     """Compile the sweeps ``problem`` and its dense twin run (warm-up: no job pays for it)."""
     from faceoff.solvers.problem import Data
 
     dense = Problem(
-        Data(problem.data.csr_matrix.toarray()), problem.b, problem.loss, problem.penalty
+        Data(problem.data.csr_matrix.toarray()),
+        problem.b,
+        problem.loss,
+        problem.penalty,
+        problem.multiclass,
+        problem.classes,
     )
     for each in (problem, dense):
-        x = np.zeros(each.n_features)
+        x = np.zeros(each.coef_shape)
+        y = each.dual_from_primal(x)  # a dual point in the domain of every loss's φ*
         evaluate(each, x=x)
-        evaluate(each, y=np.zeros(each.n_samples))
-        evaluate(each, x=x, y=np.zeros(each.n_samples))
+        evaluate(each, y=y)
+        evaluate(each, x=x, y=y)

@@ -50,11 +50,12 @@ class ElasticNet:
 
     def value(self, x: np.ndarray) -> float:
         """g(x)."""
+        x = x.reshape(-1)  # the K columns of a K-class problem: g is separable
         return self.l1 * float(np.abs(x).sum()) + 0.5 * self.l2 * float(x @ x)
 
     def conjugate(self, v: np.ndarray) -> float:
         """g*(v) = Σⱼ (|vⱼ| − l1)₊² / (2·l2)."""
-        r = np.maximum(np.abs(v) - self.l1, 0.0)
+        r = np.maximum(np.abs(v.reshape(-1)) - self.l1, 0.0)
         return float(r @ r) / (2.0 * self.l2)
 
     def conjugate_grad(self, v: np.ndarray) -> np.ndarray:

@@ -28,12 +28,23 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from faceoff.data.labels import prepare_labels
+from faceoff.data.labels import MAX_CLASSES, class_indices, prepare_labels
 from faceoff.data.transforms import full_pattern_csr
 from faceoff.data.transforms import normalize as transform
-from faceoff.solvers.losses import Loss, loss_conjs, loss_derivs, loss_values, make_loss
+from faceoff.solvers.losses import (
+    Loss,
+    loss_conjs,
+    loss_derivs,
+    loss_values,
+    loss_values_derivs,
+    make_loss,
+    multinomial_conjs,
+    multinomial_derivs,
+    multinomial_values,
+    multinomial_values_derivs,
+)
 from faceoff.solvers.penalties import ElasticNet
-from faceoff.solvers.vocabulary import get_loss
+from faceoff.solvers.vocabulary import MULTICLASS_NAMES, get_loss
 
 
 class Compressed(NamedTuple):
@@ -201,26 +212,49 @@ class Objective(NamedTuple):
 
 @dataclass
 class Problem:
-    """Data + labels + loss + penalty.
+    """Data + labels + loss + penalty; one objective, binary (or regression) or K-class.
+
+    Binary and regression problems (``multiclass`` None) have one coefficient vector x,
+    shape (n_features,), and one dual variable a sample, y of shape (n_samples,).
+    A K-class problem has one column a class, X of shape (n_features, K), and Y of shape
+    (n_samples, K), C-contiguous (a row of X, the K coefficients of one feature, is one read):
+
+    - ``"ovr"``, one-vs-rest: P(X) = Σₖ [1/n Σᵢ φ(aᵢᵀxₖ, bᵢₖ) + g(xₖ)] with bᵢₖ = +1 when
+      sample i is of class k, −1 otherwise (any loss: the K binary problems share A). Its
+      dual is the sum of theirs, D(Y) = Σₖ [−1/n Σᵢ φ*(yᵢₖ, bᵢₖ) − g*(−Aᵀyₖ/n)], and the gap
+      the sum of their gaps.
+    - ``"multinomial"``, the softmax cross-entropy (logistic loss only):
+      P(X) = 1/n Σᵢ [log Σₖ exp(aᵢᵀxₖ) − aᵢᵀx_{yᵢ}] + Σₖ g(xₖ), its dual on a shifted simplex
+      per row (:mod:`faceoff.solvers.losses.logistic`).
 
     Parameters
     ----------
     data : Data
     b : array, shape (n_samples,)
-        Labels (±1 for logistic and smoothed hinge) or regression targets (squared).
+        Labels (±1 for logistic and smoothed hinge) or regression targets (squared); for a
+        K-class problem the class index 0..K−1 of every sample (int64).
     loss : Loss
     penalty : ElasticNet
+    multiclass : {None, "ovr", "multinomial"}
+    classes : array, shape (K,), optional
+        The label value of each class index, as read (K-class problems).
     """
 
     data: Data
     b: np.ndarray
     loss: Loss
     penalty: ElasticNet
+    multiclass: str | None = None
+    classes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        n = self.data.n_samples
+        if self.multiclass is not None:
+            self._check_classes(n)
+            return
         self.b = np.ascontiguousarray(self.b, dtype=np.float64)
-        if self.b.shape != (self.data.n_samples,):
-            raise ValueError(f"labels have shape {self.b.shape}, expected ({self.data.n_samples},)")
+        if self.b.shape != (n,):
+            raise ValueError(f"labels have shape {self.b.shape}, expected ({n},)")
         if not np.all(np.isfinite(self.b)):
             raise ValueError("labels contain NaN or infinite values")
         if self.loss.needs_binary_labels and not np.all(np.abs(self.b) == 1.0):
@@ -229,6 +263,30 @@ class Problem:
                 f"loss {self.loss.name!r} needs binary labels -1/+1, found values "
                 f"{', '.join(f'{v:g}' for v in found)}; binarize them (e.g. --positive)"
             )
+
+    def _check_classes(self, n: int) -> None:
+        if self.multiclass not in MULTICLASS_NAMES:
+            raise ValueError(
+                f"multiclass must be one of {', '.join(MULTICLASS_NAMES)} or None, got "
+                f"{self.multiclass!r}"
+            )
+        takes = get_loss(self.loss.name).multiclass
+        if self.multiclass not in takes:
+            raise ValueError(
+                f"loss {self.loss.name!r} has no {self.multiclass!r} form; it takes "
+                f"multiclass {', '.join(takes)}"
+            )
+        self.b = np.ascontiguousarray(self.b, dtype=np.int64)
+        if self.b.shape != (n,):
+            raise ValueError(f"class indices have shape {self.b.shape}, expected ({n},)")
+        if self.classes is None:
+            raise ValueError("a K-class problem needs its class values (classes)")
+        self.classes = np.asarray(self.classes, dtype=np.float64)
+        K = self.classes.shape[0]
+        if K < 2:
+            raise ValueError(f"a K-class problem needs at least 2 classes, got {K}")
+        if n and (self.b.min() < 0 or self.b.max() >= K):
+            raise ValueError(f"class indices must lie in 0..{K - 1}")
 
     @cached_property
     def rows(self) -> RowData:
@@ -248,26 +306,101 @@ class Problem:
     def n_features(self) -> int:
         return self.data.n_features
 
+    @property
+    def n_classes(self) -> int:
+        """K: the columns of X (1 for a binary or regression problem)."""
+        return 1 if self.classes is None else int(self.classes.shape[0])
+
+    @property
+    def coef_shape(self) -> tuple[int, ...]:
+        """The shape of x: (n_features,), or (n_features, K)."""
+        d = self.n_features
+        return (d,) if self.multiclass is None else (d, self.n_classes)
+
+    @property
+    def dual_shape(self) -> tuple[int, ...]:
+        """The shape of y: (n_samples,), or (n_samples, K)."""
+        n = self.n_samples
+        return (n,) if self.multiclass is None else (n, self.n_classes)
+
+    @property
+    def smoothness(self) -> float:
+        """β with ‖∇φ(z) − ∇φ(z')‖ ≤ β‖z − z'‖ for a row's margins: the loss's own β for a
+        binary, regression or one-vs-rest problem (each margin apart), 1/2 for the
+        multinomial form (the Hessian of log Σ exp, diag(p) − ppᵀ, has eigenvalues ≤ 1/2)."""
+        return 0.5 if self.multiclass == "multinomial" else self.loss.smoothness
+
+    @cached_property
+    def signs(self) -> np.ndarray:
+        """One-vs-rest labels B, shape (n_samples, K), C order: +1 where sample i is of
+        class k, −1 elsewhere (built on first use: n·K values; kernels derive bᵢₖ from
+        ``b`` instead)."""
+        B = np.full((self.n_samples, self.n_classes), -1.0)
+        B[np.arange(self.n_samples), self.b] = 1.0
+        return B
+
+    def loss_sum(self, Ax: np.ndarray, work: np.ndarray | None = None) -> float:
+        """Σᵢ φ at the margins Ax (shape ``dual_shape``); ``work``: scratch of the loss's
+        vector sums (shape (≥ 2, Ax.size)) for a binary or one-vs-rest problem."""
+        if self.multiclass == "multinomial":
+            return multinomial_values(self.loss.params, Ax, self.b)
+        if self.multiclass == "ovr":
+            return loss_values(self.loss.params, Ax.reshape(-1), self.signs.reshape(-1), work)
+        return loss_values(self.loss.params, Ax, self.b, work)
+
+    def conj_sum(self, y: np.ndarray) -> float:
+        """Σᵢ φ*(yᵢ) (shape ``dual_shape``); +∞ outside the domain."""
+        if self.multiclass == "multinomial":
+            return multinomial_conjs(self.loss.params, y, self.b)
+        if self.multiclass == "ovr":
+            return loss_conjs(self.loss.params, y.reshape(-1), self.signs.reshape(-1))
+        return loss_conjs(self.loss.params, y, self.b)
+
+    def loss_derivs(self, Ax: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """φ' at the margins Ax (into ``out`` if given): the dual point a primal iterate
+        certifies with."""
+        if self.multiclass == "multinomial":
+            derivs = multinomial_derivs(self.loss.params, Ax, self.b)
+            if out is None:
+                return derivs
+            out[...] = derivs
+            return out
+        out = np.empty(Ax.shape) if out is None else out
+        labels = self.signs if self.multiclass == "ovr" else self.b
+        loss_derivs(self.loss.params, Ax.reshape(-1), labels.reshape(-1), out.reshape(-1))
+        return out
+
+    def loss_sum_derivs(
+        self, Ax: np.ndarray, out: np.ndarray, work: np.ndarray | None = None
+    ) -> float:
+        """Σᵢ φ at the margins Ax, with ``out`` ← φ'(Ax), in one pass (one exp serves both for
+        the logistic); ``work``: scratch of shape (3, Ax.size) (binary, one-vs-rest)."""
+        if self.multiclass == "multinomial":
+            value, derivs = multinomial_values_derivs(self.loss.params, Ax, self.b)
+            out[...] = derivs
+            return value
+        labels = self.signs if self.multiclass == "ovr" else self.b
+        return loss_values_derivs(
+            self.loss.params, Ax.reshape(-1), labels.reshape(-1), out.reshape(-1), work
+        )
+
     def primal_value(self, x: np.ndarray, Ax: np.ndarray | None = None) -> float:
         """P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x)."""
         if Ax is None:
             Ax = self.data.matvec(x)
-        loss = self.loss
-        return loss_values(loss.params, Ax, self.b) / self.n_samples + (self.penalty.value(x))
+        return self.loss_sum(Ax) / self.n_samples + self.penalty.value(x)
 
     def dual_value(self, y: np.ndarray, v: np.ndarray | None = None) -> float:
         """D(y) = −1/n Σ φ*(yᵢ) − g*(v), v = −Aᵀy/n."""
         if v is None:
             v = -self.data.rmatvec(y) / self.n_samples
-        loss = self.loss
-        return -loss_conjs(loss.params, y, self.b) / self.n_samples - (self.penalty.conjugate(v))
+        return -self.conj_sum(y) / self.n_samples - self.penalty.conjugate(v)
 
     def dual_from_primal(self, x: np.ndarray, Ax: np.ndarray | None = None) -> np.ndarray:
         """y(x) = φ'(Ax), the dual point a primal iterate certifies with."""
         if Ax is None:
             Ax = self.data.matvec(x)
-        loss = self.loss
-        return loss_derivs(loss.params, Ax, self.b, np.empty(self.n_samples))
+        return self.loss_derivs(Ax)
 
     def primal_from_dual(self, y: np.ndarray) -> np.ndarray:
         """x(y) = ∇g*(−Aᵀy/n)."""
@@ -300,6 +433,8 @@ def build_problem(
     l2: float = 1.0,
     normalize: str = "none",
     positive: Sequence[float] | None = None,
+    multiclass: str | None = None,
+    max_classes: int = MAX_CLASSES,
 ) -> Problem:
     """The problem a request names: transforms, then labels, then the loss and the penalty.
 
@@ -324,7 +459,10 @@ def build_problem(
     normalize : str, default "none"
         A name of ``solvers.vocabulary.NORMALIZATION_NAMES`` (``data.transforms.normalize``).
     positive : sequence of float, optional
-        Label classes that become +1, the others −1.
+        Label classes that become +1, the others −1 (not with ``multiclass``).
+    multiclass : {None, "ovr", "multinomial"}
+        A K-class problem on the labels as read (``data.labels.class_indices``: integers,
+        2 to ``max_classes`` classes); see :class:`Problem`.
 
     Returns
     -------
@@ -341,5 +479,12 @@ def build_problem(
         data = A
     else:
         data = Data(transform(A, normalize))
+    if multiclass is not None:
+        if positive is not None:
+            raise ValueError(
+                "positive makes a binary problem, multiclass a K-class one: give one of them"
+            )
+        index, classes = class_indices(b, max_classes)
+        return Problem(data, index, make_loss(loss, gamma), ElasticNet(l1, l2), multiclass, classes)
     labels = prepare_labels(b, binary, positive)
     return Problem(data, labels, make_loss(loss, gamma), ElasticNet(l1, l2))

@@ -8,7 +8,7 @@ spec, ``faceoff solve``) or raw, parsed here once.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -90,11 +90,25 @@ def typed_params(spec: SolverSpec, params: Any) -> Any:
 _warm: set[str] = set()
 
 
-def _tiny_problem(loss: str, penalty: str) -> Problem:
+def _tiny_problem(loss: str, penalty: str, multiclass: str | None = None) -> Problem:
     rng = np.random.default_rng(0)
     A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
-    b = np.where(rng.random(8) < 0.5, -1.0, 1.0)  # binary labels suit every loss
-    return build_problem(A, b, loss, l1=0.01 if penalty == "elastic_net" else 0.0, l2=0.1)
+    if multiclass is None:
+        b = np.where(rng.random(8) < 0.5, -1.0, 1.0)  # binary labels suit every loss
+    else:
+        b = np.arange(8) % 3  # three classes
+    l1 = 0.01 if penalty == "elastic_net" else 0.0
+    return build_problem(A, b, loss, l1=l1, l2=0.1, multiclass=multiclass)
+
+
+def _warm_problems(spec: SolverSpec) -> Iterator[Problem]:
+    """A tiny problem for each (loss, penalty, K-class form) ``spec`` runs."""
+    for form in (None, *spec.multiclass):
+        for loss in spec.losses:
+            if form is not None and form not in get_loss(loss).multiclass:
+                continue
+            for penalty in (p for p in spec.penalties if p in get_loss(loss).penalties):
+                yield _tiny_problem(loss, penalty, form)
 
 
 def warmup(solver: str) -> None:
@@ -109,12 +123,10 @@ def warmup(solver: str) -> None:
     # with what the rules between parameters need beside it
     for change in spec.choice_variants():
         values = spec.load_params(change)
-        for loss in spec.losses:
-            for penalty in (p for p in spec.penalties if p in get_loss(loss).penalties):
-                problem = _tiny_problem(loss, penalty)
-                recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))
-                entry(problem, values, recorder, 0)
-                compile_kernels(problem)  # trace points on dense data too
+        for problem in _warm_problems(spec):
+            recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))
+            entry(problem, values, recorder, 0)
+            compile_kernels(problem)  # trace points on dense data too
     _warm.add(solver)
 
 
@@ -143,7 +155,7 @@ def solve(
         Receives each trace point as it is recorded (outside the solver clock).
     """
     spec = get_spec(solver)
-    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma, problem.multiclass)
     values = typed_params(spec, params)
     warmup(solver)
     entry = _entry(spec)
@@ -174,5 +186,5 @@ def budget_fitter(solver: str, problem: Problem, params: Any = None, seed: int =
     spec = get_spec(solver)
     if spec.trace_mode != "refit":
         raise ValueError(f"solver {solver!r} is not traced by refits ({spec.trace_mode})")
-    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma)
+    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma, problem.multiclass)
     return _entry(spec).fitter(problem, typed_params(spec, params), seed)

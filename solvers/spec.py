@@ -316,6 +316,9 @@ class SolverSpec:
     # that do not say), never (False: a deterministic method, run once per objective in a
     # sweep), or for some values of a parameter only (SeedWhen)
     seeded: bool | SeedWhen = True
+    # the K-class forms it solves as one objective (solvers.vocabulary.MULTICLASS); none:
+    # binary and regression problems only
+    multiclass: tuple[str, ...] = ()
     # the Param of each field of ``params``, in order (derived)
     schema: tuple[Param, ...] = field(init=False, repr=False, compare=False)
 
@@ -344,10 +347,12 @@ class SolverSpec:
             )
         return None
 
-    def check(self, loss: str, penalty: str, gamma: float = 1.0) -> None:
+    def check(
+        self, loss: str, penalty: str, gamma: float = 1.0, multiclass: str | None = None
+    ) -> None:
         """Raise SupportError (naming the request field to change) if this solver does not
-        support the loss, the penalty or the loss's parameter ``gamma``, or if the loss
-        cannot take the penalty."""
+        support the loss, the penalty, the loss's parameter ``gamma`` or the K-class form
+        ``multiclass``, or if the loss cannot take the penalty or the form."""
         if loss not in self.losses:
             raise SupportError(
                 "loss",
@@ -368,6 +373,21 @@ class SolverSpec:
             )
         for rule in self.loss_params:
             rule.check(self.name, loss, {"gamma": gamma})
+        if multiclass is None:
+            return
+        if multiclass not in self.multiclass:
+            supported = ", ".join(self.multiclass) or "none (binary and regression only)"
+            raise SupportError(
+                "multiclass",
+                f"solver {self.name!r} does not solve multiclass {multiclass!r} problems; "
+                f"the multiclass modes it supports: {supported}",
+            )
+        if multiclass not in get_loss(loss).multiclass:
+            raise SupportError(
+                "multiclass",
+                f"loss {loss!r} has no {multiclass!r} form; it takes multiclass "
+                f"{', '.join(get_loss(loss).multiclass)}",
+            )
 
     def parse_params(self, raw: Mapping[str, Any] | None) -> Any:
         """The ``Params`` of a request: defaults overridden by ``raw``, every value and every
@@ -422,13 +442,16 @@ class SolverSpec:
                 variants.append(change)
         return variants
 
-    def working_bytes(self, n: int, d: int, nnz: int, params: Any, penalty: str) -> float:
+    def working_bytes(
+        self, n: int, d: int, nnz: int, params: Any, penalty: str, classes: int = 1
+    ) -> float:
         """A bound on the memory a run with ``params`` (a ``Params``) takes on an n × d
-        matrix with ``nnz`` non-zeros: A by rows and by columns, the method's O(n + d)
-        vectors, and its ``extra_memory``."""
+        matrix with ``nnz`` non-zeros and ``classes`` columns of X (K of a K-class problem):
+        A by rows and by columns, the method's O((n + d)·K) arrays, and its
+        ``extra_memory`` for its d·K variables."""
         data = 2 * (12 * nnz + 8 * (n + d))
-        vectors = 16 * 8 * (n + d)
-        extra = self.extra_memory(n, d, params, penalty) if self.extra_memory else 0.0
+        vectors = 16 * 8 * (n + d) * classes
+        extra = self.extra_memory(n, d * classes, params, penalty) if self.extra_memory else 0.0
         return data + vectors + extra
 
     def to_dict(self) -> dict:
@@ -441,6 +464,7 @@ class SolverSpec:
             "penalties": list(self.penalties),
             "params": [p.to_dict() for p in self.schema],
             "loss_params": [r.to_dict() for r in self.loss_params],
+            "multiclass": list(self.multiclass),
             "requires": self.requires,
             "trace_mode": self.trace_mode,
             "uses_seed": self.seeded.to_dict()

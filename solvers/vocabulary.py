@@ -17,6 +17,12 @@ PENALTIES: dict[str, str] = {
 }
 PENALTY_NAMES = tuple(PENALTIES)
 
+MULTICLASS: dict[str, str] = {
+    "ovr": "one-vs-rest: K binary problems, one column of X a class, summed",
+    "multinomial": "softmax cross-entropy over the K columns (logistic loss)",
+}
+MULTICLASS_NAMES = tuple(MULTICLASS)
+
 NORMALIZATIONS: dict[str, str] = {
     "none": "the data as it is",
     "rows": "every row aᵢ scaled to unit l2 norm (SPDC §7.2)",

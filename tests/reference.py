@@ -1,7 +1,9 @@
 """Independent reference optima: scipy L-BFGS-B at tight tolerance.
 
 For l1 + l2 the objective is made smooth with split variables x = x⁺ − x⁻, x± ≥ 0
-(l1·‖x‖₁ = l1·Σ(x⁺ + x⁻) on the optimal split), solved with bounds.
+(l1·‖x‖₁ = l1·Σ(x⁺ + x⁻) on the optimal split), solved with bounds. A K-class problem is
+solved on vec(X), its loss summed over the K columns (one-vs-rest) or taken over a row's K
+scores (multinomial).
 """
 
 from __future__ import annotations
@@ -16,16 +18,23 @@ from faceoff.solvers.problem import Problem
 def reference_optimum(problem: Problem) -> tuple[float, np.ndarray]:
     """(P*, x*) by L-BFGS-B, independent of every Faceoff solver."""
     A = problem.data.csr_matrix
-    b, n, d = problem.b, problem.n_samples, problem.n_features
+    b, n, shape = problem.b, problem.n_samples, problem.coef_shape
+    d = int(np.prod(shape))  # the variables: d, or d·K of a K-class problem
     loss = problem.loss.params
     l1, l2 = problem.penalty.l1, problem.penalty.l2
     deriv = np.empty(n)
 
+    def sums(z):
+        """(Σ φ, φ') at the margins z (K-class: through the Problem's sums over (n, K))."""
+        if problem.multiclass is None:
+            return loss_values(loss, z, b), loss_derivs(loss, z, b, deriv)
+        return problem.loss_sum(z), problem.loss_derivs(z)
+
     def fun(w):
         x = w[:d] - w[d:] if l1 > 0 else w
-        z = A @ x
-        g = A.T @ loss_derivs(loss, z, b, deriv) / n + l2 * x
-        value = loss_values(loss, z, b) / n + 0.5 * l2 * (x @ x)
+        values, derivs = sums(A @ x.reshape(shape))
+        g = (A.T @ derivs).reshape(-1) / n + l2 * x
+        value = values / n + 0.5 * l2 * (x @ x)
         if l1 > 0:
             value += l1 * w.sum()
             return value, np.concatenate([g + l1, -g + l1])
@@ -48,5 +57,5 @@ def reference_optimum(problem: Problem) -> tuple[float, np.ndarray]:
             best = res if res.fun < best.fun else best
             break
         best, w = res, res.x
-    x = best.x[:d] - best.x[d:] if l1 > 0 else best.x
+    x = (best.x[:d] - best.x[d:] if l1 > 0 else best.x).reshape(shape)
     return problem.primal_value(x), x

@@ -68,11 +68,22 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
     source_json = json.dumps(source, sort_keys=True)
     data, b = _data(source_json, str(upload_dir), spec.normalize)
     problem = build_solver_problem(
-        data, b, spec.loss, spec.gamma, spec.l1, spec.l2, "none", spec.positive
+        data,
+        b,
+        spec.loss,
+        spec.gamma,
+        spec.l1,
+        spec.l2,
+        "none",
+        spec.positive,
+        spec.multiclass,
+        get_settings().MAX_CLASSES,
     )
     positive = None if spec.positive is None else tuple(spec.positive)
     binary = problem.loss.needs_binary_labels
-    key = (source_json, str(upload_dir), spec.normalize, positive, binary)
+    # the labels' form: ±1, targets, or class indices (any K-class form: the same digest)
+    labels = "classes" if spec.multiclass is not None else binary
+    key = (source_json, str(upload_dir), spec.normalize, positive, labels)
     if key not in _DIGESTS:
         if len(_DIGESTS) >= _MAX_DIGESTS:
             _DIGESTS.clear()
@@ -232,7 +243,9 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         check_job_memory(spec, shape, settings)  # before the method allocates its own
         identity = store.Identity(
             data_hash,
-            content_objective_hash(data_hash, spec.loss, spec.gamma, spec.l1, spec.l2),
+            content_objective_hash(
+                data_hash, spec.loss, spec.gamma, spec.l1, spec.l2, spec.multiclass
+            ),
             get_spec(spec.solver).trace_mode,
         )
         _show_identity(settings.database_url, claim, identity)

@@ -55,6 +55,11 @@ KERNEL_NAMES = (
     "loss_derivs",
     "loss_values_derivs",
     "loss_conjs",
+    "multinomial_values",
+    "multinomial_derivs",
+    "multinomial_values_derivs",
+    "multinomial_conjs",
+    "simplex_step",
 )
 
 
@@ -92,6 +97,10 @@ class LossInfo:
         The dual variable lives in a box t = −b·y ∈ [0, 1] where it can sit at a bound
         (the smoothed hinge): ``dual_box_violation`` reports it and dual_cd's shrinking
         applies.
+    multinomial : bool
+        The loss has a K-class form over a row's K scores (the logistic's softmax
+        cross-entropy): the module then defines ``dispatch.MULTINOMIAL`` too. Every loss
+        takes the one-vs-rest form (K binary problems on ±1 labels).
     """
 
     name: str
@@ -103,6 +112,12 @@ class LossInfo:
     penalties: tuple[str, ...]
     warm_start: bool
     dual_box: bool
+    multinomial: bool = False
+
+    @property
+    def multiclass(self) -> tuple[str, ...]:
+        """The K-class forms the loss takes (``solvers.vocabulary.MULTICLASS``)."""
+        return ("ovr", "multinomial") if self.multinomial else ("ovr",)
 
     def __post_init__(self) -> None:
         problems = []

@@ -53,6 +53,16 @@ REQUIRED = (
 # its scalar function (the logistic's numpy vector exp and log): (γ, z, b, work),
 # (γ, z, b, out, work) and (γ, y, b, work), as loss_values, loss_values_derivs, loss_conjs.
 VECTOR = ("values", "values_derivs", "conjs")
+# What a loss with a K-class form (``LossInfo.multinomial``) defines besides: the sums over
+# a row's K scores, plain Python on (n, K) arrays — (γ, Z, labels), (γ, Z, labels),
+# (γ, Y, labels) — and the jitted exact dual step of a row, (γ, z, p, s, u, tol).
+MULTINOMIAL = (
+    "multinomial_values",
+    "multinomial_derivs",
+    "multinomial_values_derivs",
+    "multinomial_conjs",
+    "simplex_step",
+)
 
 
 def _load(name: str):
@@ -69,6 +79,14 @@ def _load(name: str):
             raise LossModuleError(
                 f"loss {name!r} ({module.__file__}) has no jitted function {function!r}: "
                 f"every loss module defines {', '.join(REQUIRED)} with @njit"
+            )
+    if module.INFO.multinomial:
+        missing = [function for function in MULTINOMIAL if not hasattr(module, function)]
+        if missing or not isinstance(module.simplex_step, Dispatcher):
+            raise LossModuleError(
+                f"loss {name!r} ({module.__file__}) declares multinomial=True but lacks "
+                f"{', '.join(missing) or 'a jitted simplex_step'}: it must define "
+                f"{', '.join(MULTINOMIAL)} (simplex_step with @njit)"
             )
     return module
 
@@ -327,3 +345,56 @@ def _conjs(loss, y, b):
     for i in range(y.shape[0]):
         total += loss_conj(loss, y[i], b[i])
     return total
+
+
+# ------------------------------------------------------- the K-class (multinomial) form
+
+_MULTINOMIAL = {m.INFO.code: m for m in MODULES if m.INFO.multinomial}
+
+
+def _multinomial(loss):
+    """The module of ``loss``'s K-class form; ValueError if it has none."""
+    module = _MULTINOMIAL.get(loss.code)
+    if module is None:
+        if all(m.INFO.code != loss.code for m in MODULES):
+            raise ValueError(_UNKNOWN)
+        takes = ", ".join(m.INFO.name for m in _MULTINOMIAL.values())
+        raise ValueError(
+            f"loss code {loss.code} has no multinomial form (the losses with one: {takes})"
+        )
+    return module
+
+
+def multinomial_values(loss, Z, labels):
+    """Σᵢ φ(Zᵢ, yᵢ) of the K-class form over scores Z, shape (n, K), classes ``labels``."""
+    return _multinomial(loss).multinomial_values(loss.gamma, Z, labels)
+
+
+def multinomial_derivs(loss, Z, labels):
+    """∇φ of every row (shape (n, K)): the dual point a primal iterate certifies with."""
+    return _multinomial(loss).multinomial_derivs(loss.gamma, Z, labels)
+
+
+def multinomial_values_derivs(loss, Z, labels):
+    """(Σᵢ φ(Zᵢ, yᵢ), ∇φ of every row) in one pass."""
+    return _multinomial(loss).multinomial_values_derivs(loss.gamma, Z, labels)
+
+
+def multinomial_conjs(loss, Y, labels):
+    """Σᵢ φ*(yᵢ, yᵢ) for dual rows Y, shape (n, K); +inf outside the domain."""
+    return _multinomial(loss).multinomial_conjs(loss.gamma, Y, labels)
+
+
+_simplex_step = (
+    _chain([(m.INFO.code, m.simplex_step) for m in _MULTINOMIAL.values()]) if _MULTINOMIAL else None
+)
+
+
+@njit(cache=True, _nrt=False)
+def simplex_step(loss, z, p, s, u, tol):
+    """The exact dual step of a row of the K-class form: p (the row's dual point plus its
+    class's unit vector, on the simplex) becomes the maximizer of
+    −Σ p log p + ⟨p, z⟩ − s/2‖p − p₀‖² (see the logistic module); ``u`` is scratch of
+    length K. Returns the iterations it took."""
+    code, gamma = loss
+    return _simplex_step(code, gamma, (z, p, s, u, tol))

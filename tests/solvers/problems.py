@@ -6,7 +6,8 @@ from __future__ import annotations
 from functools import cache
 
 from faceoff.data.svmlight import read_svmlight
-from faceoff.data.synthetic import classification, regression
+from faceoff.data.synthetic import classification, multiclass, regression
+from faceoff.data.transforms import normalize_rows
 from faceoff.solvers.problem import Data, Problem, build_problem
 from faceoff.solvers.vocabulary import get_loss
 from tests.datasets import dataset_file
@@ -21,6 +22,11 @@ WEIGHTS = {
     "small_sparse": (1e-2, 1e-2),
 }
 DATASETS = ("dense", "sparse", "a9a", "rcv1")  # every method must solve these
+# K-class problems: (n, d, density, K, seed) of the synthetic ones, usps' first rows
+MULTICLASS = {"dense_k": (300, 40, 1.0, 4, 11), "sparse_k": (800, 500, 0.02, 5, 12)}
+K_WEIGHTS = {"dense_k": (1e-2, 1e-2), "sparse_k": (1e-3, 1e-3), "usps_k": (1e-3, 1e-3)}
+K_DATASETS = ("dense_k", "sparse_k", "usps_k")  # every K-class form of every method
+USPS_ROWS = 1000
 
 
 @cache
@@ -60,3 +66,28 @@ def make_problem(name: str, loss: str, penalty: str, gamma: float = 1.0) -> Prob
 def reference(name: str, loss: str, penalty: str, gamma: float = 1.0) -> float:
     """P* of :func:`make_problem` by the L-BFGS reference, computed once per process."""
     return reference_optimum(make_problem(name, loss, penalty, gamma))[0]
+
+
+@cache
+def _classes(name: str) -> tuple[Data, object]:
+    if name == "usps_k":
+        A, b = read_svmlight(dataset_file("usps_zip_train"), n_features=256)
+        A = normalize_rows(A[:USPS_ROWS])
+        return Data(A), b[:USPS_ROWS]
+    n, d, density, K, seed = MULTICLASS[name]
+    A, b = multiclass(n, d, density, K, seed=seed)
+    return Data(A), b
+
+
+def make_k_problem(name: str, loss: str, penalty: str, form: str, gamma: float = 1.0) -> Problem:
+    """A K-class test problem (``form``: "ovr" or "multinomial") on the labels as read."""
+    l2, l1 = K_WEIGHTS[name]
+    data, b = _classes(name)
+    l1 = l1 if penalty == "elastic_net" else 0.0
+    return build_problem(data, b, loss, gamma, l1=l1, l2=l2, multiclass=form)
+
+
+@cache
+def k_reference(name: str, loss: str, penalty: str, form: str, gamma: float = 1.0) -> float:
+    """P* of :func:`make_k_problem` by the L-BFGS reference on vec(X), once per process."""
+    return reference_optimum(make_k_problem(name, loss, penalty, form, gamma))[0]

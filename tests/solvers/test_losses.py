@@ -41,8 +41,13 @@ from faceoff.solvers.losses import (
     loss_values,
     loss_values_derivs,
     make_loss,
+    multinomial_conjs,
+    multinomial_derivs,
+    multinomial_values,
+    multinomial_values_derivs,
     prefetch_warm,
     read_info,
+    simplex_step,
     warm_starts,
 )
 
@@ -440,6 +445,17 @@ SCALAR_CALLS = {  # every jitted dispatcher, with arguments of the right types
     "loss_derivs": (loss_derivs, (UNKNOWN, np.ones(3), np.ones(3), np.empty(3))),
     "loss_values_derivs": (loss_values_derivs, (UNKNOWN, np.ones(3), np.ones(3), np.empty(3))),
     "loss_conjs": (loss_conjs, (UNKNOWN, -0.5 * np.ones(3), np.ones(3))),
+    "multinomial_values": (multinomial_values, (UNKNOWN, np.ones((3, 2)), np.zeros(3, int))),
+    "multinomial_derivs": (multinomial_derivs, (UNKNOWN, np.ones((3, 2)), np.zeros(3, int))),
+    "multinomial_values_derivs": (
+        multinomial_values_derivs,
+        (UNKNOWN, np.ones((3, 2)), np.zeros(3, int)),
+    ),
+    "multinomial_conjs": (multinomial_conjs, (UNKNOWN, np.zeros((3, 2)), np.zeros(3, int))),
+    "simplex_step": (
+        simplex_step,
+        (UNKNOWN, np.ones(3), np.full(3, 1 / 3), 1.0, np.empty(3), 1e-12),
+    ),
 }
 
 

@@ -4,7 +4,12 @@ reference to 1e-8 (relative) and the duality gap certifies optimality to 1e-9·m
 within the budget. The cases are generated from the catalogue: a new solver is tested with
 its defaults and each value of each of its choice parameters without editing this file.
 Peers (catalogue entries that require another distribution) are generated the same way in
-test_peers.py, whose checks suit traces made by refits."""
+test_peers.py, whose checks suit traces made by refits.
+
+K-class problems likewise: every K-class form a solver declares (``SolverSpec.multiclass``)
+× every loss taking that form × penalty, on the synthetic dense and sparse K-class problems
+and usps' first rows (its defaults), the sparse one (each other variant), against scipy's
+L-BFGS-B on vec(X)."""
 
 from __future__ import annotations
 
@@ -19,7 +24,15 @@ from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.run import solve
 from faceoff.solvers.spec import SolverSpec
 from faceoff.solvers.trace import CONVERGED, StopRules
-from tests.solvers.problems import DATASETS, make_problem, reference
+from faceoff.solvers.vocabulary import get_loss
+from tests.solvers.problems import (
+    DATASETS,
+    K_DATASETS,
+    k_reference,
+    make_k_problem,
+    make_problem,
+    reference,
+)
 
 TOL = 1e-10
 
@@ -38,6 +51,8 @@ class Plan:
     narrow: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     max_epochs: float = 6000.0  # passes within which the gap must reach TOL
     max_seconds: float = 90.0
+    # the K-class problems each variant but the defaults runs on (the defaults: K_DATASETS)
+    k_variant_datasets: tuple[str, ...] = ("sparse_k",)
 
 
 PLANS: dict[str, Plan] = {
@@ -124,6 +139,24 @@ def cases(catalogue: Mapping[str, SolverSpec] = OURS, plans: Mapping[str, Plan] 
                         yield pytest.param(solver, params, loss, penalty, dataset, id=label)
 
 
+def k_cases(catalogue: Mapping[str, SolverSpec] = OURS, plans: Mapping[str, Plan] = PLANS):
+    """One pytest.param(solver, params, form, loss, penalty, dataset) per K-class case."""
+    for solver, spec in catalogue.items():
+        plan = plans.get(solver, Plan())
+        for params, _ in variants(spec, plan):
+            datasets = K_DATASETS if not params else plan.k_variant_datasets
+            for form in spec.multiclass:
+                for loss in (loss for loss in spec.losses if form in get_loss(loss).multiclass):
+                    for penalty in spec.penalties:
+                        for dataset in datasets:
+                            label = (
+                                f"{solver}-{variant_name(params)}-{form}-{loss}-{penalty}-{dataset}"
+                            )
+                            yield pytest.param(
+                                solver, params, form, loss, penalty, dataset, id=label
+                            )
+
+
 def run_case(plan: Plan, solver: str, params: dict, loss: str, penalty: str, dataset: str):
     """(result, reference P*) of one generated case run within ``plan``'s budget."""
     problem = make_problem(dataset, loss, penalty)
@@ -145,6 +178,29 @@ def test_matches_reference_and_certifies(solver, params, loss, penalty, dataset)
     # non-decreasing: DGPD's active-set rounds read no entry of A while A_x is empty
     assert epochs[0] == 0.0 < epochs[-1] and np.all(np.diff(epochs) >= 0)
     assert np.all(np.diff(times) >= 0)
+
+
+def check_certified(result, p_ref: float) -> None:
+    """Converged, certified by its gap, at the reference P*, on a monotone clock."""
+    last = result.final
+    assert result.stop_reason == CONVERGED, result.summary()
+    assert last.gap <= 1e-9 * max(1.0, abs(last.primal))
+    assert last.gap >= -1e-12 * max(1.0, abs(last.primal)), "weak duality violated"
+    assert abs(last.primal - p_ref) <= 1e-8 * abs(p_ref), (last.primal, p_ref)
+    epochs = [p.epoch for p in result.trace]
+    times = [p.time_s for p in result.trace]
+    assert epochs[0] == 0.0 < epochs[-1] and np.all(np.diff(epochs) >= 0)
+    assert np.all(np.diff(times) >= 0)
+
+
+@pytest.mark.parametrize("solver,params,form,loss,penalty,dataset", list(k_cases()))
+def test_k_class_matches_reference_and_certifies(solver, params, form, loss, penalty, dataset):
+    plan = PLANS.get(solver, Plan())
+    problem = make_k_problem(dataset, loss, penalty, form)
+    stop = StopRules(max_epochs=plan.max_epochs, max_seconds=plan.max_seconds, tol=TOL)
+    result = solve(problem, solver, params, stop, seed=3)
+    assert result.x.shape == problem.coef_shape
+    check_certified(result, k_reference(dataset, loss, penalty, form))
 
 
 def _ridge_cases():

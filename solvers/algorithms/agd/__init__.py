@@ -13,4 +13,5 @@ SPEC = SolverSpec(
     "primal",
     params=Params,
     seeded=False,
+    multiclass=("ovr", "multinomial"),
 )

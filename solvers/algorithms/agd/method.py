@@ -34,7 +34,6 @@ import numpy as np
 
 from faceoff.solvers.algorithms.agd import Params
 from faceoff.solvers.driver import run_chunked
-from faceoff.solvers.losses import loss_derivs, loss_values, loss_values_derivs
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import Recorder
 
@@ -43,6 +42,11 @@ _DECREASE = 0.9  # the same factor afterwards
 _INCREASE = 2.0  # factor on L_loss after a failed trial
 _FLOOR = 1e-10  # lowest L_loss, relative to the global bound β‖A‖²_F/n
 _RESOLVED = 1e-9  # L_loss/2‖Δ‖² above this times the loss: test on loss values (see below)
+
+
+def _dot(u: np.ndarray, v: np.ndarray) -> float:
+    """uᵀv of two vectors, or of two K-column arrays as vectors (vec(U)ᵀvec(V))."""
+    return float(u.reshape(-1) @ v.reshape(-1))
 
 
 class AGD:
@@ -56,16 +60,16 @@ class AGD:
         self.nnz = data.nnz
         self.l1, self.l2 = problem.penalty.l1, problem.penalty.l2
         # β‖A‖²_F/n ≥ β‖A‖²₂/n: the quadratic upper bound holds for any L_loss above it
-        frobenius = problem.loss.smoothness * float(data.row_sq_norms.sum()) / data.n_samples
+        frobenius = problem.smoothness * float(data.row_sq_norms.sum()) / data.n_samples
         self.lipschitz_max = max(frobenius, np.finfo(float).tiny)
         self.lipschitz_min = _FLOOR * self.lipschitz_max
         self.lipschitz = self.lipschitz_max
-        self.x = np.zeros(data.n_features)
-        self.Ax = np.zeros(data.n_samples)
+        self.x = np.zeros(problem.coef_shape)  # (d, K) for a K-class problem
+        self.Ax = np.zeros(problem.dual_shape)
         self.x_prev, self.Ax_prev = self.x, self.Ax
-        self.deriv = np.empty(data.n_samples)
-        self.deriv_new = np.empty(data.n_samples)
-        self.work = np.empty((3, data.n_samples))  # scratch of loss_values(_derivs)
+        self.deriv = np.empty(problem.dual_shape)
+        self.deriv_new = np.empty(problem.dual_shape)
+        self.work = np.empty((3, self.deriv.size))  # scratch of the loss sums
         self.products = 0  # products with A or Aᵀ so far, nnz/2 visits each
         self.restarts = 0
         self.backtracked = False  # has a line-search trial failed yet
@@ -86,28 +90,28 @@ class AGD:
         first form would fail on rounding alone and drive L_loss up for nothing.
         """
         problem = self.problem
-        loss, b, n = problem.loss.params, problem.b, problem.n_samples
+        n = problem.n_samples
         if self.lipschitz >= self.lipschitz_max:  # a global bound: holds up to rounding
             return True
         budget = 0.5 * self.lipschitz * dx_sq
         dz = Ax_new - Ay
         if budget >= _RESOLVED * abs(loss_y):
             # loss part of f(x⁺) − f(y) − ∇f(y)ᵀ(x⁺ − y), the linear term in sample space
-            bregman = (loss_values(loss, Ax_new, b, self.work) - float(r @ dz)) / n - loss_y
+            bregman = (problem.loss_sum(Ax_new, self.work) - _dot(r, dz)) / n - loss_y
             return bregman <= budget
-        deriv_new = loss_derivs(loss, Ax_new, b, self.deriv_new)
-        return float((deriv_new - r) @ dz) / n <= 2.0 * budget
+        deriv_new = problem.loss_derivs(Ax_new, self.deriv_new)
+        return _dot(deriv_new - r, dz) / n <= 2.0 * budget
 
     def _iteration(self) -> None:
         problem, data = self.problem, self.problem.data
-        loss, b, n = problem.loss.params, problem.b, data.n_samples
+        n = data.n_samples
         theta = math.sqrt(self.l2 / (self.lipschitz + self.l2))
         momentum = (1.0 - theta) / (1.0 + theta)
         # y = x + β(x − x₋), Ay likewise: no product
         y = self.x + momentum * (self.x - self.x_prev)
         Ay = self.Ax + momentum * (self.Ax - self.Ax_prev)
         # r = φ'(Ay) and the loss at Ay together; ∇f(y) = Aᵀr/n + l2·y
-        loss_y = loss_values_derivs(loss, Ay, b, self.deriv, self.work) / n
+        loss_y = problem.loss_sum_derivs(Ay, self.deriv, self.work) / n
         r = self.deriv
         grad = data.rmatvec(r) / n + self.l2 * y
         self.products += 1
@@ -119,11 +123,11 @@ class AGD:
             Ax_new = data.matvec(x_new)
             self.products += 1
             dx = x_new - y
-            if self._upper_bound_holds(r, loss_y, Ay, Ax_new, float(dx @ dx)):
+            if self._upper_bound_holds(r, loss_y, Ay, Ax_new, _dot(dx, dx)):
                 break
             self.lipschitz = min(self.lipschitz * _INCREASE, self.lipschitz_max)
             self.backtracked = True
-        if float(dx @ (self.x - x_new)) > 0.0:  # (y − x⁺)ᵀ(x⁺ − x) > 0: restart
+        if _dot(dx, self.x - x_new) > 0.0:  # (y − x⁺)ᵀ(x⁺ − x) > 0: restart
             self.x_prev, self.Ax_prev = x_new, Ax_new
             self.restarts += 1
         else:

@@ -14,7 +14,8 @@ class Params:
 
 def extra_memory(n: int, d: int, params: Params, penalty: str) -> float:
     """L-BFGS-B's workspace, 2md + 5d + 11m² + 8m doubles (scipy's setulb), over the
-    variables x (d of them, 2d for the elastic net's split x = x⁺ − x⁻)."""
+    variables x (d of them — d·K of a K-class problem — and twice as many for the elastic
+    net's split x = x⁺ − x⁻)."""
     m, dim = params.memory, (2 * d if penalty == "elastic_net" else d)
     return 8.0 * ((2 * m + 5) * dim + 11 * m * m + 8 * m)
 
@@ -27,4 +28,5 @@ SPEC = SolverSpec(
     params=Params,
     extra_memory=extra_memory,
     seeded=False,
+    multiclass=("ovr", "multinomial"),
 )

@@ -20,7 +20,6 @@ import numpy as np
 from scipy.optimize import minimize
 
 from faceoff.solvers.algorithms.lbfgs import Params
-from faceoff.solvers.losses import loss_values_derivs
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import FINISHED, Recorder
 
@@ -30,14 +29,16 @@ _CHECK_SECONDS = 0.25  # how often the callback asks Recorder.interrupted()
 
 
 class _Objective:
-    """P and ∇P in the variables L-BFGS-B sees (x, or (x⁺, x⁻) when l1 > 0); counts passes."""
+    """P and ∇P in the variables L-BFGS-B sees (x, or (x⁺, x⁻) when l1 > 0; vec(X) of a
+    K-class problem's X); counts passes."""
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
-        self.d = problem.n_features
+        self.shape = problem.coef_shape
+        self.d = int(np.prod(self.shape))
         self.split = problem.penalty.l1 > 0
-        self.deriv = np.empty(problem.n_samples)
-        self.work = np.empty((3, problem.n_samples))  # loss_values_derivs' scratch
+        self.deriv = np.empty(problem.dual_shape)
+        self.work = np.empty((3, self.deriv.size))  # the loss sums' scratch
         self.passes = 0
         # (w, Ax, Aᵀφ'(Ax)) of the last evaluation: a trace point at that w needs no product
         self.last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -46,21 +47,22 @@ class _Objective:
         return 2 * self.d if self.split else self.d
 
     def primal(self, w: np.ndarray) -> np.ndarray:
-        """x from the optimization variables."""
-        return w[: self.d] - w[self.d :] if self.split else w
+        """x (X of a K-class problem) from the optimization variables."""
+        return (w[: self.d] - w[self.d :] if self.split else w).reshape(self.shape)
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         problem = self.problem
-        loss, b, n = problem.loss.params, problem.b, problem.n_samples
+        n = problem.n_samples
         l1, l2 = problem.penalty.l1, problem.penalty.l2
         x = self.primal(w)
         Ax = problem.data.matvec(x)
         # P = 1/n Σ φ(Ax) + l2/2‖x‖², ∇ = Aᵀφ'(Ax)/n + l2·x: φ and φ' together
-        losses = loss_values_derivs(loss, Ax, b, self.deriv, self.work)
+        losses = problem.loss_sum_derivs(Ax, self.deriv, self.work)
         ATd = problem.data.rmatvec(self.deriv)
         self.last = (np.array(w, copy=True), Ax, ATd)
-        grad = ATd / n + l2 * x
-        value = losses / n + 0.5 * l2 * float(x @ x)
+        grad = (ATd / n + l2 * x).reshape(-1)
+        flat = x.reshape(-1)
+        value = losses / n + 0.5 * l2 * float(flat @ flat)
         self.passes += 1
         if not self.split:
             return value, grad
