@@ -257,7 +257,9 @@ def compare_figure(
         horizontal_spacing=0.08,
         vertical_spacing=min(0.3, 110 / height),
     )
-    styles = setting_styles((s.solver, s.setting) for s in series)
+    # every setting of the rows, plotted or not, so the sweep's other pages draw it alike
+    styles = setting_styles((r["solver"], setting_name(r)) for r in rows)
+    rank = {setting: 1000 + k for k, setting in enumerate(styles)}
     notes = _seed_note(series)
     shown: set[str] = set()
     for s in series:
@@ -268,6 +270,7 @@ def compare_figure(
         legend = {
             "name": s.legend(*filter(None, [notes.get(s.setting)])),
             "legendgroup": s.setting,
+            "legendrank": rank[s.setting],  # ours, then peers, as the looks go
             "showlegend": s.setting not in shown,
         }
         shown.add(s.setting)

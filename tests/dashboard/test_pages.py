@@ -243,6 +243,7 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
     outputs = [
         ("sweep-title", "children"),
         ("sweep-tte", "figure"),
+        ("sweep-tte", "style"),
         ("sweep-ranking", "figure"),
         ("sweep-winners", "children"),
         ("sweep-status", "children"),
@@ -257,6 +258,7 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
         ("sweep-criterion", "value", "subopt_rel"),
         ("sweep-x", "value", "time"),
         ("sweep-chart", "value", "heatmap"),
+        ("sweep-scale", "value", "auto"),
         ("sweep-interval", "n_intervals", None),
     ]
     out = call(client, outputs, inputs)
@@ -269,7 +271,14 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
     winners = json.dumps(out["sweep-winners"]["children"])
     assert "dual_cd[sampling=importance]" in winners  # the fastest synthetic setting
     assert out["sweep-share"]["href"] == (
-        f"/sweep/{sweep_id}?eps=1e-6&criterion=subopt_rel&x=time&chart=heatmap"
+        f"/sweep/{sweep_id}?eps=1e-6&criterion=subopt_rel&x=time&chart=heatmap&scale=auto"
+    )
+    dots = call(client, outputs, [*inputs[:4], ("sweep-chart", "value", "dots"), *inputs[5:]])
+    panels = {t["xaxis"] for t in dots["sweep-tte"]["figure"]["data"]}
+    assert panels == {"x", "x2"}  # one panel per objective
+    assert (
+        dots["sweep-tte"]["style"]["height"]
+        == f"{dots['sweep-tte']['figure']['layout']['height']}px"
     )
     csv = call(
         client,
