@@ -72,6 +72,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "machine": job.machine,
         "concurrency": job.concurrency,
         "concurrency_max": job.concurrency_max,
+        "load_start": job.load_start,
+        "load_end": job.load_end,
         "progress": progress(job.epoch, job.time_s, spec.get("stop", {})),
         "created_at": job.created_at,
     }

@@ -405,3 +405,30 @@ def test_advisor_compares_like_with_like_with_readable_log_ticks():
     assert list(unmeasured.data[0].y)[2:] == [None, None]
     assert "not measured" in unmeasured.layout.annotations[0].text
     assert advisor.log_ticks([0.01, 1e4])[1] == ["0.01", "0.1", "1", "10", "100", "1000", "10000"]
+
+
+def test_the_verdict_never_calls_a_tie_inside_the_noise_agreement():
+    """The issue's case: a time ratio P/D of 1.11 (inside ±25 %) with an epoch ratio of
+    0.953 (the other way, by 5 %) was called "agrees" with a dual_cd prediction."""
+    issue = advisor.verdict(
+        "dual_cd", 1.8, {"primal_cd": 1.11, "dual_cd": 1.0}, {"primal_cd": 9.53, "dual_cd": 10}
+    )
+    assert "agrees" not in issue and issue.endswith("too close to tell.")
+    assert "no clear winner: within this machine's ±25 % timing noise" in issue
+    assert "epochs P/D = 0.953 (even, within ±10 %)" in issue
+    clear = advisor.verdict(
+        "dual_cd", 1.8, {"primal_cd": 3.0, "dual_cd": 1.0}, {"primal_cd": 30, "dual_cd": 10}
+    )
+    assert clear.endswith("— it agrees.") and "dual_cd is faster" in clear
+    work = advisor.verdict(
+        "dual_cd", 1.8, {"primal_cd": 1.1, "dual_cd": 1.0}, {"primal_cd": 30, "dual_cd": 10}
+    )
+    assert work.endswith("it agrees on the work (epochs); the time shows no clear winner.")
+    wrong = advisor.verdict(
+        "primal_cd", 0.5, {"primal_cd": 3.0, "dual_cd": 1.0}, {"primal_cd": 30, "dual_cd": 10}
+    )
+    assert wrong.endswith("— it disagrees.")
+    only = advisor.verdict("dual_cd", 1.8, {"primal_cd": None, "dual_cd": 1.0}, {})
+    assert only.endswith("only dual_cd reached ε — it agrees.")
+    none = advisor.verdict(None, None, {"primal_cd": None, "dual_cd": None}, {})
+    assert none.startswith("No prediction") and "no finished" in none

@@ -312,6 +312,7 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
         ("dataset-advice", "children"),
         ("dataset-measured", "children"),
         ("dataset-verdict", "children"),
+        ("dataset-fairness", "children"),
         ("dataset-graph", "figure"),
         ("dataset-share", "href"),
     ]
@@ -330,7 +331,8 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
     advice = json.dumps(out["dataset-advice"]["children"], ensure_ascii=False)
     assert "C_P" in advice and "predicted winner" in advice
     verdict = out["dataset-verdict"]["children"]
-    assert verdict.startswith("The advisor predicts") and "measured: dual_cd" in verdict
+    assert verdict.startswith("The advisor predicts") and "dual_cd is faster" in verdict
+    assert out["dataset-fairness"]["children"] is None  # no machine recorded: nothing to say
     measured = json.dumps(out["dataset-measured"]["children"])
     assert "dual_cd[sampling=importance]" in measured
     (ratios,) = out["dataset-graph"]["figure"]["data"]  # predicted T_P/T_D beside measured
