@@ -32,6 +32,7 @@ from faceoff.dashboard.figures.style import rgba, setting_styles
 
 # trace modes a legend names (solvers.catalogue.SolverSpec.trace_mode); ours are "native"
 NOTED_MODES = ("callback", "refit")
+DECADE = 10.0  # curves ending further apart than this ratio are drawn on a log x axis
 REFIT_MARKER = {"symbol": "circle", "size": 7}  # a refit trace's points: one fit each
 REFIT_NOTE = "● refit: each marked point is its own fit from scratch, its time that fit's wall time"
 
@@ -217,6 +218,19 @@ def _point_trace(s: Series, y_label: str, line: dict[str, Any], **kwargs: Any) -
     )
 
 
+def spans_decades(rows: Sequence[Mapping[str, Any]], x: str) -> bool:
+    """Whether the curves of ``rows`` end more than a decade apart on the ``x`` axis (the
+    last positive value of each trace): on a linear axis the fast ones would be squashed
+    against 0, so the compare page draws them on a log axis unless told otherwise."""
+    ends = []
+    for row in rows:
+        values = np.asarray(row["trace"][X_FIELDS[x]], dtype=float)
+        values = values[np.isfinite(values) & (values > 0)]
+        if values.size:
+            ends.append(values.max())
+    return bool(ends) and max(ends) > DECADE * min(ends)
+
+
 def _grid(n: int) -> tuple[int, int]:
     """(rows, columns) of ``n`` panels: one column for one panel, else two."""
     cols = 1 if n <= 1 else 2
@@ -328,6 +342,8 @@ def compare_figure(
     title = f"{y_label} vs {x_label}"
     if len(objectives) == 1:
         title += f" · {objectives[0]}"
+    if log_x:
+        x_label += " · log scale"
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear", exponentformat="power")
     for index in range(max(1, len(objectives))):

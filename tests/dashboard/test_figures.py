@@ -432,3 +432,12 @@ def test_the_verdict_never_calls_a_tie_inside_the_noise_agreement():
     assert only.endswith("only dual_cd reached ε — it agrees.")
     none = advisor.verdict(None, None, {"primal_cd": None, "dual_cd": None}, {})
     assert none.startswith("No prediction") and "no finished" in none
+
+
+def test_compare_draws_races_spanning_decades_on_a_log_time_axis():
+    fast, slow = row(1, time_scale=0.001), row(2, "primal_cd", time_scale=0.1)
+    assert compare.spans_decades([fast, slow], "time")
+    assert not compare.spans_decades([fast, row(3, "primal_cd", time_scale=0.005)], "time")
+    assert not compare.spans_decades([fast, slow], "epoch")  # same epochs
+    fig = compare.compare_figure([fast, slow], "time", "subopt_rel", True, True, REFS)
+    assert fig.layout.xaxis.title.text == "solver time (s) · log scale"
