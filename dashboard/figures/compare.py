@@ -33,6 +33,7 @@ from faceoff.dashboard.figures.style import rgba, setting_styles
 # trace modes a legend names (solvers.catalogue.SolverSpec.trace_mode); ours are "native"
 NOTED_MODES = ("callback", "refit")
 DECADE = 10.0  # curves ending further apart than this ratio are drawn on a log x axis
+LEGEND_ENTRY_PX = 23  # a legend entry, with its gap to the next
 REFIT_MARKER = {"symbol": "circle", "size": 7}  # a refit trace's points: one fit each
 REFIT_NOTE = "● refit: each marked point is its own fit from scratch, its time that fit's wall time"
 
@@ -237,10 +238,12 @@ def _grid(n: int) -> tuple[int, int]:
     return max(1, math.ceil(n / cols)), cols
 
 
-def compare_height(n_panels: int) -> int:
-    """The compare figure's height in pixels for ``n_panels`` objectives."""
+def compare_height(n_panels: int, n_settings: int = 0) -> int:
+    """The compare figure's height in pixels for ``n_panels`` objectives and a legend of
+    ``n_settings`` entries (tall enough for all of them: the legend never scrolls)."""
     rows, _ = _grid(n_panels)
-    return 640 if n_panels <= 1 else 150 + 380 * rows
+    panels = 640 if n_panels <= 1 else 150 + 380 * rows
+    return max(panels, 190 + LEGEND_ENTRY_PX * n_settings)
 
 
 def compare_figure(
@@ -263,7 +266,7 @@ def compare_figure(
     plotted = {s.objective for s in series}
     objectives = [o for o in objective_order(rows) if o in plotted]
     n_rows, n_cols = _grid(len(objectives))
-    height = compare_height(len(objectives))
+    height = compare_height(len(objectives), len({s.setting for s in series}))
     fig = make_subplots(
         rows=n_rows,
         cols=n_cols,
@@ -355,7 +358,7 @@ def compare_figure(
     fig.update_layout(
         template="plotly_white",
         title={"text": title, "x": 0.01},
-        legend={"title": {"text": "solver[settings]"}},
+        legend={"title": {"text": "solver[settings]"}, "tracegroupgap": 3},
         showlegend=bool(series),
         hovermode="closest",
         height=height,

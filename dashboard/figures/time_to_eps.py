@@ -226,7 +226,7 @@ def _dots(
                 go.Scatter(
                     x=[r["value"]],
                     y=[setting],
-                    mode="markers+text",
+                    mode="markers",
                     marker={"symbol": look.symbol, "size": 10, "color": look.color},
                     error_x={
                         "type": "data",
@@ -238,14 +238,27 @@ def _dots(
                         "width": 3,
                     },
                     text=[f"{r['value']:.3g}"],
-                    textposition="middle right",
-                    textfont={"size": 11, "color": "#222"},
                     name=setting,
                     showlegend=False,
                     customdata=[[_spread(r), r.get("reached", 1), r.get("seeds", 1)]],
                     hovertemplate=f"<b>{setting}</b><br>{objective}<br>%{{customdata[0]}} "
                     f"{unit}<br>%{{customdata[1]}} of %{{customdata[2]}} seeds reached ε"
                     "<extra></extra>",
+                    cliponaxis=False,
+                ),
+                **cell,
+            )
+            fig.add_trace(  # its value, written past the end of its bar
+                go.Scatter(
+                    x=[upper if several else r["value"]],
+                    y=[setting],
+                    mode="text",
+                    text=[f"{r['value']:.3g}"],
+                    textposition="middle right",
+                    textfont={"size": 11, "color": "#222"},
+                    name=f"{setting} (value)",
+                    showlegend=False,
+                    hoverinfo="skip",
                     cliponaxis=False,
                 ),
                 **cell,

@@ -32,7 +32,7 @@ from faceoff.dashboard.components import (
 )
 from faceoff.dashboard.figures.export import export_name, records_csv
 from faceoff.dashboard.figures.ranking import ranking_figure
-from faceoff.dashboard.figures.style import empty_figure
+from faceoff.dashboard.figures.style import empty_figure, setting_styles
 from faceoff.dashboard.figures.time_to_eps import time_to_eps, time_to_eps_figure
 
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
@@ -100,7 +100,7 @@ def layout(
             ),
             html.Div(id="sweep-fairness"),
             dcc.Graph(id="sweep-tte", config={"displaylogo": False}),
-            dcc.Graph(id="sweep-ranking", style={"height": "420px"}, config={"displaylogo": False}),
+            dcc.Graph(id="sweep-ranking", config={"displaylogo": False}),
             html.H3("Winners"),
             html.Div(id="sweep-winners"),
             export_bar("sweep", ["sweep-tte", "sweep-ranking"], csv_label="CSV (time to ε)"),
@@ -140,6 +140,15 @@ def _results(
     return found, time_to_eps(found, float(eps), criterion, refs, x)
 
 
+def _height(figure) -> dict[str, str]:
+    """The graph's height: its figure's, else HEIGHT."""
+    return {"height": f"{figure.layout.height}px"} if figure.layout.height else HEIGHT
+
+
+def _pairs(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(r["solver"], r["setting"]) for r in results]
+
+
 def _winners_table(ranked: list[dict], unit: str) -> html.Table:
     def cell(value) -> str:
         return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
@@ -172,6 +181,7 @@ def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
     Output("sweep-tte", "figure"),
     Output("sweep-tte", "style"),
     Output("sweep-ranking", "figure"),
+    Output("sweep-ranking", "style"),
     Output("sweep-winners", "children"),
     Output("sweep-status", "children"),
     Output("sweep-interval", "disabled"),
@@ -199,7 +209,7 @@ def update(sweep_id, eps, criterion, x, chart, scale, _n):
     )
     if summary is None:
         blank = empty_figure("no such sweep")
-        return "No such sweep", blank, HEIGHT, blank, "", "", True, link, "/compare", "/"
+        return "No such sweep", blank, HEIGHT, blank, HEIGHT, "", "", True, link, "/compare", "/"
     found, results = _results(sweep_id, eps, criterion, x)
     ranked = analysis.ranking(results)
     counts = summary["counts"]
@@ -212,13 +222,14 @@ def update(sweep_id, eps, criterion, x, chart, scale, _n):
     objectives = sorted({r["objective_name"] for r in results})
     tte = time_to_eps_figure(results, chart, float(eps), criterion, x, scale)
     tte.update_layout(meta={"export": _export(sweep_id, f"time-to-{eps}", objectives)})
-    ranking = ranking_figure(ranked)
+    ranking = ranking_figure(ranked, order=list(setting_styles(_pairs(results))))
     ranking.update_layout(meta={"export": _export(sweep_id, f"ranking-{eps}", objectives)})
     return (
         title,
         tte,
-        {"height": f"{tte.layout.height}px"} if tte.layout.height else HEIGHT,
+        _height(tte),
         ranking,
+        _height(ranking),
         _winners_table(ranked, X_CHOICES[x]),
         status,
         not rows.active(found),

@@ -297,10 +297,12 @@ def test_time_to_eps_figures_dots_and_heatmap():
     results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", refs)
     dots = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel")
     # one panel per objective, a dot per setting that has a time, labelled with it
-    by_panel = {(t.xaxis, t.y[0]): t for t in dots.data}
+    by_panel = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode != "text"}
+    labels = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode == "text"}
     dual_a, dual_b = by_panel["x", "dual_cd"], by_panel["x2", "dual_cd"]
     assert [a.text for a in dots.layout.annotations] == ["l2=0.0001", "l2=1e-05"]
-    assert dual_a.text == (f"{dual_a.x[0]:.3g}",) and "dual_cd" in dual_a.hovertemplate
+    assert labels["x", "dual_cd"].text == (f"{dual_a.x[0]:.3g}",)  # written beside it
+    assert "dual_cd" in dual_a.hovertemplate and ("x", "primal_cd") not in labels
     looks = style.setting_styles([("dual_cd", "dual_cd"), ("primal_cd", "primal_cd")])
     assert (dual_a.marker.color, dual_a.marker.symbol) == (looks["dual_cd"].color, "circle")
     # never reached: a grey cross at the axis' end that says so, never a time
@@ -338,12 +340,13 @@ def test_time_to_eps_scale_is_log_only_beyond_a_decade():
 def test_time_to_eps_dots_show_the_spread_over_seeds():
     rows = [row(i, seed=i, time_scale=0.01 * (1 + i)) for i in range(3)]
     results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", REFS)
-    (dot,) = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel").data
+    dot, label = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel").data
     (r,) = results
     assert dot.x[0] == pytest.approx(r["value"])
     assert dot.error_x.arrayminus[0] == pytest.approx(r["value"] - r["q25"])
     assert dot.error_x.array[0] == pytest.approx(r["q75"] - r["value"])
     assert "[" in dot.customdata[0][0] and dot.customdata[0][2] == 3
+    assert label.x[0] == pytest.approx(r["q75"])  # the value is written past the bar
 
 
 def test_ranking_names_the_winner_per_objective():
@@ -366,6 +369,8 @@ def test_ranking_names_the_winner_per_objective():
     assert np.isnan(ranks.z[2][0]) and ranks.text[2][0] == ""  # never a rank
     assert grey.text[2] == ["not reached", "no P*"] and grey.showscale is False
     assert grey.colorscale[-1][1] == style.GREY
+    ordered = ranking.ranking_figure(list(ranked.values()), order=["c", "b", "x"])
+    assert list(ordered.data[0].y) == ["c", "b", "a"]  # the other figures' order first
 
 
 def test_ranking_never_ranks_settings_that_did_not_reach_eps():

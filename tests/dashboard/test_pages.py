@@ -245,6 +245,7 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
         ("sweep-tte", "figure"),
         ("sweep-tte", "style"),
         ("sweep-ranking", "figure"),
+        ("sweep-ranking", "style"),
         ("sweep-winners", "children"),
         ("sweep-status", "children"),
         ("sweep-interval", "disabled"),
