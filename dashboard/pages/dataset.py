@@ -50,6 +50,7 @@ def layout(
     return html.Div(
         [
             html.H2(id="dataset-title"),
+            html.Div(id="dataset-source", className="status"),
             dcc.Store(id="dataset-id", data=parse_int(dataset_id) or None),
             dcc.Store(id="dataset-choice", data=str(parse_int(objective) or 0)),
             html.Div(
@@ -95,6 +96,14 @@ def _analysis(dataset_id: int, objective: dict[str, Any]) -> tuple[dict[str, Any
     return rows.dataset_statistics(
         database_url(), dataset_id, key, upload_dir(), caps(), team_id=viewer_team()
     )
+
+
+def _source_text(info: dict[str, Any]) -> str:
+    """``registry dataset a9a · data: downloaded on first use (...)``."""
+    source = info["source"]
+    what = {"registry": f"registry dataset {source.get('name')}", "upload": "uploaded file"}
+    kind = what.get(source.get("kind"), f"{source.get('kind')} dataset")
+    return f"{kind} · data: {info['availability']}"
 
 
 def _objective_label(o: dict[str, Any]) -> str:
@@ -233,6 +242,7 @@ def fill_objectives(dataset_id, chosen):
 
 @callback(
     Output("dataset-title", "children"),
+    Output("dataset-source", "children"),
     Output("dataset-stats", "children"),
     Output("dataset-advice", "children"),
     Output("dataset-measured", "children"),
@@ -256,7 +266,7 @@ def update(dataset_id, index, eps):
     )
     if info is None:
         blank = empty_figure("no such dataset")
-        return "No such dataset", "", "", "", "", None, blank, link
+        return "No such dataset", "", "", "", "", "", None, blank, link
     objectives = _objectives(info)
     objective = objectives[_index(index, objectives)]
     try:
@@ -277,6 +287,7 @@ def update(dataset_id, index, eps):
     )
     return (
         f"Dataset {info['name']}",
+        _source_text(info),
         _facts(_stat_items(stats)) if stats else "no statistics",
         advice_view,
         _facts(_measured_items(measured, float(eps))),

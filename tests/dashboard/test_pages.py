@@ -309,6 +309,7 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
     }
     outputs = [
         ("dataset-title", "children"),
+        ("dataset-source", "children"),
         ("dataset-stats", "children"),
         ("dataset-advice", "children"),
         ("dataset-measured", "children"),
@@ -326,6 +327,7 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
     out = call(client, outputs, inputs)
     assert time.perf_counter() - start < 30
     assert out["dataset-title"]["children"] == "Dataset synthetic-300x40"
+    assert out["dataset-source"]["children"] == "synthetic dataset · data: generated when used"
     assert out["dataset-share"]["href"] == "/dataset/1?objective=0&eps=1e-6"
     stats = json.dumps(out["dataset-stats"]["children"])
     assert '"300"' in stats and '"40"' in stats
