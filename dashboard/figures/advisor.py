@@ -168,18 +168,19 @@ def advisor_figure(
         x1=len(names) - 0.55,
         y0=1 / TIME_NOISE,
         y1=TIME_NOISE,
-        fillcolor="rgba(120,120,120,0.18)",
-        line={"width": 0},
-        layer="below",
+        fillcolor="rgba(60,60,60,0.25)",
+        line={"width": 1, "dash": "dot", "color": "#333"},
+        layer="above",
     )
     fig.add_annotation(
-        x=names[-1],
-        y=math.log10(TIME_NOISE),
+        x=len(names) - 0.55,
+        xanchor="left",
+        y=0,
         yref="y",
-        text="±25 % timing noise",
+        text="±25 %<br>timing<br>noise",
         showarrow=False,
-        yshift=10,
-        font={"color": "#555", "size": 10},
+        align="left",
+        font={"color": "#333", "size": 10},
     )
     title = "primal ÷ dual CD work: predicted T_P/T_D beside measured (> 1: dual CD wins)"
     fig.update_layout(
@@ -193,7 +194,7 @@ def advisor_figure(
             "range": [math.log10(ticks[0] / 1.5), math.log10(ticks[-1] * 1.5)],
         },
         showlegend=False,
-        margin={"l": 70, "r": 20, "t": 80, "b": 60},
+        margin={"l": 70, "r": 70, "t": 80, "b": 60},  # right: the noise band's label
         meta={"export": export_name("faceoff-advisor", [objective] if objective else [])},
     )
     return fig

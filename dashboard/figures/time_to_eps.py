@@ -88,6 +88,7 @@ def _matrix(
 SCALES = ("auto", "linear", "log")
 DECADE = 10.0  # "auto" draws on a log axis when the times span more than this ratio
 ROW_PX = 26  # height of a setting's row of dots
+LABEL_GAP = "\u2007\u2007"  # two figure spaces: a value's label clears its dot
 
 
 def time_scale(values: Sequence[float], scale: str = "auto") -> str:
@@ -248,12 +249,12 @@ def _dots(
                 ),
                 **cell,
             )
-            fig.add_trace(  # its value, written past the end of its bar
+            fig.add_trace(  # its value, written past the end of its bar and its dot
                 go.Scatter(
                     x=[upper if several else r["value"]],
                     y=[setting],
                     mode="text",
-                    text=[f"{r['value']:.3g}"],
+                    text=[f"{LABEL_GAP}{r['value']:.3g}"],
                     textposition="middle right",
                     textfont={"size": 11, "color": "#222"},
                     name=f"{setting} (value)",

@@ -18,7 +18,7 @@ from dash import Input, Output, State, callback, dcc, html
 from faceoff.core import analysis
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED
-from faceoff.dashboard import rows
+from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -128,6 +128,7 @@ def layout(
             html.Div(id="profiles-rejected", className="status error"),
             html.Div(id="profiles-unknown", className="status error"),
             html.Ul(id="profiles-notes", className="status"),
+            html.Div(id="profiles-fairness"),
             dcc.Graph(id="profiles-performance", config={"displaylogo": False}),
             dcc.Graph(id="profiles-data", config={"displaylogo": False}),
             export_bar(
@@ -219,6 +220,7 @@ def compute(where: JobFilter, eps: float, criterion: str, measure: str) -> dict[
     epochs = results if measure == "epoch" else time_to_eps(found, eps, criterion, refs, "epoch")
     matrix = analysis.problems(results)  # the same problems and settings in either measure
     return {
+        "rows": found,
         "jobs": len(found),
         "total": total,
         "unfinished": unfinished,
@@ -368,6 +370,7 @@ def _height(figure) -> dict[str, str]:
     Output("profiles-performance", "style"),
     Output("profiles-data", "style"),
     Output("profiles-status", "children"),
+    Output("profiles-fairness", "children"),
     Output("profiles-rejected", "children"),
     Output("profiles-notes", "children"),
     Output("profiles-settings", "children"),
@@ -397,6 +400,7 @@ def update(sweep, dataset, loss, eps, criterion, measure):
         _height(performance),
         _height(data),
         status,
+        fairness.warning(view["rows"]),
         rejected,
         _notes(view, criterion),
         _settings_table(found),

@@ -65,7 +65,12 @@ def test_a_job_run_above_its_hosts_load_is_flagged_where_its_time_is_shown(sqlit
     said = f"up to 4.66 on 2 cores; jobs {ids[1]})"
     warning = page.locator(".fairness-warning")
     with running_dashboard(sqlite_url) as base:
-        for path in (f"/?sweep={sweep_id}", f"/compare?sweep={sweep_id}", f"/sweep/{sweep_id}"):
+        for path in (
+            f"/?sweep={sweep_id}",
+            f"/compare?sweep={sweep_id}",
+            f"/sweep/{sweep_id}",
+            f"/profiles?sweep={sweep_id}",
+        ):
             page.goto(base + path)
             warning.wait_for()
             assert said in warning.inner_text(), path

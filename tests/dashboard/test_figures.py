@@ -301,7 +301,7 @@ def test_time_to_eps_figures_dots_and_heatmap():
     labels = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode == "text"}
     dual_a, dual_b = by_panel["x", "dual_cd"], by_panel["x2", "dual_cd"]
     assert [a.text for a in dots.layout.annotations] == ["l2=0.0001", "l2=1e-05"]
-    assert labels["x", "dual_cd"].text == (f"{dual_a.x[0]:.3g}",)  # written beside it
+    assert labels["x", "dual_cd"].text == (f"\u2007\u2007{dual_a.x[0]:.3g}",)  # beside it
     assert "dual_cd" in dual_a.hovertemplate and ("x", "primal_cd") not in labels
     looks = style.setting_styles([("dual_cd", "dual_cd"), ("primal_cd", "primal_cd")])
     assert (dual_a.marker.color, dual_a.marker.symbol) == (looks["dual_cd"].color, "circle")

@@ -138,6 +138,7 @@ OUTPUTS = [
     ("profiles-performance", "style"),
     ("profiles-data", "style"),
     ("profiles-status", "children"),
+    ("profiles-fairness", "children"),
     ("profiles-rejected", "children"),
     ("profiles-notes", "children"),
     ("profiles-settings", "children"),
