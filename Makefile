@@ -17,11 +17,16 @@ export FACEOFF_DATA_MIRROR
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "Installing Faceoff and its dependencies into $(VENV) ..."
 	$(BIN)/python -m pip install --quiet -e ".[dev,peers]"
 	# lightning's sdist needs numpy, Cython and no build isolation (bench/README.md); it builds
 	# through numpy.distutils, which setuptools 81+ breaks (Compiler.__init__ signature)
 	$(BIN)/python -m pip install --quiet numpy cython "setuptools>=77,<81" wheel
-	$(BIN)/python -m pip install --quiet --no-build-isolation sklearn-contrib-lightning
+	@echo "Building sklearn-contrib-lightning (a peer) from source: it has no wheels, so Cython"
+	@echo "and the C compiler run for about 2 minutes on 2 cores, with no output until done ..."
+	@start=$$(date +%s); \
+	$(BIN)/python -m pip install --quiet --no-build-isolation sklearn-contrib-lightning && \
+	echo "... sklearn-contrib-lightning built in $$(( $$(date +%s) - start )) s"
 	touch $@
 
 venv: $(BIN)/.installed

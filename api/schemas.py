@@ -6,9 +6,9 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, computed_field
 
-from faceoff.core.datasets import NAME_PATTERN
+from faceoff.core.datasets import NAME_PATTERN, availability
 from faceoff.core.specs import (
     JobSpec,
     Loss,
@@ -237,6 +237,16 @@ class DatasetPublic(_Public):
     nnz: int | None
     sha256: str | None
     created_at: datetime
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="where its data comes from, as this server sees it: a registry file "
+        "'in the mirror folder', 'in the cache' or 'downloaded on first use (not in the "
+        "mirror or the cache yet)'; 'uploaded', 'generated when used', 'shipped with "
+        "scikit-learn'"
+    )
+    @property
+    def availability(self) -> str:
+        return availability(self.source)
 
 
 class DatasetsPublic(BaseModel):

@@ -6,10 +6,10 @@ without a browser (``tests/bench``). Figures are plotly ``go.Figure`` objects; o
 What is read off a trace (relative suboptimality, the first point reaching a target, the
 median over seeds) is :mod:`faceoff.core.analysis`, as on the dashboard.
 
-Legend names follow ``solver[key=value,...]`` (e.g. ``spdc[batch_size=22]``); every base
-solver has one colour in every figure, the dashboard's
-(:func:`faceoff.dashboard.figures.style.solver_color`), parameter variants of it a dashed
-line.
+Legend names follow ``solver[key=value,...]`` (e.g. ``spdc[batch_size=22]``); each is drawn
+with the dashboard's look of it in the figure
+(:func:`faceoff.dashboard.figures.style.setting_styles`: a hue family per solver, its
+variants in shades of it, ours solid or dotted, the peers dashed).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from faceoff.dashboard.figures.style import solver_color
+from faceoff.dashboard.figures.style import setting_styles
 
 _LABEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(.*)\])?$")
 
@@ -143,6 +143,8 @@ def convergence_figure(
         horizontal_spacing=0.08,
         vertical_spacing=0.12 if rows > 1 else 0.1,
     )
+    labels = [curve.label for panel in panels for curve in panel.curves]
+    styles = setting_styles((label.split("[", 1)[0], label) for label in labels)
     shown: set[str] = set()
     for k, panel in enumerate(panels):
         row, col = divmod(k, columns)
@@ -156,8 +158,8 @@ def convergence_figure(
                     legendgroup=curve.label,
                     showlegend=curve.label not in shown,
                     line={
-                        "color": solver_color(curve.label),
-                        "dash": "dash" if "[" in curve.label else "solid",
+                        "color": styles[curve.label].color,
+                        "dash": styles[curve.label].dash,
                         "width": 2,
                     },
                 ),

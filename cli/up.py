@@ -12,8 +12,18 @@ It starts, as child processes in their own process groups:
 
 after migrating the SQLite database in ``FACEOFF_HOME`` (default ``~/.local/share/faceoff``).
 Then it submits a small demo sweep on scikit-learn's breast_cancer data — our solvers
-beside scikit-learn's liblinear and L-BFGS — and shows its progress. Ctrl-C stops every
-process it started. Logs: ``FACEOFF_HOME/logs/``.
+beside scikit-learn's liblinear and L-BFGS — and shows its progress. Logs:
+``FACEOFF_HOME/logs/``.
+
+Stopping. Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed) stop every process it
+started: each child's whole process group (the worker's pool processes with it) gets
+SIGTERM, then SIGKILL after 15 s, and ``faceoff up`` waits for them, so no process is left
+to PID 1 and the ports are free when it exits. On Linux each child is also asked to get
+SIGTERM should ``faceoff up`` itself die without cleaning up (``kill -9``).
+
+Ports. It refuses to start only when a live server listens on the API's or the
+dashboard's port, and names it; a port whose last connections linger in TIME_WAIT is
+free (as for uvicorn, which sets SO_REUSEADDR).
 
 Without authentication, and bound to 127.0.0.1 only: this is a single-user setup.
 """
@@ -88,6 +98,53 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def _listening_inodes(port: int) -> set[str]:
+    """The socket inodes listening on TCP ``port`` (Linux's /proc/net/tcp and tcp6; empty
+    elsewhere)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(inode)
+    return inodes
+
+
+def port_holder(port: int) -> str | None:
+    """``PID 4242 (python -m uvicorn ...)``: the process listening on ``port``, when this
+    user may see it (Linux's /proc); None otherwise."""
+    inodes = {f"socket:[{inode}]" for inode in _listening_inodes(port)}
+    if not inodes:
+        return None
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if not any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                continue
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # gone, or another user's
+            continue
+        command = " ".join(a.decode(errors="replace") for a in argv if a)
+        return f"PID {proc.name} ({command[:120]})"
+    return None
+
+
+def port_in_use(port: int, option: str) -> str | None:
+    """Why ``faceoff up`` cannot serve on ``port``: a live listener holds it (named when
+    possible, with how to move to another port); None when the port is free."""
+    if port_is_free(port):
+        return None
+    holder = port_holder(port)
+    who = f" by {holder}; stop it (kill {holder.split()[1]}) or" if holder else ";"
+    return f"port {port} is in use{who} choose another with {option} or {PORTS[option][0]}"
+
+
 @dataclass
 class Supervisor:
     """Child processes, each in its own process group, all stopped together."""
@@ -96,10 +153,18 @@ class Supervisor:
     children: dict[str, tuple[subprocess.Popen, Path]] = field(default_factory=dict)
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        """Start ``argv`` in a session and process group of its own (a terminal's Ctrl-C
+        reaches ``faceoff up`` only, which stops the children in order), logging to
+        ``logs/NAME.log``; on Linux it gets SIGTERM if ``faceoff up`` dies first."""
         log = self.logs / f"{name}.log"
         handle = log.open("ab")
         process = subprocess.Popen(
-            argv, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_terminate_with_parent if sys.platform == "linux" else None,
         )
         handle.close()
         self.children[name] = (process, log)
@@ -114,16 +179,81 @@ class Supervisor:
                 )
 
     def stop(self, timeout: float = 15.0) -> None:
-        for process, _ in self.children.values():
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
+        """SIGTERM to each child's process group, SIGKILL to the groups still there after
+        ``timeout`` seconds; returns when every child has exited and its group is gone."""
+        groups = [process.pid for process, _ in self.children.values()]
+        for group in groups:
+            _signal_group(group, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for process, _ in self.children.values():
             try:
                 process.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                _signal_group(process.pid, signal.SIGKILL)
                 process.wait()
+        for group in groups:  # the leader has exited; its group's other members too
+            while _signal_group(group, 0):
+                if time.monotonic() > deadline:
+                    _signal_group(group, signal.SIGKILL)
+                time.sleep(0.1)
+
+
+def _signal_group(group: int, signum: int) -> bool:
+    """Send ``signum`` to process group ``group``; False when the group has no process."""
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a recycled group id of another user
+        return False
+    return True
+
+
+def _terminate_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
+    """In a child of ``faceoff up``: get SIGTERM when ``faceoff up`` dies (Linux's
+    PR_SET_PDEATHSIG), so that even ``kill -9 <faceoff up>`` leaves nothing behind."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class Stopped(BaseException):
+    """``faceoff up`` got SIGTERM or SIGHUP: stop everything, as Ctrl-C does (a
+    BaseException, as KeyboardInterrupt is, so no ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame) -> None:
+    raise Stopped(signum)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise :class:`Stopped` in the main thread (SIGINT already raises
+    KeyboardInterrupt), so that ``run``'s ``finally`` stops every child."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_stopped)
+
+
+def ignore_stop_signals() -> None:
+    """While the children are being stopped, a second Ctrl-C, SIGTERM or SIGHUP must not
+    cut the stopping short."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def _say(text: str, stream=None) -> None:
+    """Print, unless the terminal is gone (after SIGHUP a write may fail)."""
+    try:
+        print(text, file=stream or sys.stdout, flush=True)
+    except OSError:
+        pass
 
 
 def api_command(host: str, port: int) -> list[str]:
@@ -281,9 +411,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dashboard_port is None:
         args.dashboard_port = _default_port("--dashboard-port")
     for port, option in ((args.port, "--port"), (args.dashboard_port, "--dashboard-port")):
-        if not port_is_free(port):
-            variable = PORTS[option][0]
-            raise InputError(f"port {port} is in use; choose another with {option} or {variable}")
+        if (reason := port_in_use(port, option)) is not None:
+            raise InputError(reason)
     home = settings.HOME
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -299,6 +428,7 @@ def run(args: argparse.Namespace) -> int:
     }
     api = f"http://127.0.0.1:{args.port}"
     supervisor = Supervisor(logs)
+    stop_on_signals()
     try:
         redis_dir = home / "redis"
         redis_dir.mkdir(exist_ok=True)
@@ -339,13 +469,14 @@ def run(args: argparse.Namespace) -> int:
         while True:
             supervisor.check()
             time.sleep(1.0)
-    except KeyboardInterrupt:
-        print("\nstopping ...")
+    except (KeyboardInterrupt, Stopped) as stop:
+        _say(f"\nstopping ({stop if isinstance(stop, Stopped) else 'SIGINT'}) ...")
         return 0
     except RuntimeError as err:
-        print(f"faceoff up: {err}", file=sys.stderr)
+        _say(f"faceoff up: {err}", sys.stderr)
         return 1
     finally:
+        ignore_stop_signals()
         supervisor.stop()
 
 

@@ -4,7 +4,9 @@ register them under, and their statistics.
 A dataset's ``source`` is one of
 
 - ``{"kind": "registry", "name": "a9a"}`` — a public dataset of :mod:`faceoff.data.registry`
-  (mirror, cache, then download);
+  (mirror, cache, then download); it is registered only if its file is in the mirror or the
+  cache, or its download URL answers (:func:`check_obtainable`), and :func:`availability`
+  says which;
 - ``{"kind": "upload", "file": "<sha256>.svm", "n_features": 123 | None}`` — an uploaded
   svmlight file kept in the service's upload folder (:mod:`faceoff.core.uploads`);
 - ``{"kind": "synthetic", "generator": "classification", "n_samples": ..., "n_features":
@@ -341,14 +343,58 @@ def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
     )
 
 
+# what a dataset's file state is called where a person reads it (GET /datasets, its page)
+AVAILABILITY = {
+    "mirror": "in the mirror folder",
+    "cached": "in the cache",
+    "remote": "downloaded on first use (not in the mirror or the cache yet)",
+    "upload": "uploaded",
+    "synthetic": "generated when used",
+    "sklearn": "shipped with scikit-learn",
+}
+
+
+def availability(source: Mapping[str, Any]) -> str:
+    """Where a dataset's data comes from, as this process sees it (:data:`AVAILABILITY`):
+    for a registry dataset, whether its file is in the mirror, in the cache, or still to
+    be downloaded on first use; "unknown" for a source this version does not know."""
+    kind = source.get("kind")
+    if kind != "registry":
+        return AVAILABILITY.get(str(kind), "unknown")
+    from faceoff.data.fetch import status
+    from faceoff.data.registry import DatasetError, get_spec
+
+    try:
+        return AVAILABILITY[status(get_spec(source["name"]))]
+    except (DatasetError, KeyError):
+        return "unknown"
+
+
+def check_obtainable(dataset: Dataset, loc: Loc) -> None:
+    """SpecError at ``loc`` when ``dataset`` comes from the registry and its file is in
+    neither the mirror nor the cache and its download URL does not answer (a short
+    timeout), naming the dataset and how to provide the file: better refused now than
+    failing at job time. A file that is here, or can be downloaded, passes."""
+    if dataset.source.get("kind") != "registry":
+        return
+    from faceoff.data.fetch import availability as obtainable
+    from faceoff.data.registry import DatasetError, get_spec
+
+    try:
+        obtainable(get_spec(dataset.source["name"]))
+    except DatasetError as err:
+        raise SpecError(loc, str(err)) from None
+
+
 def resolve_dataset(
     session: Session, name: str, loc: Loc, *, team_id: int | None, caps: Caps
 ) -> Dataset:
     """The dataset ``name`` the team may use; a public name is registered, with its public
     source, on first use.
 
-    SpecError at ``loc`` for any other name, DatasetTooLarge for a shape over ``caps``
-    (also one registered under larger caps).
+    SpecError at ``loc`` for any other name, or for a public dataset whose file cannot be
+    had (:func:`check_obtainable`), DatasetTooLarge for a shape over ``caps`` (also one
+    registered under larger caps).
     """
     from faceoff.data.registry import unknown_dataset
 
@@ -367,6 +413,7 @@ def resolve_dataset(
         )
     dataset = _public_dataset(public, name)
     check_dataset(dataset, caps, loc)
+    check_obtainable(dataset, loc)
     return add_dataset(session, dataset)[0]
 
 
@@ -379,7 +426,8 @@ def register_dataset(
     Returns (dataset, created); registering the same name and source again returns the
     existing dataset, a taken name with another source raises ConflictError. Nothing is
     loaded: a registry name is checked against the registry, shapes come from it, and
-    the shape against ``caps`` (DatasetTooLarge).
+    the shape against ``caps`` (DatasetTooLarge); a registry file that is neither in the
+    mirror nor in the cache and cannot be downloaded is refused (:func:`check_obtainable`).
     """
     from faceoff.data.registry import UnknownDatasetError
 
@@ -399,6 +447,7 @@ def register_dataset(
         except UnknownDatasetError as err:
             raise SpecError(("source", "name"), str(err)) from None
     check_source(source, caps)
+    check_obtainable(dataset, ("source", "name"))
     return add_dataset(session, dataset)
 
 

@@ -13,8 +13,10 @@ needs no cleanup: a job whose worker was killed stops counting once the reaper r
 it, whereas a counter would keep the killed run's increment forever.
 
 :func:`fairness_warnings` says, for the rows of a comparison, what makes their times not
-comparable: several CPU models, or a job that shared its host's cores with more jobs than
-the host has physical cores. The dashboard, the CLI and the API read it from here.
+comparable: several CPU models, a job that shared its host's cores with more jobs than the
+host has physical cores, or a job that ran while the host's load average was above its
+physical cores (:func:`overloaded`: other processes than jobs, e.g. a build or a browser,
+competed for the cores). The dashboard, the CLI and the API read it from here.
 """
 
 from __future__ import annotations
@@ -162,11 +164,28 @@ def oversubscribed(row: Mapping[str, Any]) -> bool:
     return bool(cores and seen and seen > cores)
 
 
+def overloaded(row: Mapping[str, Any]) -> float | None:
+    """The host's highest 1-minute load average seen by the job (at its start and end) when
+    it was above the host's physical cores — other processes were competing for the cores,
+    so its times are inflated; None otherwise (or when not recorded)."""
+    cores = (row.get("machine") or {}).get("physical_cores")
+    loads = [load for load in (row.get("load_start"), row.get("load_end")) if load is not None]
+    if not cores or not loads or max(loads) <= cores:
+        return None
+    return max(loads)
+
+
+def _jobs(rows: list[Mapping[str, Any]]) -> str:
+    ids = ", ".join(str(row.get("id")) for row in rows[:10])
+    return ids + (", …" if len(rows) > 10 else "")
+
+
 def fairness_warnings(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """What makes the times of these jobs not comparable, one sentence each (none: fair).
 
-    Each row is a job as a mapping with ``id``, ``machine``, ``concurrency`` and
-    ``concurrency_max`` (the API's job, or the dashboard's row)."""
+    Each row is a job as a mapping with ``id``, ``machine``, ``concurrency``,
+    ``concurrency_max``, ``load_start`` and ``load_end`` (the API's job, or the dashboard's
+    row)."""
     rows = list(rows)
     warnings = []
     models = sorted({m for row in rows if (m := cpu_model(row))})
@@ -177,13 +196,20 @@ def fairness_warnings(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         )
     crowded = [row for row in rows if oversubscribed(row)]
     if crowded:
-        ids = ", ".join(str(row.get("id")) for row in crowded[:10])
-        more = ", …" if len(crowded) > 10 else ""
         worst = max(crowded, key=lambda row: row.get("concurrency_max") or 0)
         cores = worst["machine"]["physical_cores"]
         warnings.append(
             f"{len(crowded)} job(s) ran with more concurrent jobs than physical cores "
-            f"(up to {worst.get('concurrency_max')} jobs on {cores} cores; jobs {ids}{more}): "
-            "their times are inflated"
+            f"(up to {worst.get('concurrency_max')} jobs on {cores} cores; jobs "
+            f"{_jobs(crowded)}): their times are inflated"
+        )
+    loaded = [(load, row) for row in rows if (load := overloaded(row)) is not None]
+    if loaded:
+        load, worst = max(loaded, key=lambda pair: pair[0])
+        cores = worst["machine"]["physical_cores"]
+        warnings.append(
+            f"{len(loaded)} job(s) ran while their host's load average was above its physical "
+            f"cores (up to {load:g} on {cores} cores; jobs {_jobs([r for _, r in loaded])}): "
+            "other processes competed for the cores, so their times are inflated"
         )
     return warnings

@@ -214,9 +214,13 @@ def table(
     table_id: str, columns: Sequence[tuple[str, str, str]], number: Any = None, **options: Any
 ) -> dash_table.DataTable:
     """A sortable table of 50 rows a page; ``columns``: (key, header, kind), kind
-    ``markdown`` (links), ``numeric`` (shown with the format ``number``) or ``text``."""
-    specs = []
+    ``markdown`` (links), ``numeric`` (shown with the format ``number``) or ``text``. Long
+    cells wrap and a table wider than the window scrolls inside its own box, so the page
+    stays within the window."""
+    specs, left = [], []
     for key, name, kind in columns:
+        if kind != "numeric":  # words read from the left, numbers line up on the right
+            left.append({"if": {"column_id": key}, "textAlign": "left"})
         spec: dict[str, Any] = {"id": key, "name": name}
         if kind == "markdown":
             spec["presentation"] = "markdown"
@@ -232,7 +236,16 @@ def table(
         page_action="native",
         page_size=50,
         markdown_options={"link_target": "_self"},
-        style_cell={"fontFamily": "inherit", "fontSize": "0.9em", "padding": "2px 8px"},
+        style_table={"overflowX": "auto", "maxWidth": "100%"},
+        style_cell={
+            "fontFamily": "inherit",
+            "fontSize": "0.9em",
+            "padding": "2px 5px",
+            "whiteSpace": "normal",
+            "height": "auto",
+            "maxWidth": "320px",
+        },
+        style_cell_conditional=left,
         style_header={"fontWeight": "bold"},
         **options,
     )

@@ -72,6 +72,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "machine": job.machine,
         "concurrency": job.concurrency,
         "concurrency_max": job.concurrency_max,
+        "load_start": job.load_start,
+        "load_end": job.load_end,
         "progress": progress(job.epoch, job.time_s, spec.get("stop", {})),
         "created_at": job.created_at,
     }
@@ -184,6 +186,7 @@ def dataset_index(
                 "id": d.id,
                 "name": d.name,
                 "kind": d.source.get("kind", ""),
+                "availability": datasets.availability(d.source),
                 "shared": d.team_id is None,
                 "n_samples": d.n_samples,
                 "n_features": d.n_features,
@@ -211,6 +214,7 @@ def dataset_summary(url: str, dataset_id: int, *, team_id: int | None) -> dict[s
             "n_features": dataset.n_features,
             "nnz": dataset.nnz,
             "sha256": dataset.sha256,
+            "availability": datasets.availability(dataset.source),
             "stats": dataset.stats,
             "objectives": datasets.dataset_objectives(session, dataset, team_id=team_id),
         }

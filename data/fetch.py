@@ -43,6 +43,7 @@ from faceoff.data.registry import (
 ATTEMPTS = 3
 CHUNK = 1 << 16
 TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 3.0  # how long registering a dataset waits for its download URL to answer
 
 
 def mirror_dir() -> Path | None:
@@ -94,6 +95,63 @@ def status(spec: DatasetSpec, mirror: Path | None = None, cache: Path | None = N
     return "remote"
 
 
+def how_to_provide(spec: DatasetSpec) -> str:
+    """What a person can do when the file of ``spec`` is nowhere to be had."""
+    return (
+        f"put {spec.sources[0].file} in the mirror folder (FACEOFF_DATA_MIRROR) or the cache "
+        "folder (FACEOFF_DATA_CACHE) of the machines that run the API and the workers "
+        f"(`faceoff datasets fetch {spec.name}` on a machine with network access writes it "
+        "to that machine's cache), or upload your copy under another name (`faceoff "
+        "datasets upload FILE`)"
+    )
+
+
+def reachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
+    """None when ``url`` answers a HEAD request within ``timeout`` seconds (a server that
+    refuses HEAD answers too), else why not: the network error, or the HTTP error."""
+    request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "faceoff"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            return None
+    except urllib.error.HTTPError as err:
+        return None if err.code in (405, 501) else f"HTTP {err.code} {err.reason}"
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+        return f"{type(err).__name__}: {getattr(err, 'reason', err)}"
+
+
+def availability(
+    spec: DatasetSpec,
+    *,
+    mirror: Path | None = None,
+    cache: Path | None = None,
+    timeout: float = PROBE_TIMEOUT_S,
+) -> str:
+    """Where the file of ``spec`` would come from: ``"mirror"``, ``"cached"`` (by name, as
+    :func:`status`), or ``"download"`` when it is in neither but its download URL answers
+    within ``timeout`` seconds. :class:`DatasetError` naming the dataset, the folders and
+    the URL tried, and how to provide the file (:func:`how_to_provide`), otherwise."""
+    mirror = mirror_dir() if mirror is None else mirror
+    cache = cache_dir() if cache is None else cache
+    where = status(spec, mirror, cache)
+    if where != "remote":
+        return where
+    folders = f"mirror folder {mirror}" if mirror else "mirror folder (FACEOFF_DATA_MIRROR unset)"
+    urls = [s.url for s in spec.sources if s.url]
+    if not urls:
+        why = "it has no download URL"
+    elif (problem := reachable(urls[0], timeout)) is not None:
+        why = (
+            f"its download URL {urls[0]} cannot be reached from here ({problem}; "
+            f"{timeout:g} s timeout)"
+        )
+    else:
+        return "download"
+    raise DatasetError(
+        f"dataset {spec.name!r} is not in the {folders} nor in the cache folder {cache}, "
+        f"and {why}: {how_to_provide(spec)}"
+    )
+
+
 def dataset_path(
     name: str,
     *,
@@ -143,7 +201,7 @@ def locate(
     if not downloadable:
         raise DatasetUnavailableError(
             f"dataset {spec.name!r} ({spec.sources[0].file}) is not in the {where} and has "
-            "no download URL; set FACEOFF_DATA_MIRROR to a folder that holds it"
+            f"no download URL: {how_to_provide(spec)}"
         )
     source = downloadable[0]
     try:
@@ -152,7 +210,7 @@ def locate(
         kind = DatasetUnavailableError if isinstance(err, DatasetUnavailableError) else DatasetError
         raise kind(
             f"dataset {spec.name!r}: not in the {where} nor in the cache {cache}, and the "
-            f"download from {source.url} failed: {err}"
+            f"download from {source.url} failed: {err}; {how_to_provide(spec)}"
         ) from None
     return Located(path, sha, "download")
 

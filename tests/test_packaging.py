@@ -37,8 +37,12 @@ def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
         if (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*command, "-w", str(tmp_path), str(source)], check=True, capture_output=True)
+    command = [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation"]
+    built = subprocess.run(
+        [*command, "-w", str(tmp_path), str(source)], check=True, capture_output=True, text=True
+    )
+    # every importable folder is listed: no "Package would be ignored" (30 lines each)
+    assert "absent from the `packages` configuration" not in built.stdout + built.stderr
     (wheel,) = tmp_path.glob("faceoff-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names if ".dist-info/" not in name}

@@ -1,4 +1,5 @@
-"""The advisor: primal vs dual coordinate descent, predicted beside measured."""
+"""The advisor: primal vs dual coordinate descent, predicted beside measured, and the
+verdict a person reads (:func:`verdict`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,95 @@ from collections.abc import Iterable, Mapping
 import plotly.graph_objects as go
 
 from faceoff.dashboard.figures.export import export_name
+
+# a time ratio within this factor of 1 is no clear winner: timings on a shared machine move
+# by ±25 % between runs (README, "Benchmarks")
+TIME_NOISE = 1.25
+# an epoch ratio within this factor of 1 is even: epochs do not depend on the machine, but a
+# few per cent is the spacing of the trace points that time to ε is read from
+EPOCH_EVEN = 1.1
+SIDES = ("primal_cd", "dual_cd")
+
+
+def _side(ratio: float, band: float) -> str | None:
+    """``primal_cd`` (ratio P/D below 1/band), ``dual_cd`` (above band), None (within)."""
+    if ratio < 1 / band:
+        return "primal_cd"
+    if ratio > band:
+        return "dual_cd"
+    return None
+
+
+def verdict(
+    predicted: str | None,
+    predicted_ratio: float | None,
+    seconds: Mapping[str, float | None],
+    epochs: Mapping[str, float | None],
+) -> str:
+    """What the measured race says about the advisor's prediction, in words.
+
+    ``predicted`` is the advisor's winner (``primal_cd`` or ``dual_cd``, None without the
+    data) and ``predicted_ratio`` its T_P/T_D; ``seconds`` and ``epochs`` to ε of the best
+    setting of each side (None: not reached). The advisor predicts work, so the epoch ratio
+    decides whether it is right (within ±10 %: even); the time ratio says who won on this
+    machine, and within its ±25 % noise that there is no clear winner. A plain "it agrees"
+    needs both on the predicted side (:data:`CONCLUSIONS` says the rest)."""
+    head = (
+        f"The advisor predicts {predicted} (T_P/T_D = {predicted_ratio:.3g})"
+        if predicted and predicted_ratio
+        else "No prediction (the advisor needs the data)"
+    )
+    reached = [s for s in SIDES if seconds.get(s) is not None]
+    if not reached:
+        return f"{head}; no finished primal_cd/dual_cd run reached ε yet."
+    if len(reached) == 1:
+        (only,) = reached
+        tail = f"; measured: only {only} reached ε"
+        if predicted:
+            tail += " — it agrees." if only == predicted else " — it disagrees."
+        return head + tail
+    time_ratio = seconds["primal_cd"] / seconds["dual_cd"]
+    time_side = _side(time_ratio, TIME_NOISE)
+    epoch_ratio = None
+    if epochs.get("primal_cd") and epochs.get("dual_cd"):
+        epoch_ratio = epochs["primal_cd"] / epochs["dual_cd"]
+    epoch_side = None if epoch_ratio is None else _side(epoch_ratio, EPOCH_EVEN)
+    parts = []
+    if epoch_ratio is not None:
+        parts.append(
+            f"epochs P/D = {epoch_ratio:.3g} ("
+            + (f"{epoch_side} needs fewer" if epoch_side else "even, within ±10 %")
+            + ")"
+        )
+    parts.append(
+        f"time P/D = {time_ratio:.3g} ("
+        + (
+            f"{time_side} is faster"
+            if time_side
+            else "no clear winner: within this machine's ±25 % timing noise"
+        )
+        + ")"
+    )
+    text = f"{head}; measured: {'; '.join(parts)}"
+    if not predicted:
+        return text + "."
+    work = "agrees" if epoch_side == predicted else ("disagrees" if epoch_side else "even")
+    time = "agrees" if time_side == predicted else ("disagrees" if time_side else "even")
+    return text + " — " + CONCLUSIONS[work, time] + "."
+
+
+# (what the epochs say, what the time says) → the conclusion
+CONCLUSIONS = {
+    ("agrees", "agrees"): "it agrees",
+    ("agrees", "even"): "it agrees on the work (epochs); the time shows no clear winner",
+    ("agrees", "disagrees"): "it agrees on the work (epochs), not on the time",
+    ("even", "agrees"): "it agrees on the time only; the work (epochs) is even",
+    ("even", "even"): "too close to tell",
+    ("even", "disagrees"): "it disagrees on the time; the work (epochs) is even",
+    ("disagrees", "agrees"): "it disagrees on the work (epochs), agrees on the time",
+    ("disagrees", "even"): "it disagrees on the work (epochs); the time shows no clear winner",
+    ("disagrees", "disagrees"): "it disagrees",
+}
 
 
 def log_ticks(values: Iterable[float]) -> tuple[list[float], list[str]]:
@@ -70,6 +160,28 @@ def advisor_figure(
             )
     ticks, labels = log_ticks([*bars.values(), 1.0])
     fig.add_hline(y=1, line={"dash": "dot", "color": "#555"})
+    fig.add_shape(  # the measured seconds' noise: no clear winner inside it
+        type="rect",
+        xref="x",
+        yref="y",
+        x0=len(names) - 1.45,
+        x1=len(names) - 0.55,
+        y0=1 / TIME_NOISE,
+        y1=TIME_NOISE,
+        fillcolor="rgba(60,60,60,0.25)",
+        line={"width": 1, "dash": "dot", "color": "#333"},
+        layer="above",
+    )
+    fig.add_annotation(
+        x=len(names) - 0.55,
+        xanchor="left",
+        y=0,
+        yref="y",
+        text="±25 %<br>timing<br>noise",
+        showarrow=False,
+        align="left",
+        font={"color": "#333", "size": 10},
+    )
     title = "primal ÷ dual CD work: predicted T_P/T_D beside measured (> 1: dual CD wins)"
     fig.update_layout(
         template="plotly_white",
@@ -82,7 +194,7 @@ def advisor_figure(
             "range": [math.log10(ticks[0] / 1.5), math.log10(ticks[-1] * 1.5)],
         },
         showlegend=False,
-        margin={"l": 70, "r": 20, "t": 80, "b": 60},
+        margin={"l": 70, "r": 70, "t": 80, "b": 60},  # right: the noise band's label
         meta={"export": export_name("faceoff-advisor", [objective] if objective else [])},
     )
     return fig

@@ -32,6 +32,8 @@ from faceoff.dashboard.figures.style import rgba, setting_styles
 
 # trace modes a legend names (solvers.catalogue.SolverSpec.trace_mode); ours are "native"
 NOTED_MODES = ("callback", "refit")
+DECADE = 10.0  # curves ending further apart than this ratio are drawn on a log x axis
+LEGEND_ENTRY_PX = 23  # a legend entry, with its gap to the next
 REFIT_MARKER = {"symbol": "circle", "size": 7}  # a refit trace's points: one fit each
 REFIT_NOTE = "● refit: each marked point is its own fit from scratch, its time that fit's wall time"
 
@@ -217,16 +219,31 @@ def _point_trace(s: Series, y_label: str, line: dict[str, Any], **kwargs: Any) -
     )
 
 
+def spans_decades(rows: Sequence[Mapping[str, Any]], x: str) -> bool:
+    """Whether the curves of ``rows`` end more than a decade apart on the ``x`` axis (the
+    last positive value of each trace): on a linear axis the fast ones would be squashed
+    against 0, so the compare page draws them on a log axis unless told otherwise."""
+    ends = []
+    for row in rows:
+        values = np.asarray(row["trace"][X_FIELDS[x]], dtype=float)
+        values = values[np.isfinite(values) & (values > 0)]
+        if values.size:
+            ends.append(values.max())
+    return bool(ends) and max(ends) > DECADE * min(ends)
+
+
 def _grid(n: int) -> tuple[int, int]:
     """(rows, columns) of ``n`` panels: one column for one panel, else two."""
     cols = 1 if n <= 1 else 2
     return max(1, math.ceil(n / cols)), cols
 
 
-def compare_height(n_panels: int) -> int:
-    """The compare figure's height in pixels for ``n_panels`` objectives."""
+def compare_height(n_panels: int, n_settings: int = 0) -> int:
+    """The compare figure's height in pixels for ``n_panels`` objectives and a legend of
+    ``n_settings`` entries (tall enough for all of them: the legend never scrolls)."""
     rows, _ = _grid(n_panels)
-    return 640 if n_panels <= 1 else 150 + 380 * rows
+    panels = 640 if n_panels <= 1 else 150 + 380 * rows
+    return max(panels, 190 + LEGEND_ENTRY_PX * n_settings)
 
 
 def compare_figure(
@@ -249,7 +266,7 @@ def compare_figure(
     plotted = {s.objective for s in series}
     objectives = [o for o in objective_order(rows) if o in plotted]
     n_rows, n_cols = _grid(len(objectives))
-    height = compare_height(len(objectives))
+    height = compare_height(len(objectives), len({s.setting for s in series}))
     fig = make_subplots(
         rows=n_rows,
         cols=n_cols,
@@ -257,7 +274,9 @@ def compare_figure(
         horizontal_spacing=0.08,
         vertical_spacing=min(0.3, 110 / height),
     )
-    styles = setting_styles((s.solver, s.setting) for s in series)
+    # every setting of the rows, plotted or not, so the sweep's other pages draw it alike
+    styles = setting_styles((r["solver"], setting_name(r)) for r in rows)
+    rank = {setting: 1000 + k for k, setting in enumerate(styles)}
     notes = _seed_note(series)
     shown: set[str] = set()
     for s in series:
@@ -268,6 +287,7 @@ def compare_figure(
         legend = {
             "name": s.legend(*filter(None, [notes.get(s.setting)])),
             "legendgroup": s.setting,
+            "legendrank": rank[s.setting],  # ours, then peers, as the looks go
             "showlegend": s.setting not in shown,
         }
         shown.add(s.setting)
@@ -325,6 +345,8 @@ def compare_figure(
     title = f"{y_label} vs {x_label}"
     if len(objectives) == 1:
         title += f" · {objectives[0]}"
+    if log_x:
+        x_label += " · log scale"
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear", exponentformat="power")
     for index in range(max(1, len(objectives))):
@@ -336,7 +358,7 @@ def compare_figure(
     fig.update_layout(
         template="plotly_white",
         title={"text": title, "x": 0.01},
-        legend={"title": {"text": "solver[settings]"}},
+        legend={"title": {"text": "solver[settings]"}, "tracegroupgap": 3},
         showlegend=bool(series),
         hovermode="closest",
         height=height,

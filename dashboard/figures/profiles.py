@@ -9,9 +9,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from faceoff.core.analysis import Problems, Profile
-from faceoff.dashboard.figures.style import setting_styles, solver_color
+from faceoff.dashboard.figures.style import setting_styles
 
 PAD = 0.03  # of the log x span, each side: the first and last steps stay in view
+ENTRY_PX = 21  # height of a legend entry
+PLOT_PX = 360  # least height of the plot area
 
 
 def profile_figure(
@@ -19,7 +21,9 @@ def profile_figure(
 ) -> go.Figure:
     """One step curve per setting of ``profile`` on a log x axis (``symbol``: τ or κ), from
     its first breakpoint, or with ``from_zero`` from 0 just left of it (nothing is solved
-    below the first breakpoint of a data profile)."""
+    below the first breakpoint of a data profile). The legend is right of the plot, which
+    narrows for it, and the figure is tall enough for every entry: it never covers the
+    axes."""
     fig = go.Figure()
     styles = setting_styles((found.solvers[s], s) for s in found.settings)
     n = profile.n_problems
@@ -30,15 +34,17 @@ def profile_figure(
         x = np.append(10 ** (low - pad), x)
         y = np.vstack([np.zeros(y.shape[1]), y])
         counts = np.vstack([np.zeros(counts.shape[1], dtype=int), counts])
-    for j, setting in enumerate(found.settings):
-        solver = found.solvers[setting]
+    order = [s for s in styles if s in found.settings]  # the looks' order: ours, then peers
+    for setting in order:
+        j = found.settings.index(setting)
+        look = styles[setting]
         fig.add_trace(
             go.Scatter(
                 x=x,
                 y=y[:, j],
                 name=setting,
                 mode="lines",
-                line={"shape": "hv", "color": solver_color(solver), "dash": styles[setting][1]},
+                line={"shape": "hv", "color": look.color, "dash": look.dash, "width": 2},
                 customdata=counts[:, j],
                 hovertemplate=(
                     f"<b>{setting}</b><br>{symbol} = %{{x:.4g}}<br>"
@@ -51,8 +57,16 @@ def profile_figure(
         title={"text": title, "x": 0.01},
         xaxis={"title": x_label, "type": "log", "range": [low - pad, high + pad]},
         yaxis={"title": f"fraction of the {n} problems", "range": [0, 1.04]},
-        legend={"title": {"text": "solver[settings]"}, "orientation": "h", "y": -0.22},
+        legend={
+            "title": {"text": "solver[settings]"},
+            "orientation": "v",
+            "x": 1.02,
+            "xanchor": "left",
+            "y": 1.0,
+            "yanchor": "top",
+        },
         hovermode="closest",
-        margin={"l": 70, "r": 20, "t": 60, "b": 40},
+        height=max(PLOT_PX, ENTRY_PX * (len(order) + 1)) + 130,
+        margin={"l": 70, "r": 20, "t": 60, "b": 60},
     )
     return fig

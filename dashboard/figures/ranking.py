@@ -11,11 +11,16 @@ import plotly.graph_objects as go
 
 from faceoff.dashboard.figures.style import grey_layer
 
+ROW_PX = 22  # height of a setting's row
 
-def ranking_figure(ranked: Sequence[Mapping[str, Any]]) -> go.Figure:
+
+def ranking_figure(ranked: Sequence[Mapping[str, Any]], order: Sequence[str] = ()) -> go.Figure:
     """Rank of each solver setting on each objective (1 = fastest to ε): who wins where.
-    Settings that never reached ε (or have no P*) are grey cells saying so, with no rank."""
-    settings = sorted({s for r in ranked for s in (*r["ranks"], *r.get("unranked", {}))})
+    Settings that never reached ε (or have no P*) are grey cells saying so, with no rank.
+    Rows in ``order`` (the other figures' order of the settings), the others after it by
+    name."""
+    present = {s for r in ranked for s in (*r["ranks"], *r.get("unranked", {}))}
+    settings = [s for s in order if s in present] + sorted(present - set(order))
     objectives = [r["objective"] for r in ranked]
     z = np.full((len(settings), len(objectives)), np.nan)
     states = {}
@@ -47,5 +52,6 @@ def ranking_figure(ranked: Sequence[Mapping[str, Any]]) -> go.Figure:
         title={"text": "ranking: who wins where (1 = fastest to ε; grey: no rank)", "x": 0.01},
         yaxis={"autorange": "reversed"},
         margin={"l": 70, "r": 20, "t": 60, "b": 60},
+        height=max(320, 130 + ROW_PX * len(settings)),
     )
     return fig

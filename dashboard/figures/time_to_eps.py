@@ -1,6 +1,6 @@
 """Time to ε per solver setting and objective: the results (median and quartiles over
-seeds, :func:`faceoff.core.analysis.seed_summary`) and their figure, grouped bars or a
-heatmap."""
+seeds, :func:`faceoff.core.analysis.seed_summary`) and their figure: labelled dots on an
+axis from 0 or a log axis that says so, or a heatmap."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from faceoff.core import analysis
-from faceoff.core.analysis import CRITERIA, NO_REFERENCE, NOT_REACHED, unreached_reason
+from faceoff.core.analysis import CRITERIA, NOT_REACHED, unreached_reason
 from faceoff.dashboard.figures.labels import objective_labels, setting_name
-from faceoff.dashboard.figures.style import DASHES, GREY, PATTERNS, grey_layer, setting_styles
+from faceoff.dashboard.figures.style import GREY, grey_layer, setting_styles
 
 NOT_RUN = "not run"
+COLUMNS = 4  # panels a row of the dots chart
 
 
 def time_to_eps(
@@ -83,18 +85,43 @@ def _matrix(
     return settings, objectives, cells
 
 
+SCALES = ("auto", "linear", "log")
+DECADE = 10.0  # "auto" draws on a log axis when the times span more than this ratio
+ROW_PX = 26  # height of a setting's row of dots
+LABEL_GAP = "\u2007\u2007"  # two figure spaces: a value's label clears its dot
+
+
+def time_scale(values: Sequence[float], scale: str = "auto") -> str:
+    """``linear`` or ``log``: ``scale`` unless it is ``auto``, which is log when the positive
+    finite ``values`` span more than a decade (the slow would squash the fast against 0 on
+    a linear axis), linear otherwise."""
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; accepted: {', '.join(SCALES)}")
+    if scale != "auto":
+        return scale
+    shown = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    return "log" if shown and max(shown) > DECADE * min(shown) else "linear"
+
+
 def time_to_eps_figure(
-    results: Sequence[Mapping[str, Any]], chart: str, eps: float, criterion: str, x: str = "time"
+    results: Sequence[Mapping[str, Any]],
+    chart: str,
+    eps: float,
+    criterion: str,
+    x: str = "time",
+    scale: str = "auto",
 ) -> go.Figure:
-    """Time to ε across solver settings × objectives, as grouped bars (median with the
-    interquartile range over seeds as error bars) or a heatmap. A setting that never
-    reached ε is shown as such, grey and labelled, never as a time."""
+    """Time to ε across solver settings × objectives: ``dots``, one panel per objective with
+    a row per setting, its median a dot labelled with its value and a bar over the
+    interquartile range over seeds, on an axis from 0 or a log axis that says so
+    (:func:`time_scale`); or a ``heatmap``. A setting that never reached ε is shown as
+    such, grey and labelled, never as a time."""
     unit = {"time": "seconds", "epoch": "epochs", "iteration": "iterations"}[x]
     title = f"{unit} to {CRITERIA[criterion].replace('ε', f'ε = {eps:g}')}"
     settings, objectives, cells = _matrix(results)
     states = {k: s for k, r in cells.items() if (s := unreached_reason(r["value"]))}
-    fig = go.Figure()
     if chart == "heatmap":
+        fig = go.Figure()
         z = np.full((len(settings), len(objectives)), np.nan)
         text = [[NOT_RUN] * len(objectives) for _ in settings]
         for (i, j), r in cells.items():
@@ -116,80 +143,139 @@ def time_to_eps_figure(
         if states:
             fig.add_trace(grey_layer(settings, objectives, states))
         fig.update_layout(yaxis={"autorange": "reversed"})
-    elif chart == "bars":
-        _time_bars(fig, results, settings, objectives, cells, states, unit)
+        margin = {"l": 70, "r": 20, "t": 60, "b": 60}
+    elif chart == "dots":
+        fig, kind = _dots(results, settings, objectives, cells, states, unit, scale)
+        title += " · log scale: equal steps are equal ratios" if kind == "log" else " · from 0"
+        margin = {"l": 70, "r": 30, "t": 90, "b": 50}
     else:
-        raise ValueError(f"unknown chart {chart!r}; accepted: bars, heatmap")
-    fig.update_layout(
-        template="plotly_white",
-        title={"text": title, "x": 0.01},
-        legend={"title": {"text": "solver[settings]"}},
-        margin={"l": 70, "r": 20, "t": 60, "b": 60},
-    )
+        raise ValueError(f"unknown chart {chart!r}; accepted: dots, heatmap")
+    fig.update_layout(template="plotly_white", title={"text": title, "x": 0.01}, margin=margin)
     return fig
 
 
-def _time_bars(
-    fig: go.Figure,
+def _dots(
     results: Sequence[Mapping[str, Any]],
     settings: Sequence[str],
     objectives: Sequence[str],
     cells: Mapping[tuple[int, int], Mapping[str, Any]],
     states: Mapping[tuple[int, int], str],
     unit: str,
-) -> None:
-    """Grouped bars: the median, error bars to the quartiles; a setting without a time gets
-    a grey bar up to the top of the chart in its slot, labelled with why."""
+    scale: str,
+) -> tuple[go.Figure, str]:
+    """One panel per objective (at most COLUMNS a row), a row per setting (its name on the
+    axis): the median a dot in the setting's colour and symbol with its value written
+    beside it, the interquartile range over seeds a bar; a setting without a time a grey
+    cross at the right end of the axis, labelled with why. Returns the figure and its
+    scale (:func:`time_scale`)."""
     styles = setting_styles((r["solver"], r["setting"]) for r in results)
-    times = [r[k] for r in cells.values() for k in ("value", "q75") if r.get(k)]
+    order = [s for s in styles if s in settings]
+    times = [r[k] for r in cells.values() for k in ("value", "q25", "q75") if r.get(k)]
     times = [t for t in times if t > 0 and math.isfinite(t)]
-    ceiling = max(times) * 3 if times else 1.0
-    grey_legend = True
-    for i, setting in enumerate(settings):
-        row = [cells.get((i, j)) for j in range(len(objectives))]
-        timed = [r if r is not None and (i, j) not in states else None for j, r in enumerate(row)]
-        median = [r["value"] if r else None for r in timed]
-        high = [
-            (ceiling if r.get("q75") is None else r["q75"]) - r["value"]
-            if r and r.get("seeds", 1) > 1
-            else 0
-            for r in timed
-        ]
-        low = [r["value"] - r["q25"] if r and r.get("seeds", 1) > 1 else 0 for r in timed]
-        fig.add_trace(
-            go.Bar(
-                x=list(objectives),
-                y=median,
-                name=setting,
-                offsetgroup=setting,
-                legendgroup=setting,
-                marker={
-                    "color": styles[setting][0],
-                    "pattern": {"shape": PATTERNS[DASHES.index(styles[setting][1])]},
-                },
-                error_y={"type": "data", "array": high, "arrayminus": low, "thickness": 1.2},
-                text=[_spread(r) if r else "" for r in timed],
-                textposition="outside",
-                hovertemplate=f"{setting}<br>%{{x}}<br>%{{text}} {unit}<extra></extra>",
-            )
-        )
-        missing = {j: states[(i, j)] for j in range(len(objectives)) if (i, j) in states}
-        if missing:
-            fig.add_trace(
-                go.Bar(
-                    x=list(objectives),
-                    y=[ceiling if j in missing else None for j in range(len(objectives))],
-                    name=f"{NOT_REACHED} / {NO_REFERENCE} (grey)",
-                    offsetgroup=setting,
-                    legendgroup="no time",
-                    showlegend=grey_legend,
-                    marker={"color": GREY, "opacity": 0.45, "line": {"color": GREY}},
-                    text=[missing.get(j, "") for j in range(len(objectives))],
-                    textposition="inside",
-                    insidetextanchor="end",
-                    textangle=-90,
-                    hovertemplate=f"{setting}<br>%{{x}}<br>%{{text}}<extra></extra>",
+    kind = time_scale(times, scale)
+    high = max(times) if times else 1.0
+    low = min(times) if times else 0.1
+    if kind == "log":
+        span = [math.log10(low) - 0.15, math.log10(high) + 0.45]  # room for the labels
+        edge = 10 ** (span[1] - 0.12)
+    else:
+        span = [0.0, high * 1.3]
+        edge = high * 1.22
+    n_cols = min(COLUMNS, max(1, len(objectives)))
+    n_rows = max(1, math.ceil(len(objectives) / n_cols))
+    height = 110 + n_rows * (40 + ROW_PX * max(1, len(order)))
+    fig = make_subplots(
+        rows=n_rows,
+        cols=n_cols,
+        shared_yaxes=True,
+        subplot_titles=list(objectives) if objectives else None,
+        horizontal_spacing=0.03,
+        vertical_spacing=min(0.2, 60 / height),
+    )
+    index = {s: i for i, s in enumerate(settings)}
+    for j, objective in enumerate(objectives):
+        cell = {"row": j // n_cols + 1, "col": j % n_cols + 1}
+        for setting in order:
+            r = cells.get((index[setting], j))
+            if r is None:
+                continue
+            look = styles[setting]
+            state = states.get((index[setting], j))
+            if state:
+                fig.add_trace(
+                    go.Scatter(
+                        x=[edge],
+                        y=[setting],
+                        mode="markers+text",
+                        marker={"symbol": "x-thin-open", "size": 10, "color": GREY},
+                        text=[state],
+                        textposition="middle left",
+                        textfont={"color": "#555", "size": 11},
+                        name=setting,
+                        showlegend=False,
+                        hovertemplate=f"<b>{setting}</b><br>{objective}<br>{state}"
+                        f" ({r.get('reached', 0)} of {r.get('seeds', 1)} seeds reached ε)"
+                        "<extra></extra>",
+                        cliponaxis=False,
+                    ),
+                    **cell,
                 )
+                continue
+            several = r.get("seeds", 1) > 1
+            upper = edge if r.get("q75") is None else r["q75"]
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["value"]],
+                    y=[setting],
+                    mode="markers",
+                    marker={"symbol": look.symbol, "size": 10, "color": look.color},
+                    error_x={
+                        "type": "data",
+                        "symmetric": False,
+                        "array": [upper - r["value"] if several else 0],
+                        "arrayminus": [r["value"] - r["q25"] if several else 0],
+                        "color": look.color,
+                        "thickness": 1.5,
+                        "width": 3,
+                    },
+                    text=[f"{r['value']:.3g}"],
+                    name=setting,
+                    showlegend=False,
+                    customdata=[[_spread(r), r.get("reached", 1), r.get("seeds", 1)]],
+                    hovertemplate=f"<b>{setting}</b><br>{objective}<br>%{{customdata[0]}} "
+                    f"{unit}<br>%{{customdata[1]}} of %{{customdata[2]}} seeds reached ε"
+                    "<extra></extra>",
+                    cliponaxis=False,
+                ),
+                **cell,
             )
-            grey_legend = False
-    fig.update_layout(barmode="group", yaxis={"type": "log", "title": unit})
+            fig.add_trace(  # its value, written past the end of its bar and its dot
+                go.Scatter(
+                    x=[upper if several else r["value"]],
+                    y=[setting],
+                    mode="text",
+                    text=[f"{LABEL_GAP}{r['value']:.3g}"],
+                    textposition="middle right",
+                    textfont={"size": 11, "color": "#222"},
+                    name=f"{setting} (value)",
+                    showlegend=False,
+                    hoverinfo="skip",
+                    cliponaxis=False,
+                ),
+                **cell,
+            )
+    axis_title = f"{unit} to ε, {'log scale' if kind == 'log' else 'from 0'}"
+    fig.update_xaxes(type=kind, range=span, title_text=axis_title, zeroline=kind == "linear")
+    fig.update_yaxes(
+        type="category",
+        categoryorder="array",
+        categoryarray=list(reversed(order)),
+        range=[-0.6, len(order) - 0.4],
+        automargin=True,
+    )
+    fig.update_layout(
+        height=height,
+        showlegend=False,
+        hovermode="closest",
+    )
+    return fig, kind

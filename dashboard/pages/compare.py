@@ -1,8 +1,9 @@
 """Compare: the convergence curves of the selected jobs, growing live while they run.
 
 URL: ``/compare?jobs=1,2,3`` or ``/compare?sweep=ID`` with ``x`` (time, epoch, iteration),
-``y`` (subopt, subopt_rel, gap, primal), ``logx`` and ``logy`` (log, linear), ``seeds``
-(median: the median over seeds with its band; all: each seed's curve too).
+``y`` (subopt, subopt_rel, gap, primal), ``logx`` (auto: log when the curves end more than a
+decade apart, log, linear) and ``logy`` (log, linear), ``seeds`` (median: the median over
+seeds with its band; all: each seed's curve too).
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
-from faceoff.dashboard.figures.compare import compare_figure, compare_series
+from faceoff.dashboard.figures.compare import compare_figure, compare_series, spans_decades
 from faceoff.dashboard.figures.export import export_name, series_csv
 from faceoff.dashboard.figures.labels import X_AXES, Y_MEASURES
 
 dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
 
 SCALES = {"linear": "linear", "log": "log"}
+X_SCALES = {"auto": "auto", **SCALES}
 SEEDS = {"median": "median + band", "all": "median + each seed"}
 REFRESH_MS = 1500
 
@@ -78,7 +80,7 @@ def layout(
                         ),
                     ),
                     control("x", radio("compare-x", axis_names, x, "time")),
-                    control("x scale", radio("compare-logx", SCALES, logx, "linear")),
+                    control("x scale", radio("compare-logx", X_SCALES, logx, "auto")),
                     control("y", radio("compare-y", y_names, y, "subopt_rel")),
                     control("y scale", radio("compare-logy", SCALES, logy, "log")),
                     control("seeds", radio("compare-seeds", SEEDS, seeds, "median")),
@@ -123,7 +125,7 @@ def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
     return (
         choice(x, X_AXES, "time"),
         choice(y, Y_MEASURES, "subopt_rel"),
-        choice(logx, SCALES, "linear"),
+        choice(logx, X_SCALES, "auto"),
         choice(logy, SCALES, "log"),
     )
 
@@ -177,7 +179,8 @@ def update(jobs, sweep, x, y, logx, logy, seeds, _n):
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
         return *blank, True, message, link
     found, refs = rows.job_traces(database_url(), where, team_id=viewer_team())
-    figure = compare_figure(found, x, y, logx == "log", logy == "log", refs, seeds=seeds == "all")
+    log_x = logx == "log" or (logx == "auto" and spans_decades(found, x))
+    figure = compare_figure(found, x, y, log_x, logy == "log", refs, seeds=seeds == "all")
     live = rows.active(found)
     counts: dict[str, int] = {}
     for row in found:
@@ -185,6 +188,8 @@ def update(jobs, sweep, x, y, logx, logy, seeds, _n):
     status = f"{len(found)} jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     if not found:
         status = "no such jobs"
+    if logx == "auto" and log_x:
+        status += " · log x axis: the curves end more than a decade apart"
     if live:
         status += f" · live, updated {time.strftime('%H:%M:%S')}"
     return *_graph(figure), not live, status, link
@@ -211,6 +216,7 @@ def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
     found, refs = (
         rows.job_traces(database_url(), where, team_id=viewer_team()) if where else ([], {})
     )
-    series, _ = compare_series(found, x, y, logx == "log", logy == "log", refs)
+    log_x = logx == "log" or (logx == "auto" and spans_decades(found, x))
+    series, _ = compare_series(found, x, y, log_x, logy == "log", refs)
     name = export_name("faceoff-compare", sorted({s.objective for s in series}))
     return dcc.send_string(series_csv(series, x, y), f"{name}.csv")

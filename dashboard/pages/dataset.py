@@ -14,7 +14,7 @@ from dash import Input, Output, State, callback, dcc, html
 from faceoff.core import analysis
 from faceoff.core.errors import DataUnavailable
 from faceoff.core.jobs import JobFilter
-from faceoff.dashboard import rows
+from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     caps,
     control,
@@ -30,7 +30,7 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
-from faceoff.dashboard.figures.advisor import advisor_figure
+from faceoff.dashboard.figures.advisor import advisor_figure, verdict
 from faceoff.dashboard.figures.export import export_name, records_csv
 from faceoff.dashboard.figures.labels import weights_label
 from faceoff.dashboard.figures.style import empty_figure
@@ -50,6 +50,7 @@ def layout(
     return html.Div(
         [
             html.H2(id="dataset-title"),
+            html.Div(id="dataset-source", className="status"),
             dcc.Store(id="dataset-id", data=parse_int(dataset_id) or None),
             dcc.Store(id="dataset-choice", data=str(parse_int(objective) or 0)),
             html.Div(
@@ -69,6 +70,7 @@ def layout(
             ),
             share_link("dataset"),
             html.Div(id="dataset-verdict", className="verdict"),
+            html.Div(id="dataset-fairness"),
             html.Div(
                 [
                     html.Div([html.H3("Statistics"), html.Div(id="dataset-stats")]),
@@ -94,6 +96,14 @@ def _analysis(dataset_id: int, objective: dict[str, Any]) -> tuple[dict[str, Any
     return rows.dataset_statistics(
         database_url(), dataset_id, key, upload_dir(), caps(), team_id=viewer_team()
     )
+
+
+def _source_text(info: dict[str, Any]) -> str:
+    """``registry dataset a9a · data: downloaded on first use (...)``."""
+    source = info["source"]
+    what = {"registry": f"registry dataset {source.get('name')}", "upload": "uploaded file"}
+    kind = what.get(source.get("kind"), f"{source.get('kind')} dataset")
+    return f"{kind} · data: {info['availability']}"
 
 
 def _objective_label(o: dict[str, Any]) -> str:
@@ -169,6 +179,7 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
         best[solver] = mine[0] if mine else None
     return {
         "criterion": criterion,
+        "rows": found,
         "jobs": len(found),
         "winner": timed[0] if timed else None,
         "best": best,
@@ -193,23 +204,6 @@ def _measured_items(measured: dict[str, Any], eps: float) -> list[tuple[str, Any
             )
         items.append((f"best {solver}", text))
     return items
-
-
-def _verdict(advice: dict[str, Any] | None, measured: dict[str, Any]) -> str:
-    best = measured["best"]
-    timed = {s: r["value"] for s, r in best.items() if r is not None}
-    measured_side = min(timed, key=timed.get) if timed else None
-    if advice is None:
-        return f"Measured winner of primal vs dual CD: {measured_side or 'not decided yet'}."
-    predicted = advice["winner"]
-    head = f"The advisor predicts {predicted} (T_P/T_D = {advice['ratio']:.3g})"
-    if measured_side is None:
-        return head + "; no finished primal_cd/dual_cd run reached ε yet."
-    agree = "agrees" if measured_side == predicted else "disagrees"
-    if len(timed) == 2:
-        ratio = timed["primal_cd"] / timed["dual_cd"]
-        return f"{head}; measured: {measured_side} (time ratio P/D = {ratio:.3g}) — it {agree}."
-    return f"{head}; measured: only {measured_side} reached ε — it {agree}."
 
 
 def _index(value: Any, objectives: list) -> int:
@@ -248,10 +242,12 @@ def fill_objectives(dataset_id, chosen):
 
 @callback(
     Output("dataset-title", "children"),
+    Output("dataset-source", "children"),
     Output("dataset-stats", "children"),
     Output("dataset-advice", "children"),
     Output("dataset-measured", "children"),
     Output("dataset-verdict", "children"),
+    Output("dataset-fairness", "children"),
     Output("dataset-graph", "figure"),
     Output("dataset-share", "href"),
     Input("dataset-id", "data"),
@@ -270,7 +266,7 @@ def update(dataset_id, index, eps):
     )
     if info is None:
         blank = empty_figure("no such dataset")
-        return "No such dataset", "", "", "", "", blank, link
+        return "No such dataset", "", "", "", "", "", None, blank, link
     objectives = _objectives(info)
     objective = objectives[_index(index, objectives)]
     try:
@@ -291,10 +287,12 @@ def update(dataset_id, index, eps):
     )
     return (
         f"Dataset {info['name']}",
+        _source_text(info),
         _facts(_stat_items(stats)) if stats else "no statistics",
         advice_view,
         _facts(_measured_items(measured, float(eps))),
-        _verdict(advice, measured),
+        verdict(advice and advice["winner"], advice and advice["ratio"], seconds, epochs),
+        fairness.warning(measured["rows"]),
         figure,
         link,
     )

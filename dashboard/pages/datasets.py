@@ -20,6 +20,7 @@ NUMBER = {"specifier": ","}  # 1,234,567: sizes are exact integers
 COLUMNS = [
     ("dataset", "dataset", "markdown"),
     ("kind", "source", "text"),
+    ("availability", "data", "text"),
     ("owner", "shared with", "text"),
     ("n_samples", "samples", "numeric"),
     ("n_features", "features", "numeric"),
@@ -51,6 +52,7 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
         "id": row["id"],
         "dataset": f"[{markdown_text(row['name'])}](/dataset/{row['id']})",
         "kind": row["kind"],
+        "availability": row["availability"],
         "owner": "every team" if row["shared"] else "your team (upload)",
         "n_samples": row["n_samples"],
         "n_features": row["n_features"],

@@ -3,7 +3,7 @@ over many objectives, chosen by sweeps, datasets and loss (core.analysis compute
 dashboard.figures.profiles draws them).
 
 URL: ``/profiles?sweep=1,2&dataset=3&loss=logistic&eps=1e-6&criterion=subopt_rel|gap_rel
-&measure=time|epoch``.
+&measure=time|epoch``; without ``sweep`` the newest sweep, with ``sweep=all`` every sweep.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dash import Input, Output, State, callback, dcc, html
 from faceoff.core import analysis
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED
-from faceoff.dashboard import rows
+from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     InputError,
     choice,
@@ -43,6 +43,7 @@ from faceoff.dashboard.figures.time_to_eps import time_to_eps
 dash.register_page(__name__, path="/profiles", title="Faceoff · profiles", order=4)
 
 MEASURES = {"time": "seconds", "epoch": "epochs"}
+NEWEST, ALL = "newest", "all"  # the sweeps chosen when the address names none, or every one
 JOB_CAP = 300  # the newest finished jobs read, with their full traces (~2 s at 500 points each)
 FINISHED = (SUCCEEDED, FAILED)  # a failed run counts for what its trace reached
 UNFINISHED = (QUEUED, RUNNING, CANCELLED)
@@ -69,7 +70,7 @@ def layout(
     measure: str | None = None,
     **_: str,
 ) -> html.Div:
-    sweeps, bad_sweeps = parse_id_list(sweep, "sweep")
+    sweeps, bad_sweeps = parse_id_list(None if sweep == ALL else sweep, "sweep")
     datasets, bad_datasets = parse_id_list(dataset, "dataset")
     eps_text, bad_eps = parse_eps(eps)
     rejected = [*bad_sweeps, *bad_datasets, *([bad_eps] if bad_eps else [])]
@@ -77,7 +78,12 @@ def layout(
         loss = name_filter(loss, "loss")
     except InputError as err:
         loss, rejected = None, [*rejected, f"{err}; ignored"]
-    chosen = {"sweep": sweeps, "dataset": datasets, "loss": loss}
+    # no sweep in the address: the newest (fill_filters finds it); "all": every sweep
+    chosen = {
+        "sweep": NEWEST if sweep is None else (ALL if sweep == ALL else sweeps),
+        "dataset": datasets,
+        "loss": loss,
+    }
     return html.Div(
         [
             html.H2("Performance and data profiles"),
@@ -122,19 +128,9 @@ def layout(
             html.Div(id="profiles-rejected", className="status error"),
             html.Div(id="profiles-unknown", className="status error"),
             html.Ul(id="profiles-notes", className="status"),
-            html.Div(
-                [
-                    dcc.Graph(
-                        id="profiles-performance",
-                        style={"height": "480px"},
-                        config={"displaylogo": False},
-                    ),
-                    dcc.Graph(
-                        id="profiles-data", style={"height": "480px"}, config={"displaylogo": False}
-                    ),
-                ],
-                className="row",
-            ),
+            html.Div(id="profiles-fairness"),
+            dcc.Graph(id="profiles-performance", config={"displaylogo": False}),
+            dcc.Graph(id="profiles-data", config={"displaylogo": False}),
             export_bar(
                 "profiles",
                 ["profiles-performance", "profiles-data"],
@@ -162,13 +158,18 @@ url_sync("profiles")
     Input("profiles-chosen", "data"),
 )
 def fill_filters(chosen):
-    """What the team can filter by, with the URL's choices that it may see selected."""
+    """What the team can filter by, with the URL's choices that it may see selected (no
+    sweep in the URL: the newest)."""
     if not isinstance(chosen, dict):
         raise InputError(f"the filters {chosen!r:.40} are not a mapping of filter to value")
-    sweeps, _ = parse_id_list(chosen.get("sweep"), "sweep")
+    available = rows.filter_options(database_url(), team_id=viewer_team())
+    wanted = chosen.get("sweep")
+    if wanted == NEWEST:  # the newest first
+        sweeps = [s for s, _ in available["sweep"][:1]]
+    else:
+        sweeps, _ = parse_id_list(None if wanted == ALL else wanted, "sweep")
     datasets, _ = parse_id_list(chosen.get("dataset"), "dataset")
     loss = name_filter(chosen.get("loss"), "loss")
-    available = rows.filter_options(database_url(), team_id=viewer_team())
     known_sweeps = {s for s, _ in available["sweep"]}
     known_datasets = {d for d, _ in available["dataset"]}
     unknown = [f"no sweep {s}" for s in sweeps if s not in known_sweeps]
@@ -199,7 +200,7 @@ def _view(sweep, dataset, loss, eps, criterion, measure) -> tuple[JobFilter, dic
         statuses=FINISHED,
     )
     params = {
-        "sweep": ",".join(map(str, sweeps)),
+        "sweep": ",".join(map(str, sweeps)) or ALL,
         "dataset": ",".join(map(str, datasets)),
         "loss": where.loss,
         "eps": eps,
@@ -219,6 +220,7 @@ def compute(where: JobFilter, eps: float, criterion: str, measure: str) -> dict[
     epochs = results if measure == "epoch" else time_to_eps(found, eps, criterion, refs, "epoch")
     matrix = analysis.problems(results)  # the same problems and settings in either measure
     return {
+        "rows": found,
         "jobs": len(found),
         "total": total,
         "unfinished": unfinished,
@@ -346,10 +348,29 @@ def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
     return performance, data
 
 
+def _sweeps_shown(sweep_ids: tuple[int, ...] | None) -> str:
+    """Which sweeps the profiles are of: ``sweep #12 (the newest)``, ``sweeps #3, #5``,
+    ``every sweep``."""
+    if not sweep_ids:
+        return "every sweep"
+    newest, _ = rows.sweep_index(database_url(), 1, team_id=viewer_team())
+    names = ", ".join(f"#{s}" for s in sweep_ids)
+    if len(sweep_ids) == 1 and newest and newest[0]["id"] == sweep_ids[0]:
+        return f"sweep {names} (the newest; choose others above, or clear for every sweep)"
+    return f"sweep{'s' if len(sweep_ids) > 1 else ''} {names}"
+
+
+def _height(figure) -> dict[str, str]:
+    return {"height": f"{figure.layout.height or 480}px"}
+
+
 @callback(
     Output("profiles-performance", "figure"),
     Output("profiles-data", "figure"),
+    Output("profiles-performance", "style"),
+    Output("profiles-data", "style"),
     Output("profiles-status", "children"),
+    Output("profiles-fairness", "children"),
     Output("profiles-rejected", "children"),
     Output("profiles-notes", "children"),
     Output("profiles-settings", "children"),
@@ -370,13 +391,16 @@ def update(sweep, dataset, loss, eps, criterion, measure):
     found = view["problems"]
     performance, data = _figures(view, eps, criterion, measure)
     status = (
-        f"{len(found.hashes)} problems × {len(found.settings)} settings, "
-        f"ε = {eps}, {analysis.CRITERIA[criterion]}"
+        f"{_sweeps_shown(where.sweep_ids)}: {len(found.hashes)} problems × "
+        f"{len(found.settings)} settings, ε = {eps}, {analysis.CRITERIA[criterion]}"
     )
     return (
         performance,
         data,
+        _height(performance),
+        _height(data),
         status,
+        fairness.warning(view["rows"]),
         rejected,
         _notes(view, criterion),
         _settings_table(found),

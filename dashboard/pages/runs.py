@@ -11,7 +11,7 @@ from dash.dash_table.Format import Format, Scheme
 
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import STATUSES
-from faceoff.dashboard import rows
+from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     InputError,
     control,
@@ -102,6 +102,7 @@ def layout(**query: str) -> html.Div:
                     share_link("runs"),
                 ]
             ),
+            html.Div(id="runs-fairness"),
             table("runs-table", COLUMNS, NUMBER, row_selectable="multi"),
             export_bar("runs", [], csv_label="CSV of the table"),
             dcc.Interval(id="runs-interval", interval=REFRESH_MS, disabled=True),
@@ -110,6 +111,11 @@ def layout(**query: str) -> html.Div:
 
 
 url_sync("runs")
+fairness.watch(
+    "runs",
+    [*(Input(f"runs-{name}", "value") for name in FILTERS), Input("runs-interval", "n_intervals")],
+    lambda sweep, dataset, solver, loss, status, _n: _where(sweep, dataset, solver, loss, status),
+)
 
 
 def _where(sweep, dataset, solver, loss, status) -> JobFilter:

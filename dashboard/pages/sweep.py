@@ -1,6 +1,7 @@
 """Sweep: time to ε across solver settings × weights, and which solver wins where.
 
-URL: ``/sweep/ID?eps=1e-6&criterion=subopt_rel|gap_rel&x=time|epoch&chart=bars|heatmap``.
+URL: ``/sweep/ID?eps=1e-6&criterion=subopt_rel|gap_rel&x=time|epoch&chart=dots|heatmap
+&scale=auto|linear|log``.
 """
 
 from __future__ import annotations
@@ -31,14 +32,16 @@ from faceoff.dashboard.components import (
 )
 from faceoff.dashboard.figures.export import export_name, records_csv
 from faceoff.dashboard.figures.ranking import ranking_figure
-from faceoff.dashboard.figures.style import empty_figure
+from faceoff.dashboard.figures.style import empty_figure, setting_styles
 from faceoff.dashboard.figures.time_to_eps import time_to_eps, time_to_eps_figure
 
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
 
-CHARTS = {"bars": "bars", "heatmap": "heatmap"}
+CHARTS = {"dots": "dots", "heatmap": "heatmap"}
+SCALES = {"auto": "auto", "linear": "from 0", "log": "log"}
 X_CHOICES = {"time": "seconds", "epoch": "epochs"}
 REFRESH_MS = 3000
+HEIGHT = {"height": "480px"}  # of a figure that does not size itself
 CSV_COLUMNS = (
     "objective",
     "dataset",
@@ -61,6 +64,7 @@ def layout(
     criterion: str | None = None,
     x: str | None = None,
     chart: str | None = None,
+    scale: str | None = None,
     **_: str,
 ) -> html.Div:
     return html.Div(
@@ -78,7 +82,8 @@ def layout(
                         radio("sweep-criterion", analysis.CRITERIA, criterion, "subopt_rel"),
                     ),
                     control("measured in", radio("sweep-x", X_CHOICES, x, "time")),
-                    control("chart", radio("sweep-chart", CHARTS, chart, "bars")),
+                    control("chart", radio("sweep-chart", CHARTS, chart, "dots")),
+                    control("dots' axis", radio("sweep-scale", SCALES, scale, "auto")),
                 ],
                 className="controls",
             ),
@@ -94,8 +99,8 @@ def layout(
                 ]
             ),
             html.Div(id="sweep-fairness"),
-            dcc.Graph(id="sweep-tte", style={"height": "480px"}, config={"displaylogo": False}),
-            dcc.Graph(id="sweep-ranking", style={"height": "420px"}, config={"displaylogo": False}),
+            dcc.Graph(id="sweep-tte", config={"displaylogo": False}),
+            dcc.Graph(id="sweep-ranking", config={"displaylogo": False}),
             html.H3("Winners"),
             html.Div(id="sweep-winners"),
             export_bar("sweep", ["sweep-tte", "sweep-ranking"], csv_label="CSV (time to ε)"),
@@ -112,13 +117,16 @@ fairness.watch(
 )
 
 
-def _choices(eps: Any, criterion: Any, x: Any, chart: Any = None) -> tuple[str, str, str, str]:
+def _choices(
+    eps: Any, criterion: Any, x: Any, chart: Any = None, scale: Any = None
+) -> tuple[str, str, str, str, str]:
     """The view's choices, each one of its accepted values."""
     return (
         eps_choice(eps),
         choice(criterion, analysis.CRITERIA, "subopt_rel"),
         choice(x, X_CHOICES, "time"),
-        choice(chart, CHARTS, "bars"),
+        choice(chart, CHARTS, "dots"),
+        choice(scale, SCALES, "auto"),
     )
 
 
@@ -130,6 +138,15 @@ def _results(
         database_url(), JobFilter(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
     )
     return found, time_to_eps(found, float(eps), criterion, refs, x)
+
+
+def _height(figure) -> dict[str, str]:
+    """The graph's height: its figure's, else HEIGHT."""
+    return {"height": f"{figure.layout.height}px"} if figure.layout.height else HEIGHT
+
+
+def _pairs(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(r["solver"], r["setting"]) for r in results]
 
 
 def _winners_table(ranked: list[dict], unit: str) -> html.Table:
@@ -162,7 +179,9 @@ def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
 @callback(
     Output("sweep-title", "children"),
     Output("sweep-tte", "figure"),
+    Output("sweep-tte", "style"),
     Output("sweep-ranking", "figure"),
+    Output("sweep-ranking", "style"),
     Output("sweep-winners", "children"),
     Output("sweep-status", "children"),
     Output("sweep-interval", "disabled"),
@@ -174,13 +193,15 @@ def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
     Input("sweep-criterion", "value"),
     Input("sweep-x", "value"),
     Input("sweep-chart", "value"),
+    Input("sweep-scale", "value"),
     Input("sweep-interval", "n_intervals"),
 )
-def update(sweep_id, eps, criterion, x, chart, _n):
+def update(sweep_id, eps, criterion, x, chart, scale, _n):
     """Time to ε per setting and objective, the ranking; refreshes while jobs run."""
     sweep_id = optional_id(sweep_id, "sweep")
-    eps, criterion, x, chart = _choices(eps, criterion, x, chart)
-    link = href(f"/sweep/{sweep_id}", {"eps": eps, "criterion": criterion, "x": x, "chart": chart})
+    eps, criterion, x, chart, scale = _choices(eps, criterion, x, chart, scale)
+    view = {"eps": eps, "criterion": criterion, "x": x, "chart": chart, "scale": scale}
+    link = href(f"/sweep/{sweep_id}", view)
     summary = (
         rows.sweep_summary(database_url(), sweep_id, team_id=viewer_team())
         if sweep_id is not None
@@ -188,7 +209,7 @@ def update(sweep_id, eps, criterion, x, chart, _n):
     )
     if summary is None:
         blank = empty_figure("no such sweep")
-        return "No such sweep", blank, blank, "", "", True, link, "/compare", "/"
+        return "No such sweep", blank, HEIGHT, blank, HEIGHT, "", "", True, link, "/compare", "/"
     found, results = _results(sweep_id, eps, criterion, x)
     ranked = analysis.ranking(results)
     counts = summary["counts"]
@@ -199,14 +220,16 @@ def update(sweep_id, eps, criterion, x, chart, _n):
         status += " · some objectives have no certified P*: choose the gap criterion for them"
     title = f"Sweep #{summary['id']}" + (f" · {summary['name']}" if summary["name"] else "")
     objectives = sorted({r["objective_name"] for r in results})
-    tte = time_to_eps_figure(results, chart, float(eps), criterion, x)
+    tte = time_to_eps_figure(results, chart, float(eps), criterion, x, scale)
     tte.update_layout(meta={"export": _export(sweep_id, f"time-to-{eps}", objectives)})
-    ranking = ranking_figure(ranked)
+    ranking = ranking_figure(ranked, order=list(setting_styles(_pairs(results))))
     ranking.update_layout(meta={"export": _export(sweep_id, f"ranking-{eps}", objectives)})
     return (
         title,
         tte,
+        _height(tte),
         ranking,
+        _height(ranking),
         _winners_table(ranked, X_CHOICES[x]),
         status,
         not rows.active(found),
@@ -228,7 +251,7 @@ def update(sweep_id, eps, criterion, x, chart, _n):
 def download_csv(_clicks, sweep_id, eps, criterion, x):
     """Time to ε per setting and objective as CSV."""
     sweep_id = optional_id(sweep_id, "sweep")
-    eps, criterion, x, _ = _choices(eps, criterion, x)
+    eps, criterion, x, _, _ = _choices(eps, criterion, x)
     if sweep_id is None:
         return dash.no_update
     _, results = _results(sweep_id, eps, criterion, x)

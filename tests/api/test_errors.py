@@ -193,6 +193,8 @@ def test_registry_dataset_that_cannot_be_loaded_is_a_422(
     monkeypatch.setenv("FACEOFF_DATA_MIRROR", str(tmp_path / "empty"))
     monkeypatch.setenv("FACEOFF_DATA_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr("faceoff.data.fetch.download", _offline)
+    # its URL answered when it was registered (tests/api/test_dataset_availability.py)
+    monkeypatch.setattr("faceoff.data.fetch.reachable", lambda url, timeout=3.0: None)
     with TestClient(create_app(settings_for(sqlite_url)), client=LOCAL) as client:
         made = client.post(
             "/api/v1/datasets", json={"name": "w", "source": {"kind": "registry", "name": "w8a"}}

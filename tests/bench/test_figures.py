@@ -14,7 +14,7 @@ from bench.figures import (
     parse_solver,
     speedup_cell,
 )
-from faceoff.dashboard.figures.style import solver_color
+from faceoff.dashboard.figures.style import setting_styles
 
 
 def test_parse_solver_round_trips_the_label():
@@ -29,11 +29,6 @@ def test_parse_solver_round_trips_the_label():
 def test_parse_solver_rejects_malformed_text(text):
     with pytest.raises(ValueError, match="solver"):
         parse_solver(text)
-
-
-def test_variants_share_the_colour_of_their_solver():
-    assert solver_color("spdc[batch_size=22]") == solver_color("spdc")
-    assert solver_color("dgpd") != solver_color("spdc")
 
 
 def test_speedup_cell_cases():
@@ -56,9 +51,11 @@ def test_convergence_figure_has_log_axes_and_one_legend_entry_per_solver():
     fig = convergence_figure(panels, "time", "rel", "title", columns=2)
     assert len(fig.data) == 4
     assert [t.name for t in fig.data if t.showlegend] == ["dgpd", "spdc", "spdc[batch_size=8]"]
-    assert fig.data[3].line.dash == "dash"
-    # the dashboard's colours: a variant in its solver's
-    assert fig.data[0].line.color == solver_color("dgpd")
-    assert fig.data[3].line.color == fig.data[1].line.color == solver_color("spdc")
+    # the dashboard's looks of the figure's settings: a variant apart from its solver
+    looks = setting_styles([("dgpd", "dgpd"), ("spdc", "spdc"), ("spdc", "spdc[batch_size=8]")])
+    for trace in fig.data:
+        assert (trace.line.color, trace.line.dash) == looks[trace.name]
+    assert fig.data[3].line.dash == "dot" and fig.data[1].line.dash == "solid"
+    assert fig.data[3].line.color != fig.data[1].line.color
     assert all(math.isfinite(v) and v > 0 for t in fig.data for v in t.y)
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis3.type == "log"

@@ -1,10 +1,11 @@
 """`faceoff up`'s options. Ports: a port whose last server left connections in TIME_WAIT is
-free (as it is for uvicorn, which sets SO_REUSEADDR), a live listener is not; the ports can
-come from FACEOFF_PORT / FACEOFF_DASHBOARD_PORT, so `make up` can move them. Workers: one
-job per physical core by default, a warning when more are asked for."""
+free (as it is for uvicorn, which sets SO_REUSEADDR), a live listener is not, and is named;
+the ports can come from FACEOFF_PORT / FACEOFF_DASHBOARD_PORT, so `make up` can move them.
+Workers: one job per physical core by default, a warning when more are asked for."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import sys
 import pytest
 
 from faceoff.cli import InputError
-from faceoff.cli.up import _default_port, crowding_warning, parse_args, port_is_free
+from faceoff.cli.up import _default_port, crowding_warning, parse_args, port_holder, port_is_free
 from tests.conftest import REPO
 
 
@@ -41,6 +42,9 @@ def test_a_port_in_time_wait_is_free_a_listening_one_is_not():
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         assert not port_is_free(listener.getsockname()[1])
+        holder = port_holder(listener.getsockname()[1])
+        assert holder is not None and holder.startswith(f"PID {os.getpid()} (")
+    assert port_holder(port) is None  # in TIME_WAIT: nobody listens
 
 
 def test_ports_from_the_environment(monkeypatch):
@@ -76,7 +80,11 @@ def test_up_refuses_a_port_in_use_naming_both_ways_to_move_it(how, tmp_path):
             timeout=60,
         )
     assert ran.returncode != 0
-    assert f"port {port} is in use; choose another with --port or FACEOFF_PORT" in ran.stderr
+    # the listener is named (this test's process), with both ways to move
+    assert f"port {port} is in use by PID {os.getpid()} (" in ran.stderr, ran.stderr
+    assert f"stop it (kill {os.getpid()}) or choose another with --port or FACEOFF_PORT" in (
+        ran.stderr
+    )
     assert not list(tmp_path.glob("logs/*")), "nothing was started"
 
 

@@ -10,6 +10,7 @@ from faceoff.core.machine import (
     cpu_facts,
     fairness_warnings,
     machine_record,
+    overloaded,
     oversubscribed,
 )
 
@@ -55,3 +56,16 @@ def test_warnings_name_cpu_models_and_crowded_jobs():
     (crowded,) = fairness_warnings([job(1, "A", 2, 3), job(2, "A", 2, 2)])
     assert "up to 3 jobs on 2 cores; jobs 1)" in crowded
     assert oversubscribed(job(1, "A", 2, 3)) and not oversubscribed(job(1, "A", 2, 2))
+
+
+def test_a_job_run_above_its_hosts_load_is_flagged():
+    """The issue's case: a job run at load 4.66 on 2 cores, alone on its host."""
+    busy = {**job(7, "A", 2, 1), "load_start": 4.66, "load_end": 3.1}
+    calm = {**job(8, "A", 2, 1), "load_start": 1.2, "load_end": 2.0}  # not above 2 cores
+    unknown = {**job(9, "A", 2, 1), "load_start": None, "load_end": None}
+    assert overloaded(busy) == 4.66 and overloaded(calm) is None and overloaded(unknown) is None
+    assert overloaded({"id": 1, "machine": None, "load_start": 9.0}) is None
+    assert fairness_warnings([calm, unknown]) == []
+    (loaded,) = fairness_warnings([busy, calm])
+    assert "load average was above its physical cores (up to 4.66 on 2 cores; jobs 7)" in loaded
+    assert "times are inflated" in loaded

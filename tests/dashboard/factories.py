@@ -44,6 +44,30 @@ SETTINGS = (
     ("spdc", {"batch_size": 8, "sampling": "weighted"}, 0.68),
 )
 
+# twenty settings of ours and of the peers: the size of a figure the dashboard must keep legible
+TWENTY = (
+    ("primal_cd", {}, 0.8),
+    ("primal_cd", {"step": "newton"}, 0.7),
+    ("dual_cd", {}, 0.62),
+    ("dual_cd", {"sampling": "importance"}, 0.55),
+    ("dual_cd", {"sampling": "permutation", "shrinking": "on"}, 0.6),
+    ("agd", {}, 0.9),
+    ("lbfgs", {}, 0.85),
+    ("saga", {}, 0.75),
+    ("saga", {"step_scale": 0.5}, 0.82),
+    ("spdc", {}, 0.7),
+    ("spdc", {"batch_size": 8}, 0.66),
+    ("spdc", {"batch_size": 8, "sampling": "weighted"}, 0.68),
+    ("dgpd", {}, 0.93),
+    ("sklearn.liblinear", {}, 0.64),
+    ("sklearn.lbfgs", {}, 0.86),
+    ("sklearn.saga", {}, 0.88),
+    ("cyanure", {}, 0.58),
+    ("cyanure", {"solver": "miso"}, 0.72),
+    ("lightning.cd", {}, 0.78),
+    ("lightning.saga", {}, 0.9),
+)
+
 
 def trace(
     rate: float, n_points: int, seconds_per_epoch: float, start: int = 0, per_decade: float = 30
@@ -152,7 +176,15 @@ def add_sweep(
     dataset_id = add_dataset(url, dataset_name)
     rng = np.random.default_rng(0)
     with session_scope(url) as session:
-        sweep = Sweep(name="synthetic faceoff", spec={"synthetic": True})
+        spec = {  # what POST /sweeps would have stored for these jobs
+            "name": "synthetic faceoff",
+            "datasets": [dataset_name],
+            "losses": ["logistic"],
+            "l2": list(l2s),
+            "solvers": [{"solver": solver, "params": params} for solver, params, _ in settings],
+            "seeds": list(seeds),
+        }
+        sweep = Sweep(name="synthetic faceoff", spec=spec)
         session.add(sweep)
         session.flush()
         jobs = []

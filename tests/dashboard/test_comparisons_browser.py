@@ -85,7 +85,9 @@ def _seeds_finishing_at_different_times(url: str) -> tuple[int, list[float]]:
 def test_a_finished_seed_never_makes_the_median_rise(sqlite_url, page, tmp_path):
     sweep_id, ends = _seeds_finishing_at_different_times(sqlite_url)
     with running_dashboard(sqlite_url) as base:
-        page.goto(f"{base}/compare?sweep={sweep_id}&x=time&logy=log")
+        # a linear time axis: the median's grid is the axis' (the seeds end a decade apart,
+        # which the page's default draws on a log axis)
+        page.goto(f"{base}/compare?sweep={sweep_id}&x=time&logx=linear&logy=log")
         _wait_drawn(page, "compare-graph")
         figure = _figure(page, "compare-graph")
         (median,) = [t for t in figure["data"] if t["showlegend"]]
@@ -175,14 +177,14 @@ def test_never_reached_is_grey_and_labelled_never_ranked(sqlite_url, page, tmp_p
         tte = page.locator("#sweep-tte").inner_text()
         assert "not reached" in tte and "[" in tte  # median [q25–q75] over the 3 seeds
         _shot(page, tmp_path, "sweep-heatmap")
-        page.locator("#sweep-chart").get_by_text("bars", exact=True).click()
-        _wait_drawn(page, "sweep-tte", "gd._fullData[0].type === 'bar'")
-        bars = _figure(page, "sweep-tte")
-        (greybar,) = [t for t in bars["data"] if t["legendgroup"] == "no time"]
-        assert greybar["offsetgroup"] == "primal_cd"  # in primal_cd's slot
-        assert greybar["text"] == ["not reached"] and greybar["y"][0] > 0
+        page.locator("#sweep-chart").get_by_text("dots", exact=True).click()
+        _wait_drawn(page, "sweep-tte", "gd._fullData[0].type === 'scatter'")
+        dots = _figure(page, "sweep-tte")
+        (grey,) = [t for t in dots["data"] if t["text"] == ["not reached"]]
+        assert grey["y"] == ["primal_cd"]  # in primal_cd's row, at the axis' end
+        assert grey["x"][0] > max(t["x"][0] for t in dots["data"] if t is not grey)
         assert "not reached" in page.locator("#sweep-tte").inner_text()
-        _shot(page, tmp_path, "sweep-bars")
+        _shot(page, tmp_path, "sweep-dots")
         with page.expect_download() as download:
             page.get_by_role("button", name="PNG (tte)", exact=True).click()
         assert download.value.suggested_filename == (

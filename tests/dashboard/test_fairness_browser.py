@@ -53,3 +53,28 @@ def test_compare_and_sweep_pages_flag_unfair_timings(sqlite_url, page):
         warning.wait_for()
         assert "ran with more concurrent jobs than physical cores" in warning.inner_text()
         assert "CPU models" not in warning.inner_text()
+
+
+def test_a_job_run_above_its_hosts_load_is_flagged_where_its_time_is_shown(sqlite_url, page):
+    """The issue's case: a job run at load 4.66 on 2 cores, alone on its host."""
+    sweep_id, ids = factories.add_sweep(sqlite_url)
+    for job_id in ids:
+        record(sqlite_url, job_id, EPYC, 2, 1)
+    with session_scope(sqlite_url) as session:
+        session.get(Job, ids[1]).load_start = 4.66
+    said = f"up to 4.66 on 2 cores; jobs {ids[1]})"
+    warning = page.locator(".fairness-warning")
+    with running_dashboard(sqlite_url) as base:
+        for path in (
+            f"/?sweep={sweep_id}",
+            f"/compare?sweep={sweep_id}",
+            f"/sweep/{sweep_id}",
+            f"/profiles?sweep={sweep_id}",
+        ):
+            page.goto(base + path)
+            warning.wait_for()
+            assert said in warning.inner_text(), path
+            assert "load average was above its physical cores" in warning.inner_text()
+        page.goto(f"{base}/dataset/1")  # the measured winner's times
+        warning.wait_for(timeout=30_000)
+        assert said in warning.inner_text()

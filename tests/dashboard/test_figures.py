@@ -85,9 +85,13 @@ def test_compare_figure_one_entry_per_job_colour_per_solver_style_per_setting():
     ]
     by_name = {t.name: t for t in fig.data}
     dual, dual_imp = by_name["dual_cd"], by_name["dual_cd[sampling=importance]"]
-    assert dual.line.color == style.solver_color("dual_cd")  # a solver's first setting
+    # ours: a solver's first setting solid in a colour of OURS, its others dotted in a shade
+    assert dual.line.color in style.OURS and dual.line.dash == "solid"
     assert dual_imp.line.color not in (dual.line.color, by_name["primal_cd"].line.color)
-    assert dual.line.dash != dual_imp.line.dash
+    assert dual_imp.line.dash == "dot"
+    # the legend lists ours in the catalogue's order (primal_cd before dual_cd)
+    ranks = {t.name: t.legendrank for t in fig.data if t.showlegend is not False}
+    assert sorted(ranks, key=ranks.get)[:2] == ["primal_cd", "dual_cd"]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     np.testing.assert_allclose(dual.y, 0.8 ** np.asarray(dual.x) / P_STAR, rtol=1e-6)
     # hover carries the exact trace point: job id, seq, iteration, epoch, time, P, gap
@@ -287,25 +291,62 @@ def test_time_to_eps_first_point_median_over_seeds_and_unreached():
     assert gap == pytest.approx(epochs[np.flatnonzero(2 * 0.2**epochs / P_STAR <= 1e-3)[0]])
 
 
-def test_time_to_eps_figures_bars_and_heatmap():
+def test_time_to_eps_figures_dots_and_heatmap():
     rows = [row(1), row(2, "primal_cd", rate=0.99), row(3, l2=1e-5, objective="obj-b")]
     refs = {**REFS, "obj-b": {"primal": P_STAR, "gap": 1e-12}}
     results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", refs)
-    bars = time_to_eps.time_to_eps_figure(results, "bars", 0.1, "subopt_rel")
-    dual, primal, grey = bars.data
-    assert [dual.name, primal.name] == ["dual_cd", "primal_cd"]
-    assert list(dual.x) == ["l2=0.0001", "l2=1e-05"]
-    # never reached: no time, but a grey bar in its slot that says so
-    assert primal.y[0] is None and grey.offsetgroup == "primal_cd"
-    assert list(grey.text) == ["not reached", ""] and grey.marker.color == style.GREY
-    assert grey.y[0] > max(dual.y)
+    dots = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel")
+    # one panel per objective, a dot per setting that has a time, labelled with it
+    by_panel = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode != "text"}
+    labels = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode == "text"}
+    dual_a, dual_b = by_panel["x", "dual_cd"], by_panel["x2", "dual_cd"]
+    assert [a.text for a in dots.layout.annotations] == ["l2=0.0001", "l2=1e-05"]
+    assert labels["x", "dual_cd"].text == (f"\u2007\u2007{dual_a.x[0]:.3g}",)  # beside it
+    assert "dual_cd" in dual_a.hovertemplate and ("x", "primal_cd") not in labels
+    looks = style.setting_styles([("dual_cd", "dual_cd"), ("primal_cd", "primal_cd")])
+    assert (dual_a.marker.color, dual_a.marker.symbol) == (looks["dual_cd"].color, "circle")
+    # never reached: a grey cross at the axis' end that says so, never a time
+    grey = by_panel["x", "primal_cd"]
+    assert grey.text == ("not reached",) and grey.marker.color == style.GREY
+    assert grey.x[0] > max(dual_a.x[0], dual_b.x[0])
+    assert ("x2", "primal_cd") not in by_panel  # not run there
+    # times within a decade: a linear axis from 0, and the title says so
+    assert dots.layout.xaxis.type == "linear" and dots.layout.xaxis.range[0] == 0
+    assert dots.layout.title.text.endswith("from 0")
+    assert "from 0" in dots.layout.xaxis.title.text
+    log = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel", scale="log")
+    assert log.layout.xaxis.type == "log" and "log scale" in log.layout.xaxis.title.text
+    assert "log scale" in log.layout.title.text
     heat = time_to_eps.time_to_eps_figure(results, "heatmap", 0.1, "subopt_rel")
     assert list(heat.data[0].y) == ["dual_cd", "primal_cd"]
     assert heat.data[0].text[1] == ["not reached", "not run"]
     assert np.isnan(heat.data[0].z[1][0]) and heat.data[1].text[1][0] == "not reached"
     assert "ε = 0.1" in heat.layout.title.text
-    with pytest.raises(ValueError, match="bars, heatmap"):
-        time_to_eps.time_to_eps_figure(results, "pie", 0.1, "subopt_rel")
+    with pytest.raises(ValueError, match="dots, heatmap"):
+        time_to_eps.time_to_eps_figure(results, "bars", 0.1, "subopt_rel")
+
+
+def test_time_to_eps_scale_is_log_only_beyond_a_decade():
+    """The issue's case: 0.033 s against 0.073 s drawn as bars from an arbitrary floor of a
+    log axis looked like 1:10. Within a decade the axis starts at 0; beyond, it is log."""
+    assert time_to_eps.time_scale([0.033, 0.073]) == "linear"
+    assert time_to_eps.time_scale([0.033, 0.073, 0.5]) == "log"
+    assert time_to_eps.time_scale([0.033, None, math.nan, 0.0]) == "linear"
+    assert time_to_eps.time_scale([0.033, 0.073], "log") == "log"
+    with pytest.raises(ValueError, match="auto, linear, log"):
+        time_to_eps.time_scale([1.0], "sqrt")
+
+
+def test_time_to_eps_dots_show_the_spread_over_seeds():
+    rows = [row(i, seed=i, time_scale=0.01 * (1 + i)) for i in range(3)]
+    results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", REFS)
+    dot, label = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel").data
+    (r,) = results
+    assert dot.x[0] == pytest.approx(r["value"])
+    assert dot.error_x.arrayminus[0] == pytest.approx(r["value"] - r["q25"])
+    assert dot.error_x.array[0] == pytest.approx(r["q75"] - r["value"])
+    assert "[" in dot.customdata[0][0] and dot.customdata[0][2] == 3
+    assert label.x[0] == pytest.approx(r["q75"])  # the value is written past the bar
 
 
 def test_ranking_names_the_winner_per_objective():
@@ -328,6 +369,8 @@ def test_ranking_names_the_winner_per_objective():
     assert np.isnan(ranks.z[2][0]) and ranks.text[2][0] == ""  # never a rank
     assert grey.text[2] == ["not reached", "no P*"] and grey.showscale is False
     assert grey.colorscale[-1][1] == style.GREY
+    ordered = ranking.ranking_figure(list(ranked.values()), order=["c", "b", "x"])
+    assert list(ordered.data[0].y) == ["c", "b", "a"]  # the other figures' order first
 
 
 def test_ranking_never_ranks_settings_that_did_not_reach_eps():
@@ -367,3 +410,39 @@ def test_advisor_compares_like_with_like_with_readable_log_ticks():
     assert list(unmeasured.data[0].y)[2:] == [None, None]
     assert "not measured" in unmeasured.layout.annotations[0].text
     assert advisor.log_ticks([0.01, 1e4])[1] == ["0.01", "0.1", "1", "10", "100", "1000", "10000"]
+
+
+def test_the_verdict_never_calls_a_tie_inside_the_noise_agreement():
+    """The issue's case: a time ratio P/D of 1.11 (inside ±25 %) with an epoch ratio of
+    0.953 (the other way, by 5 %) was called "agrees" with a dual_cd prediction."""
+    issue = advisor.verdict(
+        "dual_cd", 1.8, {"primal_cd": 1.11, "dual_cd": 1.0}, {"primal_cd": 9.53, "dual_cd": 10}
+    )
+    assert "agrees" not in issue and issue.endswith("too close to tell.")
+    assert "no clear winner: within this machine's ±25 % timing noise" in issue
+    assert "epochs P/D = 0.953 (even, within ±10 %)" in issue
+    clear = advisor.verdict(
+        "dual_cd", 1.8, {"primal_cd": 3.0, "dual_cd": 1.0}, {"primal_cd": 30, "dual_cd": 10}
+    )
+    assert clear.endswith("— it agrees.") and "dual_cd is faster" in clear
+    work = advisor.verdict(
+        "dual_cd", 1.8, {"primal_cd": 1.1, "dual_cd": 1.0}, {"primal_cd": 30, "dual_cd": 10}
+    )
+    assert work.endswith("it agrees on the work (epochs); the time shows no clear winner.")
+    wrong = advisor.verdict(
+        "primal_cd", 0.5, {"primal_cd": 3.0, "dual_cd": 1.0}, {"primal_cd": 30, "dual_cd": 10}
+    )
+    assert wrong.endswith("— it disagrees.")
+    only = advisor.verdict("dual_cd", 1.8, {"primal_cd": None, "dual_cd": 1.0}, {})
+    assert only.endswith("only dual_cd reached ε — it agrees.")
+    none = advisor.verdict(None, None, {"primal_cd": None, "dual_cd": None}, {})
+    assert none.startswith("No prediction") and "no finished" in none
+
+
+def test_compare_draws_races_spanning_decades_on_a_log_time_axis():
+    fast, slow = row(1, time_scale=0.001), row(2, "primal_cd", time_scale=0.1)
+    assert compare.spans_decades([fast, slow], "time")
+    assert not compare.spans_decades([fast, row(3, "primal_cd", time_scale=0.005)], "time")
+    assert not compare.spans_decades([fast, slow], "epoch")  # same epochs
+    fig = compare.compare_figure([fast, slow], "time", "subopt_rel", True, True, REFS)
+    assert fig.layout.xaxis.title.text == "solver time (s) · log scale"

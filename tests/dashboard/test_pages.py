@@ -243,7 +243,9 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
     outputs = [
         ("sweep-title", "children"),
         ("sweep-tte", "figure"),
+        ("sweep-tte", "style"),
         ("sweep-ranking", "figure"),
+        ("sweep-ranking", "style"),
         ("sweep-winners", "children"),
         ("sweep-status", "children"),
         ("sweep-interval", "disabled"),
@@ -257,6 +259,7 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
         ("sweep-criterion", "value", "subopt_rel"),
         ("sweep-x", "value", "time"),
         ("sweep-chart", "value", "heatmap"),
+        ("sweep-scale", "value", "auto"),
         ("sweep-interval", "n_intervals", None),
     ]
     out = call(client, outputs, inputs)
@@ -269,7 +272,14 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
     winners = json.dumps(out["sweep-winners"]["children"])
     assert "dual_cd[sampling=importance]" in winners  # the fastest synthetic setting
     assert out["sweep-share"]["href"] == (
-        f"/sweep/{sweep_id}?eps=1e-6&criterion=subopt_rel&x=time&chart=heatmap"
+        f"/sweep/{sweep_id}?eps=1e-6&criterion=subopt_rel&x=time&chart=heatmap&scale=auto"
+    )
+    dots = call(client, outputs, [*inputs[:4], ("sweep-chart", "value", "dots"), *inputs[5:]])
+    panels = {t["xaxis"] for t in dots["sweep-tte"]["figure"]["data"]}
+    assert panels == {"x", "x2"}  # one panel per objective
+    assert (
+        dots["sweep-tte"]["style"]["height"]
+        == f"{dots['sweep-tte']['figure']['layout']['height']}px"
     )
     csv = call(
         client,
@@ -299,10 +309,12 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
     }
     outputs = [
         ("dataset-title", "children"),
+        ("dataset-source", "children"),
         ("dataset-stats", "children"),
         ("dataset-advice", "children"),
         ("dataset-measured", "children"),
         ("dataset-verdict", "children"),
+        ("dataset-fairness", "children"),
         ("dataset-graph", "figure"),
         ("dataset-share", "href"),
     ]
@@ -315,13 +327,15 @@ def test_dataset_page_advisor_next_to_the_measured_winner(client, sqlite_url):
     out = call(client, outputs, inputs)
     assert time.perf_counter() - start < 30
     assert out["dataset-title"]["children"] == "Dataset synthetic-300x40"
+    assert out["dataset-source"]["children"] == "synthetic dataset · data: generated when used"
     assert out["dataset-share"]["href"] == "/dataset/1?objective=0&eps=1e-6"
     stats = json.dumps(out["dataset-stats"]["children"])
     assert '"300"' in stats and '"40"' in stats
     advice = json.dumps(out["dataset-advice"]["children"], ensure_ascii=False)
     assert "C_P" in advice and "predicted winner" in advice
     verdict = out["dataset-verdict"]["children"]
-    assert verdict.startswith("The advisor predicts") and "measured: dual_cd" in verdict
+    assert verdict.startswith("The advisor predicts") and "dual_cd is faster" in verdict
+    assert out["dataset-fairness"]["children"] is None  # no machine recorded: nothing to say
     measured = json.dumps(out["dataset-measured"]["children"])
     assert "dual_cd[sampling=importance]" in measured
     (ratios,) = out["dataset-graph"]["figure"]["data"]  # predicted T_P/T_D beside measured

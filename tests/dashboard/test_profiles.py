@@ -135,7 +135,10 @@ def test_ids_from_the_url():
 OUTPUTS = [
     ("profiles-performance", "figure"),
     ("profiles-data", "figure"),
+    ("profiles-performance", "style"),
+    ("profiles-data", "style"),
     ("profiles-status", "children"),
+    ("profiles-fairness", "children"),
     ("profiles-rejected", "children"),
     ("profiles-notes", "children"),
     ("profiles-settings", "children"),
@@ -165,7 +168,8 @@ def test_profiles_of_two_sweeps(client, sqlite_url):
     )
     client.use(sqlite_url)
     out = update(client, sweep=[one, two], measure="epoch")
-    assert out["profiles-status"]["children"].startswith("2 problems × 4 settings")
+    status = out["profiles-status"]["children"]
+    assert status.startswith(f"sweeps #{one}, #{two}: 2 problems × 4 settings"), status
     assert out["profiles-share"]["href"] == (
         f"/profiles?sweep={one}%2C{two}&eps=1e-6&criterion=subopt_rel&measure=epoch"
     )
@@ -182,7 +186,7 @@ def test_profiles_of_two_sweeps(client, sqlite_url):
     fastest = next(c for c in curves if c["name"] == "dual_cd[sampling=importance]")
     assert values(fastest["y"])[0] == 1.0  # fastest on both problems: ρ(1) = 1
     gap = update(client, sweep=[one, two], criterion="gap_rel")
-    assert gap["profiles-status"]["children"].startswith("3 problems × 4 settings")
+    assert gap["profiles-status"]["children"].startswith(f"sweeps #{one}, #{two}: 3 problems")
     notes = json.dumps(gap["profiles-notes"]["children"])
     assert "2 (problem, setting) pairs were not run" in notes  # primal_cd and spdc on "second"
     csv = call(
@@ -203,6 +207,47 @@ def test_profiles_of_two_sweeps(client, sqlite_url):
     assert lines[0].startswith("profile,measure,setting") and len(lines) > 8
 
 
+FILTERS = [
+    ("profiles-sweep", "options"),
+    ("profiles-dataset", "options"),
+    ("profiles-loss", "options"),
+    ("profiles-sweep", "value"),
+    ("profiles-dataset", "value"),
+    ("profiles-loss", "value"),
+    ("profiles-unknown", "children"),
+]
+
+
+def test_the_page_shows_the_newest_sweep_unless_told_otherwise(client, sqlite_url):
+    """The issue's case: a bare /profiles read every sweep at once (the demo's agd then
+    "fastest on 29%"); it now shows the newest sweep and says so, and ``sweep=all`` (the
+    link of a cleared choice) every sweep."""
+    old, _ = factories.add_sweep(sqlite_url)
+    new, _ = factories.add_sweep(sqlite_url, dataset_name="second")
+    client.use(sqlite_url)
+    chosen = {"dataset": [], "loss": None}
+    newest = call(client, FILTERS, [("profiles-chosen", "data", {**chosen, "sweep": "newest"})])
+    assert newest["profiles-sweep"]["value"] == [new]
+    every = call(client, FILTERS, [("profiles-chosen", "data", {**chosen, "sweep": "all"})])
+    assert every["profiles-sweep"]["value"] == []
+    shown = update(client, sweep=[new])
+    assert shown["profiles-status"]["children"].startswith(f"sweep #{new} (the newest;")
+    assert update(client, sweep=[old])["profiles-status"]["children"].startswith(f"sweep #{old}:")
+    cleared = update(client, sweep=[])
+    assert cleared["profiles-status"]["children"].startswith("every sweep: 2 problems")
+    assert cleared["profiles-share"]["href"].startswith("/profiles?sweep=all&")
+    (page,) = [m for m in list(sys.modules.values()) if hasattr(m, "JOB_CAP")]
+
+    def chosen_sweep(**query):
+        (store,) = [
+            c for c in page.layout(**query).children if getattr(c, "id", None) == "profiles-chosen"
+        ]
+        return store.data["sweep"]
+
+    assert chosen_sweep() == "newest"  # nothing in the address
+    assert chosen_sweep(sweep="all") == "all" and chosen_sweep(sweep="3,1") == [1, 3]
+
+
 def test_hostile_values_fall_back_and_say_so(client, sqlite_url):
     sweep, _ = factories.add_sweep(sqlite_url)
     client.use(sqlite_url)
@@ -215,15 +260,7 @@ def test_hostile_values_fall_back_and_say_so(client, sqlite_url):
     assert "no finished jobs" in json.dumps(empty["profiles-performance"]["figure"])
     filled = call(
         client,
-        [
-            ("profiles-sweep", "options"),
-            ("profiles-dataset", "options"),
-            ("profiles-loss", "options"),
-            ("profiles-sweep", "value"),
-            ("profiles-dataset", "value"),
-            ("profiles-loss", "value"),
-            ("profiles-unknown", "children"),
-        ],
+        FILTERS,
         [("profiles-chosen", "data", {"sweep": [sweep, 99], "dataset": [], "loss": "hinge"})],
     )
     assert filled["profiles-sweep"]["value"] == [sweep]

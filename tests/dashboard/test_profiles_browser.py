@@ -42,7 +42,9 @@ def test_profiles_of_two_sweeps_in_the_browser(sqlite_url, page, tmp_path):
         chosen = page.locator("#profiles-sweep").inner_text()
         assert f"#{one} synthetic faceoff" in chosen and f"#{two} synthetic faceoff" in chosen
         status = page.locator("#profiles-status")
-        assert status.inner_text().startswith("2 problems × 4 settings, ε = 1e-6")
+        assert status.inner_text().startswith(
+            f"sweeps #{one}, #{two}: 2 problems × 4 settings, ε = 1e-6"
+        )
         notes = page.locator("#profiles-notes").inner_text()
         assert "1 objectives left out of P, no certified P*" in notes
         assert "Data profile in epochs" in notes
@@ -101,13 +103,13 @@ def test_hostile_addresses_fall_back_and_say_what_is_accepted(sqlite_url, page):
             page.goto(f"{base}/profiles?{query}")
             status = page.locator("#profiles-status")
             status.filter(has_text="ε = 1e-6").wait_for()  # the default, shown
-            assert status.inner_text().startswith("1 problems × 4 settings")
+            assert ": 1 problems × 4 settings" in status.inner_text()  # which sweeps first
             assert said in page.locator("#profiles-address").inner_text()  # still said
             assert not page.locator(".error.banner").inner_text().strip()
         page.fill("#profiles-eps", "1e-400")  # typed: a message, the default used
         page.press("#profiles-eps", "Enter")
         page.locator("#profiles-rejected").filter(has_text="ε '1e-400' is not accepted").wait_for()
-        assert page.locator("#profiles-status").inner_text().startswith("1 problems × 4 settings")
+        assert ": 1 problems × 4 settings" in page.locator("#profiles-status").inner_text()
         page.goto(f"{base}/profiles?sweep={sweep},99")
         page.locator("#profiles-unknown").filter(has_text="no sweep 99 (ignored)").wait_for()
         page.wait_for_url(
