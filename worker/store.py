@@ -227,6 +227,17 @@ def set_identity(url: str, claim: Claim, identity: Identity) -> bool:
         return _record(session, claim, Event.PROGRESS, identity._asdict())
 
 
+def record_labels(url: str, dataset: str, labels: dict[str, Any]) -> None:
+    """Set the labels record of the dataset named ``dataset`` unless it has one
+    (core.labels: a registry entry's declared labels are never replaced)."""
+    with session_scope(url) as session:
+        session.execute(
+            update(Dataset)
+            .where(Dataset.name == dataset, Dataset.labels.is_(None))
+            .values(labels=labels)
+        )
+
+
 def beat(url: str, claim: Claim) -> bool:
     """Record that this run is alive, and the jobs running on its host if more than seen
     so far; False if it has been superseded."""
