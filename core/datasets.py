@@ -454,8 +454,8 @@ def _new_dataset(
         from faceoff.core.features import expand_source, feature_shape
 
         source, base = expand_source(session, source, team_id=team_id, caps=caps)
-        n, d, nnz = feature_shape(source)
-        features = Dataset(name=name, source=source, n_samples=n, n_features=d, nnz=nnz)
+        rows, columns, values = feature_shape(source)  # columns None: known once built
+        features = Dataset(name=name, source=source, n_samples=rows, n_features=columns, nnz=values)
         features.team_id, features.labels = base.team_id, base.labels
         return source, features
     try:

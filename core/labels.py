@@ -89,19 +89,12 @@ def record_labels(dataset: Dataset, b) -> dict[str, Any]:
     """Record the labels ``b`` of the dataset's data as read, unless already known (a
     registry entry's task outranks what its values look like: integer targets stay
     targets); returns the record."""
-    if labels_of(dataset) is None:
+    labels = labels_of(dataset)
+    if labels is None:
         from faceoff.data.labels import summarize
 
-        dataset.labels = summarize(b)
-    return dataset.labels
-
-
-def n_classes(labels: Mapping[str, Any] | None, multiclass: str | None) -> int:
-    """K of a K-class objective on data with ``labels`` (1 for a binary or regression
-    problem, or when K is not known yet)."""
-    if multiclass is None or labels is None or labels.get("kind") != "classes":
-        return 1
-    return int(labels["n_classes"])
+        labels = dataset.labels = summarize(b)
+    return labels
 
 
 def check_labels(
@@ -116,10 +109,9 @@ def check_labels(
     labels = labels_of(dataset)
     if labels is None:
         return 1  # not read yet: the worker checks
-    where = {field: (field,) for field in ("multiclass", "loss", "positive")}
+    where: dict[str, Loc] = {field: (field,) for field in ("multiclass", "loss", "positive")}
     where.update(locs or {})
     name = dataset.name
-    k = labels.get("n_classes")
     if spec.multiclass is not None:
         form = f"multiclass {spec.multiclass!r}"
         if labels["kind"] != "classes":
@@ -129,6 +121,7 @@ def check_labels(
                 f"targets{_why_targets(labels)}; drop multiclass, or choose a classification "
                 "dataset",
             )
+        k = int(labels["n_classes"])
         if k < 2:
             raise SpecError(
                 where["multiclass"],
@@ -153,13 +146,13 @@ def _check_two_classes(
     labels: Mapping[str, Any], name: str, loss: str, where: Mapping[str, Loc]
 ) -> None:
     """A classification loss on the labels as read: exactly two classes."""
-    k = labels.get("n_classes")
     if labels["kind"] != "classes":
         raise SpecError(
             where["loss"],
             f"loss {loss!r} needs two label classes, but dataset {name!r} holds regression "
             f"targets{_why_targets(labels)}; use the squared loss",
         )
+    k = int(labels["n_classes"])
     if k == 1:
         raise SpecError(
             where["loss"],
