@@ -55,7 +55,8 @@ def prepare_labels(
         raise LabelError(
             f"a classification loss needs two label classes, found {describe(values)}; "
             "pass --positive with the classes that become +1 (the rest become -1), "
-            f"e.g. --positive {_fmt(values[-1])}"
+            f"e.g. --positive {_fmt(values[-1])}, or --multiclass ovr|multinomial for the "
+            "K-class problem"
         )
     return np.where(b == values[1], 1.0, -1.0)
 
