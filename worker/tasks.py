@@ -240,7 +240,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
     try:
         spec = JobSpec.model_validate(claim.spec)
         check_available(spec.solver)
-        _record_labels(settings, claim, spec.normalize)
+        _record_dataset(settings, claim, spec.normalize)
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
         # before the method allocates its own
@@ -270,26 +270,25 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         return End(Event.FAIL, None, describe(err), identity)
 
 
-_LABELLED: set[str] = set()  # the datasets whose labels this process has recorded
+_RECORDED: set[str] = set()  # the datasets whose labels and shape this process recorded
 
 
-def _record_labels(settings: Settings, claim: store.Claim, transform: str) -> None:
-    """Record what the labels of the claimed job's dataset are, if no one has yet
-    (core.labels: the API then checks the jobs that follow against them). Never fails the
-    job: a write that fails is logged and tried again by a later job."""
-    if claim.dataset in _LABELLED:
+def _record_dataset(settings: Settings, claim: store.Claim, transform: str) -> None:
+    """Record what the labels and the shape of the claimed job's dataset are, if no one has
+    yet (core.labels; the API then checks the jobs that follow against them). Never fails
+    the job: a write that fails is logged and tried again by a later job."""
+    if claim.dataset in _RECORDED:
         return
-    labels = declared_labels(claim.source)  # a registry entry's task outranks its values
-    if labels is None:
-        source_json = json.dumps(claim.source, sort_keys=True)
-        _, b = _data(source_json, str(settings.upload_dir), transform)  # the job's, cached
-        labels = summarize(b)
+    source_json = json.dumps(claim.source, sort_keys=True)
+    data, b = _data(source_json, str(settings.upload_dir), transform)  # the job's, cached
+    labels = declared_labels(claim.source) or summarize(b)  # a registry task outranks values
+    shape = (data.n_samples, data.n_features, data.nnz)
     try:
-        store.record_labels(settings.database_url, claim.dataset, labels)
+        store.record_dataset(settings.database_url, claim.dataset, labels, shape)
     except Exception as err:
-        log.warning("job %d: labels of %s not recorded: %s", claim.job_id, claim.dataset, err)
+        log.warning("job %d: %s not recorded: %s", claim.job_id, claim.dataset, err)
         return
-    _LABELLED.add(claim.dataset)
+    _RECORDED.add(claim.dataset)
 
 
 def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> None:

@@ -2,7 +2,8 @@
 real Celery worker. lbfgs and agd solve one-vs-rest and multinomial objectives of a planted
 4-class problem and of random binning features of it (the random_features source); every
 trace point is certified, both solvers reach the same P* per objective, and the datasets'
-labels are what the API checked the sweep against."""
+labels are what the API checked the sweep against; the worker records the features'
+columns once it has built them."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ def test_a_k_class_sweep_is_certified_end_to_end(postgres_url, redis_url, settin
             )
             assert created.status_code == 201, created.text
             assert created.json()["labels"]["n_classes"] == 4
+        # random binning knows its columns once built: the first worker to build them says
+        assert created.json()["n_features"] is None
         sweep = httpx.post(f"{api.url}/sweeps", json=SWEEP, timeout=60)
         assert sweep.status_code == 201, sweep.text
         body = sweep.json()
@@ -98,3 +101,4 @@ def test_a_k_class_sweep_is_certified_end_to_end(postgres_url, redis_url, settin
     (rb,) = [d for d in features if d["name"] == "mc-rb"]
     assert rb["source"]["base_source"] == {**PLANTED, "layout": "planted"}
     assert rb["nnz"] == 400 * 20 and rb["labels"]["n_classes"] == 4
+    assert 20 < rb["n_features"] <= 400 * 20  # the occupied bins, recorded by the worker
