@@ -211,11 +211,12 @@ def advice_scope(multiclass: str | None, n_classes: int | None = None) -> str:
     """What the advisor's numbers (data.stats.advise) mean for a K-class objective, as
     data.stats' module doc derives it; empty for a binary or regression one."""
     k = f"K = {n_classes}" if n_classes else "K"
+    count = str(n_classes) if n_classes else "K"
     if multiclass == "ovr":
         return (
             f"One-vs-rest ({k}): C_P, C_D, κ and T_P/T_D apply per class — each of the "
-            f"{k.removeprefix('K = ')} binary problems shares A, β and λ, so the predicted "
-            "ratio is the objective's and each side's work is K times a binary problem's."
+            f"{count} binary problems shares A, β and λ, so the predicted ratio is the "
+            f"objective's and each side's work is {count} times a binary problem's."
         )
     if multiclass == "multinomial":
         return (

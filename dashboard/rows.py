@@ -171,7 +171,8 @@ def sweep_index(
                     "datasets": spec.get("datasets", []),
                     "losses": spec.get("losses", []),
                     "n_objectives": math.prod(
-                        len(spec.get(key, [0])) for key in ("datasets", "losses", "l2", "l1")
+                        len(spec.get(key) or [0])
+                        for key in ("datasets", "losses", "multiclass", "l2", "l1")
                     ),
                     "solvers": sorted(sweeps.solver_counts(sweep) or {}),
                 }
