@@ -326,8 +326,14 @@ def _seed_text(spec: dict[str, Any]) -> str:
 def _loss_text(job: dict[str, Any], classes: dict[Any, int]) -> str:
     """The job's loss and, for a K-class problem, its form: ``logistic``, ``logistic
     (K = 20, one-vs-rest)`` (``classes``: K of each dataset id, where known)."""
-    form = multiclass_label(job["spec"].get("multiclass"), classes.get(job.get("dataset_id")))
-    return f"{job['loss']} ({form})" if form else job["loss"]
+    k = classes.get(job.get("dataset_id"))
+    return _form_text(job["loss"], job["spec"].get("multiclass"), k)
+
+
+def _form_text(loss: str, multiclass: str | None, n_classes: int | None = None) -> str:
+    """``logistic``, ``logistic (K = 20, one-vs-rest)``, ``logistic (multinomial)``."""
+    form = multiclass_label(multiclass, n_classes)
+    return f"{loss} ({form})" if form else loss
 
 
 def dataset_classes(client, jobs: list[dict[str, Any]]) -> dict[int, int]:
@@ -510,7 +516,7 @@ def _references(args: argparse.Namespace) -> int:
             [
                 ref["objective_hash"][:12],
                 objective.get("dataset") or f"data {str(objective.get('data_hash'))[:8]}",
-                str(objective.get("loss")),
+                _form_text(str(objective.get("loss")), objective.get("multiclass")),
                 weights,
                 _number(ref["primal"], ".10g"),
                 _number(ref["gap"], ".1e"),

@@ -446,6 +446,7 @@ def _new_dataset(
     from faceoff.data.registry import UnknownDatasetError
 
     if source["kind"] == "synthetic":
+        check_source(source, caps)  # n_classes within the cap before its counts are made
         n, d, nnz = synthetic_shape(source)
         labels = declared_labels(source)
         shape = {"n_samples": n, "n_features": d, "nnz": nnz}

@@ -7,6 +7,8 @@ a queue no worker consumes, as in test_routes.py.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -273,6 +275,15 @@ def test_a_bad_multiclass_source_is_refused(api, source, loc, words):
     response = client.post("/api/v1/datasets", json={"name": "bad", "source": source})
     refused(response, loc, words)
     assert client.get("/api/v1/datasets").json()["count"] == 0
+
+
+def test_ten_million_classes_are_refused_before_anything_is_made_of_them(api):
+    client, _ = api
+    huge = {**PLANTED, "n_samples": 10**7, "n_features": 1, "n_classes": 10**7}
+    start = time.monotonic()
+    response = client.post("/api/v1/datasets", json={"name": "huge", "source": huge})
+    refused(response, ["body", "source", "n_classes"], "10000000 classes")
+    assert time.monotonic() - start < 2
 
 
 def test_random_features_of_a_dataset_keep_its_labels(api):
