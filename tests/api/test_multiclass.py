@@ -149,7 +149,7 @@ BAD_JOBS = {
     "positive with multiclass": (
         "four",
         {"multiclass": "ovr", "positive": [1]},
-        ["body"],
+        ["body", "multiclass"],
         ["positive makes a binary problem and multiclass a K-class one"],
     ),
     "K classes, a binary loss, no positive": (
@@ -211,6 +211,8 @@ def test_a_sweep_its_labels_cannot_serve_is_refused_and_nothing_is_stored(api):
     }
     response = client.post("/api/v1/sweeps", json=sweep)
     refused(response, ["body", "multiclass"], "'targets' holds regression targets")
+    response = client.post("/api/v1/sweeps", json={**sweep, "positive": [1]})
+    refused(response, ["body", "multiclass"], "positive makes binary problems")
     binary = {**sweep, "datasets": ["four"], "multiclass": None}
     response = client.post("/api/v1/sweeps", json=binary)
     refused(response, ["body", "positive"], "'four' has 4 classes")
