@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, computed_field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, computed_field, model_validator
 
 from faceoff.core.datasets import NAME_PATTERN, availability
 from faceoff.core.specs import (
@@ -203,14 +203,44 @@ class RegistrySource(_Create):
 
 class SyntheticSource(_Create):
     """A seeded synthetic problem of data.synthetic, regenerated identically when used;
-    n_samples·n_features·density is capped by FACEOFF_MAX_NNZ (core.datasets.check_source)."""
+    n_samples·n_features·density is capped by FACEOFF_MAX_NNZ and n_classes by
+    FACEOFF_MAX_CLASSES (core.datasets.check_source)."""
 
     kind: Literal["synthetic"]
-    generator: Literal["classification", "regression"]
+    generator: Literal["classification", "regression", "multiclass"] = Field(
+        description="classification: labels ±1; regression: real targets; multiclass: "
+        "class labels 0..n_classes−1"
+    )
     n_samples: int = Field(ge=1, le=10_000_000)
     n_features: int = Field(ge=1, le=10_000_000)
     density: float = Field(gt=0, le=1, allow_inf_nan=False, description="1: dense")
     seed: int = Field(0, ge=0, le=2**31 - 1)
+    n_classes: int | None = Field(
+        None, ge=2, le=10_000_000, description="multiclass: K, at most n_samples"
+    )
+    layout: Literal["planted", "clusters"] | None = Field(
+        None,
+        description="multiclass: planted (default; the argmax of a planted linear model) or "
+        "clusters (Aloi-like: K balanced Gaussian classes, n_samples/K samples each — many "
+        "classes, few samples each)",
+    )
+
+    @model_validator(mode="after")
+    def _classes(self) -> SyntheticSource:
+        if self.generator != "multiclass":
+            given = [f for f in ("n_classes", "layout") if getattr(self, f) is not None]
+            if given:
+                raise ValueError(f"{given[0]} applies to generator multiclass only")
+            return self
+        if self.n_classes is None:
+            raise ValueError("generator multiclass needs n_classes (2 to n_samples)")
+        if self.n_classes > self.n_samples:
+            raise ValueError(
+                f"n_classes {self.n_classes} is more than n_samples {self.n_samples}: every "
+                "class needs a sample"
+            )
+        self.layout = self.layout or "planted"
+        return self
 
 
 class SklearnSource(_Create):
@@ -220,7 +250,52 @@ class SklearnSource(_Create):
     name: Literal["breast_cancer"]
 
 
-Source = Annotated[RegistrySource | SyntheticSource | SklearnSource, Field(discriminator="kind")]
+# each map's parameters and their defaults: DGPD §5's recipe for pixels in [0, 1]
+# (bench/run_dgpd_sparse.py: 1,000 Fourier features with γ = 0.02, 100 grids with σ = 20)
+FEATURE_PARAMS = {
+    "fourier": {"n_components": 1000, "gamma": 0.02},
+    "binning": {"n_grids": 100, "sigma": 20.0},
+}
+
+
+class RandomFeaturesSource(_Create):
+    """Random features of a registered dataset (Rahimi & Recht 2007), the DGPD paper's
+    Mnist-RF/RB recipe (core.features): fourier, z(x) = √(2/D) cos(Wᵀx + b) for the kernel
+    exp(−γ‖x − y‖²) (dense, n × n_components); binning, n_grids random grids for
+    exp(−‖x − y‖₁/σ) (sparse, n_grids non-zeros a row). Labels are the base's; sizes are
+    checked against the caps before anything is built."""
+
+    kind: Literal["random_features"]
+    base: Text = Field(
+        min_length=1, max_length=200, description="the dataset the features are made of"
+    )
+    map: Literal["fourier", "binning"]
+    n_components: int | None = Field(None, ge=1, le=10_000_000, description="fourier: D (1000)")
+    gamma: float | None = Field(
+        None, gt=0, le=1e6, allow_inf_nan=False, description="fourier: γ of the kernel (0.02)"
+    )
+    n_grids: int | None = Field(None, ge=1, le=100_000, description="binning: P (100)")
+    sigma: float | None = Field(
+        None, gt=0, le=1e6, allow_inf_nan=False, description="binning: σ of the kernel (20)"
+    )
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+    @model_validator(mode="after")
+    def _one_map(self) -> RandomFeaturesSource:
+        for field in FEATURE_PARAMS["binning" if self.map == "fourier" else "fourier"]:
+            if getattr(self, field) is not None:
+                taken = " and ".join(FEATURE_PARAMS[self.map])
+                raise ValueError(f"{field} does not apply to map {self.map}, which takes {taken}")
+        for field, default in FEATURE_PARAMS[self.map].items():
+            if getattr(self, field) is None:
+                setattr(self, field, default)
+        return self
+
+
+Source = Annotated[
+    RegistrySource | SyntheticSource | SklearnSource | RandomFeaturesSource,
+    Field(discriminator="kind"),
+]
 
 
 class DatasetCreate(_Create):
@@ -236,6 +311,12 @@ class DatasetPublic(_Public):
     n_features: int | None
     nnz: int | None
     sha256: str | None
+    labels: dict[str, Any] | None = Field(
+        None,
+        description='its labels: {"kind": "classes", "n_classes": K, "counts": {label: '
+        'samples} (null above FACEOFF_MAX_CLASSES)} or {"kind": "targets"}; null until known '
+        "(a registry dataset without n_classes, before its data is first read)",
+    )
     created_at: datetime
 
     @computed_field(  # type: ignore[prop-decorator]

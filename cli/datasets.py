@@ -17,6 +17,7 @@ from faceoff.cli import InputError
 from faceoff.core.jsonsafe import json_safe
 from faceoff.data.cache import load_dataset
 from faceoff.data.fetch import locate, status
+from faceoff.data.labels import summarize
 from faceoff.data.registry import REGISTRY, DatasetError, UnknownDatasetError, get_spec
 from faceoff.data.stats import advise, dataset_stats
 from faceoff.data.transforms import normalize
@@ -102,10 +103,13 @@ def _info(args: argparse.Namespace, fmt: str) -> None:
         if args.name not in REGISTRY and ("/" in args.name or os.sep in args.name):
             raise InputError(f"{args.name}: no such file (nor a name of faceoff datasets list)")
         spec = get_spec(args.name)
-        info = {**spec.to_dict(), "status": status(spec)}
+        declared = _registry_classes(spec)
+        info = {**spec.to_dict(), "status": status(spec), "classes": declared}
         if info["status"] != "remote":  # only parse what is here; `fetch` downloads
             A, b, _ = load_dataset(args.name)
             info.update(_statistics(args, A, b))
+            if declared is not None and declared["kind"] == "targets":
+                info["classes"] = declared  # integer targets stay targets
     if fmt == "json":
         print(json.dumps(json_safe(info), indent=2))
         return
@@ -116,22 +120,28 @@ def _info(args: argparse.Namespace, fmt: str) -> None:
 
 
 def _statistics(args: argparse.Namespace, A, b) -> dict[str, Any]:
-    """nnz, density, labels, statistics (after --normalize) and the advice of (A, b)."""
+    """nnz, density, labels (K and the class counts, as read: never binarized), statistics
+    (after --normalize) and the advice of (A, b)."""
     A = normalize(A, args.normalize)
     stats = dataset_stats(A, b)
     l2 = args.l2 if args.l2 is not None else 1.0 / A.shape[0]
     if not l2 > 0:
         raise ValueError(f"--l2 must be > 0, got {l2!r}")
     advice = advise(A, make_loss(args.loss, args.gamma).smoothness, l2)
-    return _described(stats, args.normalize, {"loss": args.loss, "gamma": args.gamma, **advice})
+    advice = {"loss": args.loss, "gamma": args.gamma, **advice}
+    return _described(stats, args.normalize, advice, summarize(b))
 
 
-def _described(stats: dict[str, Any], how: str, advice: dict[str, Any]) -> dict[str, Any]:
+def _described(
+    stats: dict[str, Any], how: str, advice: dict[str, Any], classes: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What info shows of read data; ``classes``: data.labels.summarize of its labels."""
     return {
         "n_samples": stats["n"],
         "n_features": stats["d"],
         "nnz": stats["nnz"],
         "density": stats["density"],
+        "classes": classes,
         "labels": stats.get("label_counts"),
         "normalize": how,
         "stats": stats,
@@ -171,7 +181,8 @@ def _server_info(args: argparse.Namespace) -> dict[str, Any]:
         found = client.dataset_stats(dataset["id"], args.loss, l2, args.gamma, args.normalize)
     info = {k: dataset[k] for k in ("id", "name", "source", "sha256")}
     info["url"] = args.url
-    return {**info, **_described(found["stats"], found["normalize"], found["advice"])}
+    stats, classes = found["stats"], dataset.get("labels")
+    return {**info, **_described(stats, found["normalize"], found["advice"], classes)}
 
 
 def _info_rows(info: dict[str, Any]) -> list[tuple[str, str]]:
@@ -189,7 +200,7 @@ def _info_rows(info: dict[str, Any]) -> list[tuple[str, str]]:
         ("shape", f"{info['n_samples']:,} x {info['n_features']:,}"),
         ("nnz", "?" if nnz is None else f"{nnz:,}"),
         ("density", f"{info['density']:.4g}" if "density" in info else "? (not fetched)"),
-        ("labels", _labels_text(info.get("labels"))),
+        ("classes", _classes_text(info.get("classes"))),
     ]
     if "provenance" in info:
         rows += [
@@ -283,10 +294,29 @@ def _upload(args: argparse.Namespace, fmt: str) -> None:
     )
 
 
-def _labels_text(labels: dict | None) -> str:
-    if labels is None:
+def _registry_classes(spec) -> dict[str, Any] | None:
+    """What the registry says of a dataset's labels before its file is read."""
+    if spec.task == "regression":
+        return {"kind": "targets"}
+    if spec.task == "binary":
+        return {"kind": "classes", "n_classes": 2, "counts": None}
+    if spec.n_classes is None:
+        return None
+    counts = dict(spec.class_counts) if spec.class_counts else None
+    return {"kind": "classes", "n_classes": spec.n_classes, "counts": counts}
+
+
+def _classes_text(classes: dict | None) -> str:
+    """``K = 3: 1 (2), 2 (1), 3 (1)``, ``targets (label 0.5 is not an integer)``."""
+    if classes is None:
         return "? (not fetched)"
-    return ", ".join(f"{k}: {v:,}" for k, v in labels.items())
+    if classes["kind"] == "targets":
+        example = classes.get("example")
+        return "regression targets" + (f" (label {example} is not an integer)" if example else "")
+    k, counts = classes["n_classes"], classes.get("counts")
+    if not counts:
+        return f"K = {k}"
+    return f"K = {k}: " + ", ".join(f"{label} ({n:,})" for label, n in counts.items())
 
 
 def _fetch(name: str, fmt: str) -> None:

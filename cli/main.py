@@ -20,6 +20,7 @@ from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import (
     BINARY_LOSS_NAMES,
     LOSS_NAMES,
+    MULTICLASS_NAMES,
     NORMALIZATION_NAMES,
     SMOOTHED_LOSS_NAMES,
 )
@@ -33,8 +34,14 @@ FORMAT_HELP = (
 LABELS_HELP = (
     f"Labels of a classification loss ({', '.join(BINARY_LOSS_NAMES)}) must take two values: "
     "the larger becomes +1, the smaller -1 (0/1, 1/2 and -1/+1 files all work). "
-    "Multiclass files need --positive. Other losses use the labels as they are "
+    "A multiclass file keeps its labels: --multiclass ovr|multinomial solves the K-class "
+    "problem, --positive makes a binary one. Other losses use the labels as they are "
     "unless --positive is given."
+)
+MULTICLASS_HELP = (
+    "a K-class problem on the labels as read (integers, 2 to FACEOFF_MAX_CLASSES classes; "
+    "X has one column a class): ovr (one-vs-rest, the K binary problems summed, any loss) or "
+    "multinomial (softmax cross-entropy, logistic loss); not with --positive"
 )
 GAMMA_HELP = f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"
 ASK_SERVER_HELP = "a Faceoff API: ask it instead of the local registry"
@@ -112,7 +119,9 @@ def _add_solve(commands: argparse._SubParsersAction) -> None:
         epilog="Exit status: 0 when the run ends (whatever its stop_reason), 2 for bad input, "
         "130 after Ctrl-C (the run stops at the next trace point and still reports). "
         "Example: faceoff solve --data a1a.bz2 --loss logistic --l2 1e-4 "
-        "--solver dual_cd --param sampling=importance --format table",
+        "--solver dual_cd --param sampling=importance --format table; a K-class one: "
+        "faceoff solve --data usps_zip_train --multiclass multinomial --loss logistic "
+        "--l2 1e-4 --solver lbfgs",
     )
     _add_data_arguments(solve.add_argument_group("data (one of --data, --synthetic)"))
     _add_problem_arguments(solve.add_argument_group("problem"))
@@ -185,6 +194,7 @@ def _add_problem_arguments(model: argparse._ArgumentGroup) -> None:
         help="l1 weight, >= 0 (default 0: plain l2; > 0: elastic net)",
     )
     model.add_argument("--gamma", type=_positive, default=1.0, help=GAMMA_HELP)
+    model.add_argument("--multiclass", choices=MULTICLASS_NAMES, help=MULTICLASS_HELP)
 
 
 def _add_solver_arguments(run: argparse._ArgumentGroup) -> None:

@@ -25,6 +25,7 @@ from faceoff.solvers.trace import (
     StopRules,
     TracePoint,
 )
+from faceoff.solvers.vocabulary import multiclass_label
 
 
 def progress_fraction(point: TracePoint, stop: StopRules, first_gap: float) -> float:
@@ -70,6 +71,19 @@ def log_spaced(points: list[TracePoint], count: int = 20) -> list[TracePoint]:
         grid = np.geomspace(positive[0], epochs[-1], count - 1)
         chosen.update(int(i) for i in np.searchsorted(epochs, grid * (1 - 1e-12)))
     return [points[i] for i in sorted(chosen) if i < len(points)]
+
+
+def objective_text(info: dict[str, Any]) -> str:
+    """The loss and, for a K-class problem, its form: ``logistic``, ``logistic, K = 20,
+    one-vs-rest``."""
+    form = multiclass_label(info.get("multiclass"), info.get("n_classes"))
+    return f"{info['loss']}, {form}" if form else info["loss"]
+
+
+def coefficients(info: dict[str, Any]) -> str:
+    """How many coefficients x has: d, or d × K = … for a K-class problem."""
+    d, k = info["n_features"], info.get("n_classes")
+    return f"{d} × {k} = {d * k}" if k else str(d)
 
 
 class JsonlReporter:
@@ -132,7 +146,8 @@ class TableReporter:
         self.out.print(
             f"[bold]{self.request.solver}[/] {_params_text(self.request.params)} on "
             f"{info['data']}: n = {info['n_samples']}, d = {info['n_features']}, "
-            f"nnz = {info['nnz']}; {info['loss']}, l2 = {info['l2']:g}, l1 = {info['l1']:g}"
+            f"nnz = {info['nnz']}; {objective_text(info)}, l2 = {info['l2']:g}, "
+            f"l1 = {info['l1']:g}"
             + ("" if info["normalize"] == "none" else f", normalize {info['normalize']}"),
             highlight=False,
         )
@@ -188,7 +203,7 @@ class TableReporter:
             ("primal P(x)", f"{s['primal']:.12g}"),
             ("dual D(y)", f"{s['dual']:.12g}"),
             ("gap", f"{s['gap']:.3e} (tol {self.stop.tol:g} x max(1, |P|))"),
-            ("nnz(x)", f"{s['nnz_x']} of {self.request.info['n_features']}"),
+            ("nnz(x)", f"{s['nnz_x']} of {coefficients(self.request.info)}"),
             ("trace", TRACE_MODES[s["trace_mode"]]),
             (
                 "wall time",

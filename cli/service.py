@@ -25,9 +25,11 @@ from faceoff.cli.up import print_fairness
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
+    MULTICLASS_NAMES,
     NORMALIZATION_NAMES,
     PENALTY_NAMES,
     SMOOTHED_LOSS_NAMES,
+    multiclass_label,
 )
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -62,6 +64,12 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     )
     submit.add_argument("--normalize", choices=NORMALIZATION_NAMES)
     submit.add_argument("--positive", help="comma-separated labels that become +1")
+    submit.add_argument(
+        "--multiclass",
+        choices=MULTICLASS_NAMES,
+        help="a K-class problem on the dataset's labels as read: ovr (one-vs-rest) or "
+        "multinomial (logistic loss); not with --positive",
+    )
     submit.add_argument("--solver", required=True, help="see faceoff solvers")
     submit.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="repeatable"
@@ -79,7 +87,8 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
         parents=[url],
         help="submit a sweep described by a YAML file",
         description="Submit the cartesian product datasets × losses × l2 × l1 × solver "
-        "settings × seeds written as a YAML SweepSpec.",
+        "settings × seeds (× multiclass forms: multiclass: [ovr, multinomial]) written as a "
+        "YAML SweepSpec.",
     )
     sweep.add_argument("file", metavar="FILE.yaml")
     sweep.add_argument("--force", action="store_true", help="create new jobs even if identical")
@@ -192,7 +201,7 @@ def job_spec(args: argparse.Namespace) -> dict[str, Any]:
         "solver": args.solver,
         "params": parse_params(args.param),
     }
-    for key in ("l1", "gamma", "normalize", "seed", "host"):
+    for key in ("l1", "gamma", "normalize", "seed", "host", "multiclass"):
         if getattr(args, key) is not None:
             spec[key] = getattr(args, key)
     if args.positive is not None:
@@ -314,11 +323,41 @@ def _seed_text(spec: dict[str, Any]) -> str:
     return f"{text} r{spec['repeat']}" if spec.get("repeat") else text
 
 
-def _jobs_table(jobs: list[dict[str, Any]], title: str, width: int, wide: bool) -> Table:
+def _loss_text(job: dict[str, Any], classes: dict[Any, int]) -> str:
+    """The job's loss and, for a K-class problem, its form: ``logistic``, ``logistic
+    (K = 20, one-vs-rest)`` (``classes``: K of each dataset id, where known)."""
+    k = classes.get(job.get("dataset_id"))
+    return _form_text(job["loss"], job["spec"].get("multiclass"), k)
+
+
+def _form_text(loss: str, multiclass: str | None, n_classes: int | None = None) -> str:
+    """``logistic``, ``logistic (K = 20, one-vs-rest)``, ``logistic (multinomial)``."""
+    form = multiclass_label(multiclass, n_classes)
+    return f"{loss} ({form})" if form else loss
+
+
+def dataset_classes(client, jobs: list[dict[str, Any]]) -> dict[int, int]:
+    """K of the datasets of the K-class jobs among ``jobs``, where the server knows it."""
+    wanted = {job["dataset_id"] for job in jobs if job["spec"].get("multiclass")}
+    out = {}
+    for dataset_id in wanted:
+        labels = client.dataset(dataset_id).get("labels") or {}
+        if labels.get("kind") == "classes":
+            out[dataset_id] = labels["n_classes"]
+    return out
+
+
+def _jobs_table(
+    jobs: list[dict[str, Any]],
+    title: str,
+    width: int,
+    wide: bool,
+    classes: dict[int, int] | None = None,
+) -> Table:
     """The jobs, one a row, with the solver's non-default parameters and the seed (runs
     that differ only there are told apart); only the parameters and the objective (dataset,
-    loss, weights) wrap. ``wide``: the objective in separate columns, plus the epoch, the
-    trace mode and the wall time."""
+    loss and its K-class form, weights) wrap. ``wide``: the objective in separate columns,
+    plus the epoch, the trace mode and the wall time."""
     columns = ["id", "status", "solver", "params", "seed"]
     columns += ["dataset", "loss", "l2", "l1", "epoch"] if wide else ["objective"]
     columns += ["gap", "stop"] + (["trace, wall s"] if wide else [])
@@ -333,17 +372,18 @@ def _jobs_table(jobs: list[dict[str, Any]], title: str, width: int, wide: bool) 
             _seed_text(spec),
         ]
         l2, l1 = _number(spec["l2"], ".3g"), _number(spec.get("l1"), ".3g")
+        loss = _loss_text(job, classes or {})
         if wide:
-            row += [spec["dataset"], job["loss"], l2, l1, _number(job["epoch"])]
+            row += [spec["dataset"], loss, l2, l1, _number(job["epoch"])]
         else:
             weights = f"l2={l2}" + (f" l1={l1}" if spec.get("l1") else "")
-            row.append(f"{spec['dataset']} {job['loss']} {weights}")
+            row.append(f"{spec['dataset']} {loss} {weights}")
         row += [_number(job["gap"], ".1e"), job["stop_reason"] or ""]
         if wide:
             row.append(_cost_text(job, short=True))
         rows.append(row)
     right = ("id", "seed", "l2", "l1", "epoch", "gap")
-    return fitted_table(title, columns, rows, width, ("params", "objective"), right)
+    return fitted_table(title, columns, rows, width, ("params", "objective", "loss"), right)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -360,12 +400,13 @@ def _status(args: argparse.Namespace) -> int:
         else:
             result = client.jobs(limit=20)
             jobs, title = result["data"], f"latest jobs ({result['count']} in all)"
+        classes = dataset_classes(client, jobs) if args.format == "table" else {}
     if args.format == "json":
         print(json.dumps(result))
         return 0
     if args.wide:
         console = Console(width=max(console.width, 160))
-    console.print(_jobs_table(jobs, title, console.width, args.wide))
+    console.print(_jobs_table(jobs, title, console.width, args.wide, classes))
     if args.job_id is not None and result["error"]:
         console.print(f"error: {result['error']}")
     print_fairness(console, jobs, one=args.job_id is not None)
@@ -475,7 +516,7 @@ def _references(args: argparse.Namespace) -> int:
             [
                 ref["objective_hash"][:12],
                 objective.get("dataset") or f"data {str(objective.get('data_hash'))[:8]}",
-                str(objective.get("loss")),
+                _form_text(str(objective.get("loss")), objective.get("multiclass")),
                 weights,
                 _number(ref["primal"], ".10g"),
                 _number(ref["gap"], ".1e"),

@@ -46,9 +46,13 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 def check_solver(args: argparse.Namespace) -> Any:
     """Solver name, loss/penalty/γ support and parameters; returns the solver's typed
     parameters (its ``Params``: the one check they get)."""
+    if args.multiclass is not None and args.positive is not None:
+        raise InputError(
+            "--positive makes a binary problem and --multiclass a K-class one: give one of them"
+        )
     try:
         spec = get_spec(args.solver)
-        spec.check(args.loss, penalty_name(args.l1), args.gamma)
+        spec.check(args.loss, penalty_name(args.l1), args.gamma, args.multiclass)
         params = spec.parse_params(parse_params(args.param))
         missing = spec.unavailable_reason()  # a peer whose distribution is not installed
         if missing is not None:
@@ -112,12 +116,22 @@ def build_request(args: argparse.Namespace) -> Request:
     params = check_solver(args)
     A, b, source = load_matrix(args)
 
+    from faceoff.core.settings import get_settings
     from faceoff.data.labels import LabelError
     from faceoff.solvers.problem import build_problem
 
     try:
         problem = build_problem(
-            A, b, args.loss, args.gamma, args.l1, args.l2, args.normalize, args.positive
+            A,
+            b,
+            args.loss,
+            args.gamma,
+            args.l1,
+            args.l2,
+            args.normalize,
+            args.positive,
+            args.multiclass,
+            get_settings().MAX_CLASSES,
         )
     except LabelError as err:
         raise InputError(f"{args.data or '--synthetic'}: labels: {err}") from None
@@ -132,6 +146,8 @@ def build_request(args: argparse.Namespace) -> Request:
         "gamma": loss.gamma,
         "l1": args.l1,
         "l2": args.l2,
+        "multiclass": args.multiclass,
+        "n_classes": problem.n_classes if args.multiclass is not None else None,
     }
     return Request(problem, args.solver, params, info)
 

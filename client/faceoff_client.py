@@ -137,16 +137,23 @@ class Client:
 
     # jobs
 
-    def submit_job(self, spec: dict[str, Any], force: bool = False) -> dict[str, Any]:
-        """Submit a job spec (core.specs.JobSpec fields); the new or the identical job."""
-        return self.submit_job_created(spec, force)[0]
+    def submit_job(
+        self, spec: dict[str, Any], force: bool = False, *, multiclass: str | None = None
+    ) -> dict[str, Any]:
+        """Submit a job spec (core.specs.JobSpec fields); the new or the identical job.
+        ``multiclass`` ("ovr" or "multinomial") makes it a K-class problem on the dataset's
+        labels as read (as the spec's own ``multiclass`` field does)."""
+        return self.submit_job_created(spec, force, multiclass=multiclass)[0]
 
     def submit_job_created(
-        self, spec: dict[str, Any], force: bool = False
+        self, spec: dict[str, Any], force: bool = False, *, multiclass: str | None = None
     ) -> tuple[dict[str, Any], bool]:
         """(job, created): created is False when the server returned your team's identical
         queued, running or succeeded job instead of a new one."""
-        return self._create("/jobs", json={**spec, "force": force})
+        body = {**spec, "force": force}
+        if multiclass is not None:
+            body["multiclass"] = multiclass
+        return self._create("/jobs", json=body)
 
     def job(self, job_id: int) -> dict[str, Any]:
         return self._request("GET", f"/jobs/{job_id}")
@@ -218,7 +225,8 @@ class Client:
                 raise ClientError(f"no dataset named {name!r} on {self.base_url}", 404)
 
     def register_dataset(self, name: str, source: dict[str, Any]) -> dict[str, Any]:
-        """Register ``name`` for a registry, synthetic or sklearn ``source``."""
+        """Register ``name`` for a registry, synthetic, sklearn or random_features
+        ``source`` (its ``labels`` say what K-class problems it can make)."""
         return self._request("POST", "/datasets", json={"name": name, "source": source})
 
     def upload_dataset(

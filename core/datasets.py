@@ -11,7 +11,14 @@ A dataset's ``source`` is one of
   svmlight file kept in the service's upload folder (:mod:`faceoff.core.uploads`);
 - ``{"kind": "synthetic", "generator": "classification", "n_samples": ..., "n_features":
   ..., "density": ..., "seed": ...}`` — :mod:`faceoff.data.synthetic`, regenerated identically;
-- ``{"kind": "sklearn", "name": "breast_cancer"}`` — shipped with scikit-learn.
+- ``{"kind": "sklearn", "name": "breast_cancer"}`` — shipped with scikit-learn;
+- ``{"kind": "random_features", "base": "mnist", "map": "fourier" | "binning", ...}`` —
+  random features of another dataset (:mod:`faceoff.core.features`).
+
+A synthetic ``"multiclass"`` generator takes ``n_classes`` (at most ``FACEOFF_MAX_CLASSES``)
+and a ``layout``: ``"planted"`` (the argmax of a planted linear model) or ``"clusters"``
+(Aloi-like: many balanced classes with few samples each). What a dataset's labels are is
+recorded in ``Dataset.labels`` (:mod:`faceoff.core.labels`).
 
 Size caps. Memory is bounded by the caps of :class:`Caps` (``FACEOFF_MAX_SAMPLES``,
 ``FACEOFF_MAX_FEATURES``, ``FACEOFF_MAX_NNZ``): a source's declared shape is checked when it
@@ -49,9 +56,11 @@ from faceoff.core.jsonsafe import json_safe
 from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import SpecError, check_text_at
+from faceoff.data.labels import MAX_CLASSES
 from faceoff.solvers.vocabulary import smoothness
 
-GENERATORS = ("classification", "regression")
+GENERATORS = ("classification", "regression", "multiclass")
+LAYOUTS = {"planted": "multiclass", "clusters": "clusters"}  # data.synthetic's generators
 SKLEARN = ("breast_cancer",)
 SKLEARN_SHAPE = {"n_samples": 569, "n_features": 30, "nnz": 569 * 30}  # dense, standardized
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # a dataset name (safe in paths and URLs)
@@ -60,6 +69,7 @@ LIMITS = {
     "n_samples": ("MAX_SAMPLES", "samples"),
     "n_features": ("MAX_FEATURES", "features"),
     "nnz": ("MAX_NNZ", "non-zeros"),
+    "n_classes": ("MAX_CLASSES", "classes"),
 }
 Loc = tuple[str | int, ...]
 
@@ -76,10 +86,16 @@ class Caps:
     n_features: int
     nnz: int
     nnz_setting: str = "MAX_NNZ"  # the setting the non-zero cap comes from
+    n_classes: int = MAX_CLASSES  # classes of a K-class problem
 
     @classmethod
     def of(cls, settings: Settings) -> Caps:
-        return cls(settings.MAX_SAMPLES, settings.MAX_FEATURES, settings.MAX_NNZ)
+        return cls(
+            settings.MAX_SAMPLES,
+            settings.MAX_FEATURES,
+            settings.MAX_NNZ,
+            n_classes=settings.MAX_CLASSES,
+        )
 
     @classmethod
     def in_process(cls, settings: Settings) -> Caps:
@@ -89,12 +105,16 @@ class Caps:
         if settings.STATS_MAX_NNZ >= settings.MAX_NNZ:
             return cls.of(settings)
         return cls(
-            settings.MAX_SAMPLES, settings.MAX_FEATURES, settings.STATS_MAX_NNZ, "STATS_MAX_NNZ"
+            settings.MAX_SAMPLES,
+            settings.MAX_FEATURES,
+            settings.STATS_MAX_NNZ,
+            "STATS_MAX_NNZ",
+            settings.MAX_CLASSES,
         )
 
     def check(self, subject: str, locs: Mapping[str, Loc], **shape: int | None) -> None:
         """DatasetTooLarge at ``locs[field]`` for the first field of ``shape`` (``n_samples``,
-        ``n_features``, ``nnz``; None: not known) over its cap."""
+        ``n_features``, ``nnz``, ``n_classes``; None: not known) over its cap."""
         for field, value in shape.items():
             cap = getattr(self, field)
             if value is not None and value > cap:
@@ -109,6 +129,13 @@ class Caps:
 
 def _every(loc: Loc) -> dict[str, Loc]:
     return dict.fromkeys(LIMITS, loc)
+
+
+def _check_classes(source: dict[str, Any], caps: Caps, loc: Loc) -> None:
+    """A multiclass generator's ``n_classes`` within ``caps`` (DatasetTooLarge)."""
+    if source.get("generator") == "multiclass":
+        k = int(source["n_classes"])
+        caps.check("n_classes", {"n_classes": (*loc, "n_classes")}, n_classes=k)
 
 
 def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> None:
@@ -139,12 +166,17 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
             )
         product = "n_samples·n_features·density"
         caps.check(product, {"nnz": (*loc, "density")}, nnz=nnz)
+        _check_classes(source, caps, loc)
     elif kind == "upload":
         caps.check(
             "n_features", {"n_features": ("n_features",)}, n_features=source.get("n_features")
         )
     elif kind == "sklearn":
         caps.check(f"dataset {source['name']!r}", _every((*loc, "name")), **SKLEARN_SHAPE)
+    elif kind == "random_features":
+        from faceoff.core.features import check_features
+
+        check_features(source, caps, loc)
 
 
 def synthetic_shape(source: dict[str, Any]) -> tuple[int, int, int]:
@@ -204,12 +236,13 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
 
         if source["generator"] not in GENERATORS:
             raise ValueError(f"unknown generator {source['generator']!r}; accepted: {GENERATORS}")
-        A, b = getattr(synthetic, source["generator"])(
-            int(source["n_samples"]),
-            int(source["n_features"]),
-            float(source["density"]),
-            seed=int(source.get("seed", 0)),
-        )
+        shape = (int(source["n_samples"]), int(source["n_features"]), float(source["density"]))
+        if source["generator"] == "multiclass":
+            make = getattr(synthetic, LAYOUTS[source.get("layout", "planted")])
+            A, b = make(*shape, n_classes=int(source["n_classes"]), seed=int(source["seed"]))
+        else:
+            make = getattr(synthetic, source["generator"])
+            A, b = make(*shape, seed=int(source.get("seed", 0)))
         return as_csr(A), np.asarray(b, dtype=np.float64)
     if kind == "sklearn":
         if source["name"] != "breast_cancer":
@@ -222,6 +255,11 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
 
         X, y = load_breast_cancer(return_X_y=True)
         return sp.csr_matrix(standardize(X)), np.where(y == 1, 1.0, -1.0)
+    if kind == "random_features":
+        from faceoff.core.features import build_features
+
+        A, b = _load(source["base_source"], upload_dir)
+        return build_features(A, source), b
     raise ValueError(f"unknown dataset source kind {kind!r}")
 
 
@@ -252,15 +290,17 @@ def unregistered_public_names(session: Session) -> list[str]:
 def dataset_objectives(
     session: Session, dataset: Dataset, *, team_id: int | None
 ) -> list[dict[str, Any]]:
-    """The objectives (loss, gamma, l2, l1, normalize) the team's jobs on ``dataset``
-    minimize, sorted by loss, gamma, l2, l1 and normalization."""
-    keys = ("loss", "gamma", "l2", "l1", "normalize")
+    """The objectives (loss, gamma, l2, l1, normalize, multiclass) the team's jobs on
+    ``dataset`` minimize, sorted by loss, gamma, l2, l1, normalization and K-class form
+    (binary first)."""
+    keys = ("loss", "gamma", "l2", "l1", "normalize", "multiclass")
     defaults = {"gamma": 1.0, "l1": 0.0, "normalize": "none"}
     specs = session.scalars(
         select(Job.spec).where(Job.dataset_id == dataset.id, owned_by(Job.team_id, team_id))
     )
     found = {tuple(spec.get(k, defaults.get(k)) for k in keys) for spec in specs}
-    return [dict(zip(keys, objective, strict=True)) for objective in sorted(found)]
+    ordered = sorted(found, key=lambda objective: (*objective[:-1], objective[-1] or ""))
+    return [dict(zip(keys, objective, strict=True)) for objective in ordered]
 
 
 def name_taken(existing: Dataset, team_id: int | None) -> ConflictError:
@@ -329,17 +369,20 @@ def check_public_name(name: str, source: dict[str, Any]) -> None:
 def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
     """The Dataset of a public ``source`` (UnknownDatasetError for an unknown registry
     name), registered as ``name``."""
+    from faceoff.core.labels import declared_labels
     from faceoff.data.registry import get_spec
 
     if source["kind"] == "sklearn":  # breast_cancer, standardized (dense)
-        return Dataset(name=name, source=source, **SKLEARN_SHAPE)
+        return Dataset(name=name, source=source, labels=declared_labels(source), **SKLEARN_SHAPE)
     entry = get_spec(source["name"])
+    public = {"kind": "registry", "name": entry.name}
     return Dataset(
         name=name,
-        source={"kind": "registry", "name": entry.name},
+        source=public,
         n_samples=entry.n_samples,
         n_features=entry.n_features,
         nnz=entry.nnz,
+        labels=declared_labels(public),
     )
 
 
@@ -351,6 +394,7 @@ AVAILABILITY = {
     "upload": "uploaded",
     "synthetic": "generated when used",
     "sklearn": "shipped with scikit-learn",
+    "random_features": "built from its base dataset when used",
 }
 
 
@@ -420,35 +464,55 @@ def resolve_dataset(
 def register_dataset(
     session: Session, name: str, source: dict[str, Any], *, team_id: int | None, caps: Caps
 ) -> tuple[Dataset, bool]:
-    """Register ``name`` for a validated registry, synthetic or scikit-learn ``source``
-    (shared by every team; ``team_id`` is the caller's).
+    """Register ``name`` for a validated registry, synthetic, scikit-learn or random
+    features ``source`` (shared by every team, but features of an upload, which are the
+    upload's team's; ``team_id`` is the caller's).
 
     Returns (dataset, created); registering the same name and source again returns the
     existing dataset, a taken name with another source raises ConflictError. Nothing is
-    loaded: a registry name is checked against the registry, shapes come from it, and
-    the shape against ``caps`` (DatasetTooLarge); a registry file that is neither in the
-    mirror nor in the cache and cannot be downloaded is refused (:func:`check_obtainable`).
+    loaded: a registry name is checked against the registry, shapes and labels come from
+    the source (a base dataset for features), and the shape against ``caps``
+    (DatasetTooLarge); a registry file that is neither in the mirror nor in the cache and
+    cannot be downloaded is refused (:func:`check_obtainable`).
     """
-    from faceoff.data.registry import UnknownDatasetError
-
     check_text_at(name, ("name",))
     check_public_name(name, source)
+    source, dataset = _new_dataset(session, name, source, team_id=team_id, caps=caps)
     existing = find_dataset(session, name)
     if existing is not None:
-        if existing.source != source or existing.team_id is not None:
+        if existing.source != source or existing.team_id != dataset.team_id:
             raise name_taken(existing, team_id)
         return existing, False
-    if source["kind"] == "synthetic":
-        n, d, nnz = synthetic_shape(source)
-        dataset = Dataset(name=name, source=source, n_samples=n, n_features=d, nnz=nnz)
-    else:
-        try:
-            dataset = _public_dataset(source, name)
-        except UnknownDatasetError as err:
-            raise SpecError(("source", "name"), str(err)) from None
     check_source(source, caps)
     check_obtainable(dataset, ("source", "name"))
     return add_dataset(session, dataset)
+
+
+def _new_dataset(
+    session: Session, name: str, source: dict[str, Any], *, team_id: int | None, caps: Caps
+) -> tuple[dict[str, Any], Dataset]:
+    """(the source as stored, a new Dataset of it named ``name``, not added)."""
+    from faceoff.core.labels import declared_labels
+    from faceoff.data.registry import UnknownDatasetError
+
+    if source["kind"] == "synthetic":
+        check_source(source, caps)  # n_classes within the cap before its counts are made
+        n, d, nnz = synthetic_shape(source)
+        labels = declared_labels(source)
+        shape = {"n_samples": n, "n_features": d, "nnz": nnz}
+        return source, Dataset(name=name, source=source, labels=labels, **shape)
+    if source["kind"] == "random_features":
+        from faceoff.core.features import expand_source, feature_shape
+
+        source, base = expand_source(session, source, team_id=team_id, caps=caps)
+        rows, columns, values = feature_shape(source)  # columns None: known once built
+        features = Dataset(name=name, source=source, n_samples=rows, n_features=columns, nnz=values)
+        features.team_id, features.labels = base.team_id, base.labels
+        return source, features
+    try:
+        return source, _public_dataset(source, name)
+    except UnknownDatasetError as err:
+        raise SpecError(("source", "name"), str(err)) from None
 
 
 def dataset_statistics(
@@ -482,6 +546,11 @@ def dataset_statistics(
     except (DatasetError, OSError, ValueError) as err:
         message = f"dataset {dataset.id} ({dataset.name}) cannot be loaded: {err}"
         raise DataUnavailable(message) from None
+    if store and dataset.labels is None:
+        from faceoff.core.labels import record_labels
+
+        record_labels(dataset, b)
+        session.commit()
     if normalize == "none" and dataset.stats is not None:
         stats = dataset.stats
     else:

@@ -29,6 +29,7 @@ from faceoff.core.auth import owned_by
 from faceoff.core.datasets import Caps, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.errors import ConflictError
+from faceoff.core.labels import check_labels
 from faceoff.core.lifecycle import INITIAL, Event, apply
 from faceoff.core.models import (
     QUEUED,
@@ -75,19 +76,29 @@ def check_stop_limits(stop: StopSpec, settings: Settings) -> None:
 
 
 def check_job_memory(
-    spec: JobSpec, shape: tuple[int, int, int], settings: Settings, loc: tuple[str, ...] = ()
+    spec: JobSpec,
+    shape: tuple[int, int, int],
+    settings: Settings,
+    loc: tuple[str, ...] = (),
+    classes: int = 1,
 ) -> None:
-    """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz)
-    exceeds ``MAX_JOB_BYTES``; the worker checks again with the loaded matrix."""
+    """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz),
+    with ``classes`` columns of X (K of a K-class objective), exceeds ``MAX_JOB_BYTES``;
+    the worker checks again with the loaded matrix."""
     solver = get_spec(spec.solver)
     n, d, nnz = shape
-    needed = solver.working_bytes(n, d, nnz, solver.load_params(spec.params), spec.penalty)
+    params = solver.load_params(spec.params)
+    needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
     if needed <= settings.MAX_JOB_BYTES:
         return
     where = ("params",) if solver.extra_memory else ("dataset",)
+    k_class = ""
+    if classes > 1:
+        where = where if solver.extra_memory else ("multiclass",)
+        k_class = f" and {classes} classes (X is {d} features × {classes} classes)"
     raise SpecError(
         (*loc, *where),
-        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros and parameters "
+        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros{k_class} and parameters "
         f"{spec.params} needs about {needed / 2**30:.1f} GiB, more than this server's limit "
         f"of {settings.MAX_JOB_BYTES / 2**30:.1f} GiB per job (FACEOFF_MAX_JOB_BYTES)",
     )
@@ -144,7 +155,8 @@ def submit_job(
     check_stop_limits(spec.stop, settings)
     caps = Caps.of(settings)
     dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
-    check_job_memory(spec, dataset_shape(dataset), settings)
+    classes = check_labels(dataset, spec, settings.MAX_CLASSES)
+    check_job_memory(spec, dataset_shape(dataset), settings, classes=classes)
     digest = spec_hash(spec)
     if not force and (existing := _reusable(session, digest, team_id)) is not None:
         return existing, False

@@ -65,8 +65,10 @@ class ApiToken(Base):
 
 class Dataset(Base):
     """A registered dataset: a public registry name, an uploaded svmlight file, a synthetic
-    generator or a dataset shipped with scikit-learn (``source`` says which and how).
-    ``team_id`` is the team of a private upload, NULL for a shared dataset."""
+    generator, a dataset shipped with scikit-learn or random features of another dataset
+    (``source`` says which and how). ``team_id`` is the team of a private upload (and of
+    features made from one), NULL for a shared dataset. ``labels`` is what its labels are
+    (data.labels.summarize: classes and their counts, or targets), NULL until known."""
 
     __tablename__ = "datasets"
 
@@ -79,6 +81,7 @@ class Dataset(Base):
     nnz: Mapped[int | None] = mapped_column(BigInteger)
     sha256: Mapped[str | None] = mapped_column(String(64))
     stats: Mapped[dict[str, Any] | None]
+    labels: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

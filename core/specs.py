@@ -20,7 +20,14 @@ import re
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
 from faceoff.solvers.catalogue import catalogue
@@ -142,13 +149,15 @@ class ObjectiveSpec(_Strict):
 
     _check_finite = field_validator("gamma", "l2", "l1")(_finite)
 
-    @model_validator(mode="after")
-    def _one_kind_of_labels(self) -> ObjectiveSpec:
-        if self.multiclass is not None and self.positive is not None:
+    @field_validator("multiclass")
+    @classmethod
+    def _one_kind_of_labels(cls, multiclass: str | None, info: ValidationInfo) -> str | None:
+        # a 422 at multiclass (positive is declared, so validated, before it)
+        if multiclass is not None and info.data.get("positive") is not None:
             raise ValueError(
                 "positive makes a binary problem and multiclass a K-class one: give one of them"
             )
-        return self
+        return multiclass
 
     @property
     def penalty(self) -> str:
@@ -314,15 +323,18 @@ class SweepSpec(_Strict):
         "or regression problems",
     )
 
-    @model_validator(mode="after")
-    def _one_kind_of_labels(self) -> SweepSpec:
-        if self.multiclass is not None and self.positive is not None:
+    @field_validator("multiclass")
+    @classmethod
+    def _one_kind_of_labels(
+        cls, multiclass: list[str] | None, info: ValidationInfo
+    ) -> list[str] | None:
+        if multiclass is not None and info.data.get("positive") is not None:
             raise ValueError(
                 "positive makes binary problems and multiclass K-class ones: give one of them"
             )
-        if self.multiclass is not None and len(set(self.multiclass)) != len(self.multiclass):
+        if multiclass is not None and len(set(multiclass)) != len(multiclass):
             raise ValueError("multiclass lists a form twice")
-        return self
+        return multiclass
 
     def forms(self) -> list[str | None]:
         """The K-class forms of the sweep's objectives ([None]: binary or regression)."""

@@ -34,6 +34,7 @@ from faceoff.core.jobs import (
     dataset_shape,
     new_job,
 )
+from faceoff.core.labels import check_labels
 from faceoff.core.models import STATUSES, Job, Sweep
 from faceoff.core.settings import Settings
 from faceoff.core.specs import (
@@ -47,6 +48,9 @@ from faceoff.core.specs import (
     spec_hash,
     sweep_size,
 )
+
+# where a sweep's fields are, for core.labels.check_labels: its losses are a list
+SWEEP_LOCS = {"loss": ("losses",)}
 
 
 def _sweep_key(spec: SweepSpec) -> str:
@@ -92,8 +96,9 @@ def submit_sweep(
         for i, name in enumerate(spec.datasets)
     }
     for job_spec in specs:
-        shape = dataset_shape(datasets[job_spec.dataset])
-        check_job_memory(job_spec, shape, settings, ("solvers",))
+        dataset = datasets[job_spec.dataset]
+        classes = check_labels(dataset, job_spec, settings.MAX_CLASSES, SWEEP_LOCS)
+        check_job_memory(job_spec, dataset_shape(dataset), settings, ("solvers",), classes)
     digests = [spec_hash(job_spec) for job_spec in specs]
     standalone: dict[str, Job] = {}
     if not force:

@@ -50,6 +50,7 @@ from faceoff.core.datasets import (
 from faceoff.core.models import Dataset
 from faceoff.core.settings import Settings
 from faceoff.core.specs import SpecError, check_text_at
+from faceoff.data.labels import summarize
 
 CHUNK = 1 << 20
 # magic bytes: gzip (RFC 1952), bzip2 ("BZh" and the block size 1-9)
@@ -253,7 +254,7 @@ def register_upload(
         stored = f"{sha256}.svm"
         source = {"kind": "upload", "file": stored, "n_features": n_features}
         check_public_name(name, source)
-        A, _ = parse(path, filename, n_features, caps)
+        A, b = parse(path, filename, n_features, caps)
         existing = find_dataset(session, name)
         if existing is not None and (
             existing.source != source or existing.team_id not in (None, team_id)
@@ -266,8 +267,10 @@ def register_upload(
         return existing, False
     n, d = A.shape
     shape = {"n_samples": n, "n_features": d, "nnz": int(A.nnz)}
+    labels = summarize(b)  # the labels as parsed: core.labels checks jobs against them
     return add_dataset(
-        session, Dataset(name=name, source=source, sha256=sha256, team_id=team_id, **shape)
+        session,
+        Dataset(name=name, source=source, sha256=sha256, team_id=team_id, labels=labels, **shape),
     )
 
 

@@ -41,6 +41,11 @@ def progress(epoch: float | None, time_s: float | None, stop: dict[str, Any]) ->
     return min(1.0, max(fractions))
 
 
+def _classes(labels: dict[str, Any] | None) -> int | None:
+    """K of a dataset's labels (core.labels), None when they are not classes or unknown."""
+    return labels["n_classes"] if labels and labels.get("kind") == "classes" else None
+
+
 def job_row(job: Job) -> dict[str, Any]:
     """A job as the tables and figures use it (read inside its session: its dataset's name
     is loaded on access)."""
@@ -59,6 +64,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "l1": spec.get("l1", 0.0),
         "l2": spec.get("l2"),
         "normalize": spec.get("normalize", "none"),
+        "multiclass": spec.get("multiclass"),  # None: binary or regression (core.specs)
+        "n_classes": _classes(job.dataset.labels),
         "objective_hash": job.objective_hash,
         "status": job.status,
         "stop_reason": job.stop_reason,
@@ -166,7 +173,8 @@ def sweep_index(
                     "datasets": spec.get("datasets", []),
                     "losses": spec.get("losses", []),
                     "n_objectives": math.prod(
-                        len(spec.get(key, [0])) for key in ("datasets", "losses", "l2", "l1")
+                        len(spec.get(key) or [0])
+                        for key in ("datasets", "losses", "multiclass", "l2", "l1")
                     ),
                     "solvers": sorted(sweeps.solver_counts(sweep) or {}),
                 }
@@ -191,6 +199,7 @@ def dataset_index(
                 "n_samples": d.n_samples,
                 "n_features": d.n_features,
                 "nnz": d.nnz,
+                "n_classes": _classes(d.labels),
                 "created_at": d.created_at,
             }
             for d in found
@@ -216,6 +225,7 @@ def dataset_summary(url: str, dataset_id: int, *, team_id: int | None) -> dict[s
             "sha256": dataset.sha256,
             "availability": datasets.availability(dataset.source),
             "stats": dataset.stats,
+            "labels": dataset.labels,
             "objectives": datasets.dataset_objectives(session, dataset, team_id=team_id),
         }
 

@@ -18,6 +18,7 @@ kernels read. ``positive`` stays the explicit way to make a binary problem out o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,8 @@ def prepare_labels(
         raise LabelError(
             f"a classification loss needs two label classes, found {describe(values)}; "
             "pass --positive with the classes that become +1 (the rest become -1), "
-            f"e.g. --positive {_fmt(values[-1])}"
+            f"e.g. --positive {_fmt(values[-1])}, or --multiclass ovr|multinomial for the "
+            "K-class problem"
         )
     return np.where(b == values[1], 1.0, -1.0)
 
@@ -120,6 +122,32 @@ def class_counts(b: np.ndarray, limit: int = MAX_CLASSES) -> dict[str, int] | No
         return None
     counts = np.bincount(index, minlength=len(classes))
     return {_fmt(value): int(count) for value, count in zip(classes, counts, strict=True)}
+
+
+def summarize(b: np.ndarray, max_counts: int = MAX_CLASSES) -> dict[str, Any]:
+    """What labels are, as a dataset records them (the service's ``datasets.labels``).
+
+    Integer labels are classes: ``{"kind": "classes", "n_classes": K, "counts": {label:
+    samples}}``, labels in increasing order (``counts`` None above ``max_counts`` classes,
+    so a file of integer targets never makes a huge record); any other label makes them
+    targets: ``{"kind": "targets", "example": the first label that is not an integer}``.
+    K counts every value, so 1 (a single class) and K above ``FACEOFF_MAX_CLASSES`` are
+    recorded as they are and refused where a K-class problem is asked for.
+    """
+    b = np.asarray(b, dtype=np.float64).ravel()
+    integral = np.isfinite(b) & (b == np.round(b))
+    if not integral.all():
+        return {"kind": "targets", "example": _fmt(b[~integral][0])}
+    classes, counts = np.unique(b, return_counts=True)
+    shown = None
+    if len(classes) <= max_counts:
+        shown = {_label(v): int(c) for v, c in zip(classes, counts, strict=True)}
+    return {"kind": "classes", "n_classes": len(classes), "counts": shown}
+
+
+def _label(value: float) -> str:
+    """An integer label as text, every digit kept (``f"{1e7:g}"`` would be ``1e+07``)."""
+    return str(int(value))
 
 
 def describe(values: np.ndarray, limit: int = 8) -> str:

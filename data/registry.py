@@ -101,6 +101,11 @@ class DatasetSpec:
         Classes that become +1 in the usual binary reduction of a multiclass dataset.
     provenance : str
         Where the data comes from and how it differs from the original.
+    n_classes : int or None
+        K, the classes of a multiclass dataset; None when not known before it is read.
+    class_counts : tuple of (label, samples) or None
+        The samples of each class in increasing label order (its labels as written in the
+        file), where known: a multiclass file of the mirror, from its MANIFEST.
     """
 
     name: str
@@ -112,12 +117,24 @@ class DatasetSpec:
     test: str | None = None
     positive: tuple[float, ...] | None = None
     provenance: str = ""
+    n_classes: int | None = None
+    class_counts: tuple[tuple[str, int], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task {self.task!r} of {self.name}; accepted: {', '.join(TASKS)}")
         if not self.sources:
             raise ValueError(f"dataset {self.name} has no source")
+        if self.n_classes is not None and self.task != "multiclass":
+            raise ValueError(f"field 'n_classes' is for a multiclass dataset, not {self.task}")
+        if self.class_counts is not None:
+            counts = dict(self.class_counts)
+            if self.n_classes != len(counts) or sum(counts.values()) != self.n_samples:
+                raise ValueError(
+                    f"field 'class_counts' holds {len(counts)} classes of "
+                    f"{sum(counts.values())} samples, not n_classes = {self.n_classes} of "
+                    f"n_samples = {self.n_samples}"
+                )
 
     @property
     def urls(self) -> tuple[str, ...]:
@@ -136,6 +153,8 @@ class DatasetSpec:
             "urls": list(self.urls),
             "sha256": {s.file: s.sha256 for s in self.sources},
             "provenance": self.provenance,
+            "n_classes": self.n_classes,
+            "class_counts": dict(self.class_counts) if self.class_counts else None,
         }
 
 
@@ -210,17 +229,30 @@ def _dataset(raw: object, origin: str, index: int) -> DatasetSpec:
     where = f"{origin}: dataset {name!r}"
     _refuse_unknown(raw, _DATASET_FIELDS, where)
     sources = _field(raw, "sources", where, "one or more [[dataset.sources]] tables", _is_list)
-    return DatasetSpec(
-        name,
-        _field(raw, "task", where, f"one of {', '.join(TASKS)}", _is_task),
-        tuple(_source(source, f"{where}, source #{i}") for i, source in enumerate(sources, 1)),
-        _field(raw, "n_samples", where, "a positive integer", _is_positive),
-        _field(raw, "n_features", where, "a positive integer", _is_positive),
-        _field(raw, "nnz", where, "a non-negative integer", _is_count, None),
-        _field(raw, "test", where, "a dataset name", _is_plain, None),
-        _positive(_field(raw, "positive", where, "a list of class labels", _is_labels, None)),
-        _field(raw, "provenance", where, "a non-empty string", _is_text),
+    counts = _field(raw, "class_counts", where, "a table of label = samples", _is_counts, None)
+    fields = dict(
+        name=name,
+        task=_field(raw, "task", where, f"one of {', '.join(TASKS)}", _is_task),
+        sources=tuple(
+            _source(source, f"{where}, source #{i}") for i, source in enumerate(sources, 1)
+        ),
+        n_samples=_field(raw, "n_samples", where, "a positive integer", _is_positive),
+        n_features=_field(raw, "n_features", where, "a positive integer", _is_positive),
+        nnz=_field(raw, "nnz", where, "a non-negative integer", _is_count, None),
+        test=_field(raw, "test", where, "a dataset name", _is_plain, None),
+        positive=_positive(
+            _field(raw, "positive", where, "a list of class labels", _is_labels, None)
+        ),
+        provenance=_field(raw, "provenance", where, "a non-empty string", _is_text),
+        n_classes=_field(raw, "n_classes", where, "an integer >= 2", _is_classes, None),
+        class_counts=None
+        if counts is None
+        else tuple(sorted(counts.items(), key=lambda c: int(c[0]))),
     )
+    try:
+        return DatasetSpec(**fields)
+    except ValueError as err:  # a rule between fields (DatasetSpec.__post_init__)
+        raise RegistryFileError(f"{where}: {err}") from None
 
 
 def _source(raw: object, where: str) -> Source:
@@ -298,6 +330,20 @@ def _is_labels(value: object) -> bool:
         isinstance(value, list)
         and bool(value)
         and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
+    )
+
+
+def _is_classes(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 2
+
+
+def _is_counts(value: object) -> bool:
+    """A table ``{"1" = 797, "2" = 780, ...}``: integer labels, positive sample counts."""
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(re.fullmatch(r"-?[0-9]+", k) for k in value)
+        and all(_is_positive(v) for v in value.values())
     )
 
 

@@ -11,6 +11,14 @@ vᵢ = ‖aᵢ‖² (example squared norms), eq. (7), and λ = l2, the paper's q
     C_P = Σⱼ nnz(A_{:j}) uⱼ,   C_D = Σᵢ nnz(aᵢ) vᵢ                      (16)
 
 and with the importance samplings p*, q* of eq. (14) T = nnz(A) + β/(λ n) · C, eq. (15).
+
+K-class objectives. One-vs-rest sums K binary problems on the same A, each with the same
+β and λ: C_P, C_D, κ and T_P/T_D are those of every class (:func:`advise` per class), and a
+pass over A serves the K classes, so the predicted ratio holds for the whole objective
+while each side's work is K times a binary problem's. The multinomial loss couples the
+classes of a sample (a row's K margins are (1/2)-smooth together, not one by one); the
+paper's analysis is for separable losses, so its numbers are only a guide there (the
+dataset page says which applies: ``faceoff.core.labels.advice_scope``).
 """
 
 from __future__ import annotations

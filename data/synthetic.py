@@ -53,6 +53,36 @@ def multiclass(
     return A, labels.astype(np.float64)
 
 
+def clusters(
+    n_samples: int = 1000,
+    n_features: int = 50,
+    density: float = 1.0,
+    n_classes: int = 100,
+    spread: float = 1.0,
+    seed: int = 0,
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
+    """Many classes with few samples each, as Aloi (1,000 objects, 108 images each): class
+    labels 0..K−1, each given to ⌊n/K⌋ or ⌈n/K⌉ samples in a random order, and
+    aᵢ = μ_{yᵢ} + ``spread``·εᵢ with a Gaussian centroid μₖ per class. The noise εᵢ is
+    :func:`classification`'s design (dense Gaussian, or CSR with a fraction ``density`` of
+    non-zeros); on sparse data the centroid is added on the noise's pattern only, so the
+    matrix keeps its density. Every class occurs (n_samples ≥ K)."""
+    if not 2 <= n_classes <= n_samples:
+        raise ValueError(f"n_classes must be in [2, n_samples={n_samples}], got {n_classes!r}")
+    A = _design(n_samples, n_features, density, seed)
+    rng = np.random.default_rng(seed + 1)
+    labels = rng.permutation(np.arange(n_samples) % n_classes)
+    centroids = rng.normal(size=(n_classes, n_features)) / np.sqrt(n_features)
+    if sp.issparse(A):
+        rows = np.repeat(np.arange(n_samples), np.diff(A.indptr))
+        A.data *= spread
+        A.data += centroids[labels[rows], A.indices]  # μ_{yᵢ} on aᵢ's pattern
+    else:
+        A *= spread
+        A += centroids[labels]
+    return A, labels.astype(np.float64)
+
+
 def regression(
     n_samples: int = 500,
     n_features: int = 50,

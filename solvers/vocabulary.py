@@ -22,6 +22,7 @@ MULTICLASS: dict[str, str] = {
     "multinomial": "softmax cross-entropy over the K columns (logistic loss)",
 }
 MULTICLASS_NAMES = tuple(MULTICLASS)
+MULTICLASS_TITLES = {"ovr": "one-vs-rest", "multinomial": "multinomial"}
 
 NORMALIZATIONS: dict[str, str] = {
     "none": "the data as it is",
@@ -60,3 +61,12 @@ def smoothness(loss: str, gamma: float = 1.0) -> float:
 def loss_label(loss: str, gamma: float) -> str:
     """``"logistic"``, or ``"smooth_hinge(γ=0.5)"`` for a loss that γ changes."""
     return f"{loss}(γ={gamma:g})" if get_loss(loss).smoothed else loss
+
+
+def multiclass_label(multiclass: str | None, n_classes: int | None = None) -> str:
+    """``"K = 20, one-vs-rest"``, ``"multinomial"`` while K is not known, ``""`` for a
+    binary or regression problem."""
+    if multiclass is None:
+        return ""
+    title = MULTICLASS_TITLES.get(multiclass, multiclass)
+    return f"K = {n_classes}, {title}" if n_classes else title

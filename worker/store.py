@@ -227,6 +227,25 @@ def set_identity(url: str, claim: Claim, identity: Identity) -> bool:
         return _record(session, claim, Event.PROGRESS, identity._asdict())
 
 
+def record_dataset(
+    url: str, dataset: str, labels: dict[str, Any], shape: tuple[int, int, int]
+) -> None:
+    """Set what reading the dataset named ``dataset`` told, where it is not known yet: its
+    labels record (core.labels; a registry entry's declared labels are never replaced)
+    and its shape (n_samples, n_features, nnz: random binning features know their columns
+    only once built), so that the API checks the jobs that follow against them."""
+    n, d, nnz = shape
+    named = Dataset.name == dataset
+    with session_scope(url) as session:
+        unlabelled = update(Dataset).where(named, Dataset.labels.is_(None))
+        session.execute(unlabelled.values(labels=labels))
+        session.execute(
+            update(Dataset)
+            .where(named, Dataset.n_features.is_(None))
+            .values(n_samples=n, n_features=d, nnz=nnz)
+        )
+
+
 def beat(url: str, claim: Claim) -> bool:
     """Record that this run is alive, and the jobs running on its host if more than seen
     so far; False if it has been superseded."""

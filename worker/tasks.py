@@ -17,6 +17,7 @@ from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 from faceoff.core.datasets import load_matrix
 from faceoff.core.db import brief, is_unavailable, session_scope
 from faceoff.core.jobs import check_job_memory
+from faceoff.core.labels import declared_labels
 from faceoff.core.lifecycle import Event, transition
 from faceoff.core.machine import machine_record
 from faceoff.core.models import RUNNING, Job
@@ -24,6 +25,7 @@ from faceoff.core.queue import RUN_JOB
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import JobSpec
+from faceoff.data.labels import summarize
 from faceoff.data.transforms import normalize
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.problem import Data, Problem
@@ -238,9 +240,11 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
     try:
         spec = JobSpec.model_validate(claim.spec)
         check_available(spec.solver)
+        _record_dataset(settings, claim, spec.normalize)
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
-        check_job_memory(spec, shape, settings)  # before the method allocates its own
+        # before the method allocates its own
+        check_job_memory(spec, shape, settings, classes=problem.n_classes)
         identity = store.Identity(
             data_hash,
             content_objective_hash(
@@ -264,6 +268,27 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
     except Exception as err:
         log.exception("job %d failed", claim.job_id)
         return End(Event.FAIL, None, describe(err), identity)
+
+
+_RECORDED: set[str] = set()  # the datasets whose labels and shape this process recorded
+
+
+def _record_dataset(settings: Settings, claim: store.Claim, transform: str) -> None:
+    """Record what the labels and the shape of the claimed job's dataset are, if no one has
+    yet (core.labels; the API then checks the jobs that follow against them). Never fails
+    the job: a write that fails is logged and tried again by a later job."""
+    if claim.dataset in _RECORDED:
+        return
+    source_json = json.dumps(claim.source, sort_keys=True)
+    data, b = _data(source_json, str(settings.upload_dir), transform)  # the job's, cached
+    labels = declared_labels(claim.source) or summarize(b)  # a registry task outranks values
+    shape = (data.n_samples, data.n_features, data.nnz)
+    try:
+        store.record_dataset(settings.database_url, claim.dataset, labels, shape)
+    except Exception as err:
+        log.warning("job %d: %s not recorded: %s", claim.job_id, claim.dataset, err)
+        return
+    _RECORDED.add(claim.dataset)
 
 
 def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> None:

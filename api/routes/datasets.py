@@ -51,9 +51,11 @@ def create_dataset(
     settings: SettingsDep,
     team: TeamDep,
 ) -> DatasetPublic:
-    """Register a public registry dataset, a synthetic problem or a scikit-learn dataset
-    (shared by every team), within the size caps (MAX_SAMPLES, MAX_FEATURES, MAX_NNZ)."""
-    source = body.source.model_dump(mode="json")
+    """Register a public registry dataset, a synthetic problem, a scikit-learn dataset
+    (shared by every team) or random features of a dataset you can use (shared, or your
+    team's if made of your upload), within the size caps (MAX_SAMPLES, MAX_FEATURES,
+    MAX_NNZ, MAX_CLASSES)."""
+    source = body.source.model_dump(mode="json", exclude_none=True)
     dataset, created = service.register_dataset(
         session, body.name, source, team_id=team, caps=Caps.of(settings)
     )

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from faceoff.solvers.catalogue import catalogue
-from faceoff.solvers.vocabulary import loss_label
+from faceoff.solvers.vocabulary import loss_label, multiclass_label
 
 X_AXES = {
     "time": "solver time (s)",
@@ -50,16 +50,18 @@ def weights_label(l2: float, l1: float) -> str:
 
 def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> dict[str, str]:
     """A label per objective hash: naming only what differs between the objectives, or with
-    ``full`` everything (dataset · loss · normalization · weights)."""
+    ``full`` everything (dataset · loss · K-class form · normalization · weights, the form
+    as ``K = 20, one-vs-rest`` and absent for a binary problem)."""
     parts: dict[str, dict[str, str]] = {}
     for row in rows:
         parts[row["objective_hash"]] = {
             "dataset": row["dataset"],
             "loss": loss_label(row["loss"], row["gamma"]),
+            "form": multiclass_label(row.get("multiclass"), row.get("n_classes")),
             "normalize": "" if row["normalize"] == "none" else f"normalize={row['normalize']}",
             "weights": weights_label(row["l2"], row["l1"]),
         }
-    varying = ["dataset", "loss", "normalize", "weights"]
+    varying = ["dataset", "loss", "form", "normalize", "weights"]
     if len(parts) > 1 and not full:
         varying = [k for k in varying if len({p[k] for p in parts.values()}) > 1]
     labels = {h: " · ".join(p[k] for k in varying if p[k]) for h, p in parts.items()}
@@ -70,13 +72,15 @@ def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> d
 
 def objective_order(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The full labels of the objectives of ``rows`` in a reading order: by dataset, loss,
-    normalization, then by the weights as numbers (l2 = 1e-5 before 1e-4)."""
+    K-class form (binary first), normalization, then by the weights as numbers (l2 = 1e-5
+    before 1e-4)."""
     labels = objective_labels(rows, full=True)
     keys = {
         row["objective_hash"]: (
             row["dataset"],
             row["loss"],
             row["gamma"] or 0.0,
+            row.get("multiclass") or "",
             row["normalize"],
             row["l2"],
             row["l1"],

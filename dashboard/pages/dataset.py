@@ -14,6 +14,7 @@ from dash import Input, Output, State, callback, dcc, html
 from faceoff.core import analysis
 from faceoff.core.errors import DataUnavailable
 from faceoff.core.jobs import JobFilter
+from faceoff.core.labels import advice_scope
 from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     caps,
@@ -35,7 +36,7 @@ from faceoff.dashboard.figures.export import export_name, records_csv
 from faceoff.dashboard.figures.labels import weights_label
 from faceoff.dashboard.figures.style import empty_figure
 from faceoff.dashboard.figures.time_to_eps import time_to_eps
-from faceoff.solvers.vocabulary import loss_label
+from faceoff.solvers.vocabulary import loss_label, multiclass_label
 
 dash.register_page(
     __name__, path_template="/dataset/<dataset_id>", title="Faceoff · dataset", order=3
@@ -106,10 +107,32 @@ def _source_text(info: dict[str, Any]) -> str:
     return f"{kind} · data: {info['availability']}"
 
 
-def _objective_label(o: dict[str, Any]) -> str:
+def _objective_label(o: dict[str, Any], n_classes: int | None = None) -> str:
     loss = loss_label(o["loss"], o["gamma"])
+    form = multiclass_label(o.get("multiclass"), n_classes)
+    loss += f" · {form}" if form else ""
     norm = "" if o["normalize"] == "none" else f" · normalize={o['normalize']}"
     return f"{loss} · {weights_label(o['l2'], o['l1'])}{norm}"
+
+
+def _n_classes(info: dict[str, Any]) -> int | None:
+    """K of the dataset's labels (core.labels), None when not classes or not known."""
+    labels = info.get("labels") or {}
+    return labels.get("n_classes") if labels.get("kind") == "classes" else None
+
+
+def _class_items(info: dict[str, Any], stats: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The dataset's classes as recorded (core.labels): K, and the samples of each class
+    unless the statistics already list them (their ``labels`` row)."""
+    labels = info.get("labels")
+    if not labels:
+        return []
+    if labels["kind"] != "classes":
+        return [("labels", "regression targets")]
+    items: list[tuple[str, Any]] = [("classes K", labels["n_classes"])]
+    if labels.get("counts") and not (stats and "label_counts" in stats):
+        items.append(("samples per class", labels["counts"]))
+    return items
 
 
 def _facts(items: list[tuple[str, Any]]) -> html.Table:
@@ -143,6 +166,12 @@ def _stat_items(stats: dict[str, Any]) -> list[tuple[str, Any]]:
     return items
 
 
+def _class_facts(info: dict[str, Any]) -> Any:
+    """The classes alone, while the statistics cannot be had."""
+    items = _class_items(info, None)
+    return _facts(items) if items else "no statistics"
+
+
 def _advice_items(advice: dict[str, Any]) -> list[tuple[str, Any]]:
     return [
         ("β (smoothness)", advice["smoothness"]),
@@ -167,8 +196,8 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
         max_points=None,
         team_id=viewer_team(),
     )
-    keys = ("gamma", "l2", "l1", "normalize")
-    found = [r for r in found if all(r[k] == objective[k] for k in keys)]
+    keys = ("gamma", "l2", "l1", "normalize", "multiclass")
+    found = [r for r in found if all(r[k] == objective.get(k) for k in keys)]
     criterion = "subopt_rel" if found and found[0]["objective_hash"] in refs else "gap_rel"
     seconds = time_to_eps(found, eps, criterion, refs, "time")
     epochs = {r["setting"]: r["value"] for r in time_to_eps(found, eps, criterion, refs, "epoch")}
@@ -236,7 +265,8 @@ def fill_objectives(dataset_id, chosen):
     if info is None:
         return [], None
     objectives = _objectives(info)
-    labels = [{"label": _objective_label(o), "value": str(i)} for i, o in enumerate(objectives)]
+    k = _n_classes(info)
+    labels = [{"label": _objective_label(o, k), "value": str(i)} for i, o in enumerate(objectives)]
     return labels, str(_index(chosen, objectives))
 
 
@@ -269,9 +299,13 @@ def update(dataset_id, index, eps):
         return "No such dataset", "", "", "", "", "", None, blank, link
     objectives = _objectives(info)
     objective = objectives[_index(index, objectives)]
+    k = _n_classes(info)
     try:
         stats, advice = _analysis(dataset_id, objective)
         advice_view: Any = _facts(_advice_items(advice))
+        scope = advice_scope(objective.get("multiclass"), k)
+        if scope:
+            advice_view = html.Div([advice_view, html.P(scope, className="status")])
     except (DataUnavailable, LookupError) as err:
         stats, advice = info["stats"], None
         advice_view = html.Div(str(err), className="error")
@@ -279,7 +313,7 @@ def update(dataset_id, index, eps):
     best = measured["best"]
     epochs = {s: r and measured["epochs"][r["setting"]] for s, r in best.items()}
     seconds = {s: r and r["value"] for s, r in best.items()}
-    label = f"{info['name']} · {_objective_label(objective)}"
+    label = f"{info['name']} · {_objective_label(objective, k)}"
     figure = (
         advisor_figure(advice, epochs, seconds, label)
         if advice
@@ -288,7 +322,7 @@ def update(dataset_id, index, eps):
     return (
         f"Dataset {info['name']}",
         _source_text(info),
-        _facts(_stat_items(stats)) if stats else "no statistics",
+        _facts(_stat_items(stats) + _class_items(info, stats)) if stats else _class_facts(info),
         advice_view,
         _facts(_measured_items(measured, float(eps))),
         verdict(advice and advice["winner"], advice and advice["ratio"], seconds, epochs),
@@ -317,7 +351,8 @@ def download_csv(_clicks, dataset_id, index):
         return dash.no_update
     objective = info["objectives"][_index(index, info["objectives"])]
     stats, advice = _analysis(dataset_id, objective)
-    records = [{"name": k, "value": v} for k, v in _stat_items(stats) + _advice_items(advice)]
-    label = f"{info['name']} · {_objective_label(objective)}"
+    items = _stat_items(stats) + _class_items(info, stats) + _advice_items(advice)
+    records = [{"name": k, "value": v} for k, v in items]
+    label = f"{info['name']} · {_objective_label(objective, _n_classes(info))}"
     name = export_name("faceoff-dataset", [label]) + ".csv"
     return dcc.send_string(records_csv(records, ("name", "value")), name)

@@ -25,6 +25,7 @@ COLUMNS = [
     ("n_samples", "samples", "numeric"),
     ("n_features", "features", "numeric"),
     ("nnz", "non-zeros", "numeric"),
+    ("classes", "classes K", "numeric"),
     ("created", "registered (UTC)", "text"),
 ]
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|])")
@@ -57,6 +58,7 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
         "n_samples": row["n_samples"],
         "n_features": row["n_features"],
         "nnz": row["nnz"],
+        "classes": row["n_classes"],
         "created": row["created_at"].strftime("%Y-%m-%d %H:%M"),
     }
 

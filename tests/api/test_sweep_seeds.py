@@ -45,8 +45,8 @@ def test_a_deterministic_solver_runs_once_per_objective(api):
     sweep = created.json()
     assert sweep["n_jobs"] == 8
     assert sweep["jobs_per_solver"] == {
-        "dual_cd": {"jobs": 6, "seeded": 6, "unseeded": 0, "timing_repeats": 0},
-        "lbfgs": {"jobs": 2, "seeded": 0, "unseeded": 2, "timing_repeats": 0},
+        "dual_cd": {"jobs": 6, "seeded": 6, "unseeded": 0, "timing_repeats": 0, "skipped": 0},
+        "lbfgs": {"jobs": 2, "seeded": 0, "unseeded": 2, "timing_repeats": 0, "skipped": 0},
     }
     expected = {("dual_cd", l2, seed, 0): 1 for l2 in (1e-3, 1e-4) for seed in (0, 1, 2)}
     expected |= {("lbfgs", l2, None, 0): 1 for l2 in (1e-3, 1e-4)}
@@ -74,6 +74,7 @@ def test_timing_repeats_are_asked_for_and_labelled(api):
         "seeded": 0,
         "unseeded": 2,
         "timing_repeats": 4,
+        "skipped": 0,
     }
     runs = _runs(client, sweep["id"])
     assert {k: n for k, n in runs.items() if k[0] == "lbfgs"} == {

@@ -279,14 +279,63 @@ def test_file_that_is_not_svmlight(tmp_path, content, words):
     _assert_one_line_error(run, [str(path), *words])
 
 
-def test_multiclass_labels_need_positive(tmp_path):
+def test_multiclass_labels_need_positive_or_multiclass(tmp_path):
     path = tmp_path / "three.txt"
     path.write_text("1 1:1\n2 2:1\n3 1:1 2:1\n1 2:2\n")
     run = faceoff(*solve_args(path))
-    _assert_one_line_error(run, [str(path), "3 values: 1, 2, 3", "--positive"])
+    _assert_one_line_error(run, [str(path), "3 values: 1, 2, 3", "--positive", "--multiclass"])
     run = faceoff(*solve_args(path, "--positive", "1,3", "--max-epochs", "1"))
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout.splitlines()[-1])["summary"]["stop_reason"] == "max_epochs"
+
+
+THREE = "1 1:1 2:0.5\n2 2:1\n3 1:1 2:1\n1 1:0.3 2:2\n2 1:0.2\n3 1:1 2:0.1\n"
+
+
+def k_class_args(path: Path, form: str, *extra: str) -> list[str]:
+    args = ["solve", "--data", str(path), "--multiclass", form, "--loss", "logistic"]
+    return [*args, "--l2", "1e-2", "--solver", "lbfgs", *extra]
+
+
+@pytest.mark.parametrize("form", ["ovr", "multinomial"])
+def test_solve_a_k_class_problem(tmp_path, form):
+    """The labels are kept as read (K = 3), the run is certified, the output names the
+    K-class objective and counts d × K coefficients."""
+    path = tmp_path / "three.txt"
+    path.write_text(THREE)
+    run = faceoff(*k_class_args(path, form))
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    summary = lines[-1]["summary"]
+    assert summary["problem"]["multiclass"] == form and summary["problem"]["n_classes"] == 3
+    assert summary["stop_reason"] == "converged" and summary["gap"] <= 1e-10 * summary["primal"]
+    assert all(point["gap"] >= -1e-12 for point in lines[:-1])
+    table = faceoff(*k_class_args(path, form, "--format", "table"))
+    assert table.returncode == 0, table.stderr
+    title = {"ovr": "one-vs-rest", "multinomial": "multinomial"}[form]
+    assert f"logistic, K = 3, {title}, l2 = 0.01" in " ".join(table.stdout.split())
+    assert "of 2 × 3 = 6" in table.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "words"),
+    [
+        (THREE, ["--positive", "1"], ["--positive makes a binary problem", "--multiclass"]),
+        (THREE, ["--solver", "dual_cd"], ["solver 'dual_cd' does not solve multiclass 'ovr'"]),
+        (THREE, ["--loss", "smooth_hinge"], []),  # ovr takes the smoothed hinge: runs
+        ("0.5 1:1\n1.5 2:1\n", [], ["integer class labels, found 0.5"]),
+        ("1 1:1\n1 2:1\n", [], ["at least 2 classes, the labels take 1 value: 1"]),
+    ],
+    ids=["positive", "solver", "smooth_hinge", "not integers", "one class"],
+)
+def test_k_class_refusals_are_one_line(tmp_path, content, extra, words):
+    path = tmp_path / "data.txt"
+    path.write_text(content)
+    run = faceoff(*k_class_args(path, "ovr", *extra))
+    if not words:
+        assert run.returncode == 0, run.stderr
+        return
+    _assert_one_line_error(run, words)
 
 
 def _assert_one_line_error(run: subprocess.CompletedProcess, words: list[str]) -> None:

@@ -370,3 +370,57 @@ def test_cli_shows_the_machine_and_warns_of_unfair_timings(server, capsys, monke
     assert "load 0.5; numpy 2.4.6" in out and "cyanure" not in out
     assert main(["status", "--url", url, "2"]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+FOUR = b"1 1:1\n2 2:1\n3 1:1 2:1\n4 2:2\n1 1:2\n2 1:1 2:3\n"
+
+
+def test_datasets_info_reports_k_and_the_class_counts(tmp_path):
+    """A K > 2 file keeps its labels (no binarization): K and the count of each class."""
+    path = tmp_path / "four.svm"
+    path.write_bytes(FOUR)
+    info = json.loads(faceoff("datasets", "info", path, "--format", "json").stdout)
+    assert info["classes"] == {
+        "kind": "classes",
+        "n_classes": 4,
+        "counts": {"1": 2, "2": 2, "3": 1, "4": 1},
+    }
+    assert info["labels"] == {"1": 2, "2": 2, "3": 1, "4": 1}
+    table = faceoff("datasets", "info", path, "--format", "table")
+    assert "classes    K = 4: 1 (2), 2 (2), 3 (1), 4 (1)" in table.stdout
+    path.write_bytes(b"0.5 1:1\n2 2:1\n")
+    table = faceoff("datasets", "info", path, "--format", "table")
+    assert "regression targets (label 0.5 is not an integer)" in table.stdout
+
+
+def test_cli_k_class_submit_sweep_and_status(server, tmp_path, capsys, monkeypatch):  # noqa: F811
+    """submit --multiclass, a sweep file's multiclass axis, status naming K and the form,
+    and the API's refusals as one line."""
+    url, _ = server
+    monkeypatch.setenv("COLUMNS", "160")  # an objective on one line
+    path = tmp_path / "four.svm"
+    path.write_bytes(FOUR)
+    assert main(["datasets", "upload", "--url", url, str(path), "--format", "json"]) == 0
+    capsys.readouterr()
+    argv = ["--url", url, "--dataset", "four", "--loss", "logistic", "--l2", "1e-3"]
+    assert main(["submit", *argv, "--solver", "lbfgs", "--multiclass", "ovr"]) == 0
+    assert capsys.readouterr().out.startswith("submitted job 1 (queued): lbfgs on four")
+    assert main(["submit", *argv, "--solver", "lbfgs"]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert err.startswith("faceoff submit: error: positive: dataset 'four' has 4 classes")
+    assert main(["submit", *argv, "--solver", "dual_cd", "--multiclass", "multinomial"]) == 2
+    assert "multiclass: solver 'dual_cd' does not solve" in capsys.readouterr().err
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        "datasets: [four]\nlosses: [logistic, smooth_hinge]\nl2: [1.0e-3]\n"
+        "solvers: [lbfgs, agd]\nmulticlass: [ovr, multinomial]\n"
+    )
+    assert main(["sweep", "--url", url, str(sweep)]) == 0
+    # lbfgs ovr logistic is job 1, adopted; smooth_hinge has no multinomial form
+    assert capsys.readouterr().out.strip() == "sweep 1: 6 jobs, 6 queued"
+    assert main(["status", "--url", url]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "four logistic (K = 4, one-vs-rest) l2=0.001" in shown
+    assert "four logistic (K = 4, multinomial) l2=0.001" in shown
+    assert "four smooth_hinge (K = 4, one-vs-rest)" in shown
+    assert "smooth_hinge (K = 4, multinomial)" not in shown

@@ -103,3 +103,25 @@ def test_client_reports_an_unreachable_server():
         client.jobs()
     assert f"cannot reach the Faceoff API at {url}" in str(err.value)
     assert "(make up)" in str(err.value)
+
+
+def test_client_submits_k_class_jobs_and_reads_labels(server, tmp_path):
+    url, _ = server
+    path = tmp_path / "three.txt"
+    path.write_bytes(b"1 1:1\n2 2:1\n3 1:1 2:1\n1 2:2\n")
+    spec = {"dataset": "three", "loss": "logistic", "l2": 1e-3, "solver": "lbfgs"}
+    with Client(url) as client:
+        uploaded = client.upload_dataset(path)
+        assert uploaded["labels"] == {
+            "kind": "classes",
+            "n_classes": 3,
+            "counts": {"1": 2, "2": 1, "3": 1},
+        }
+        job = client.submit_job(spec, multiclass="multinomial")
+        assert job["spec"]["multiclass"] == "multinomial"
+        assert client.submit_job({**spec, "multiclass": "multinomial"})["id"] == job["id"]
+        with pytest.raises(ClientError, match="^positive: dataset 'three' has 3 classes"):
+            client.submit_job(spec)  # no silent binarization
+        with pytest.raises(ClientError, match="^multiclass: ") as refused:
+            client.submit_job({**spec, "solver": "dual_cd"}, multiclass="ovr")
+        assert refused.value.status == 422

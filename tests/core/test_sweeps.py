@@ -18,8 +18,10 @@ from faceoff.core.specs import (
     SpecError,
     SweepSpec,
     canonical_job,
+    dump_spec,
     expand_sweep,
     jobs_per_solver,
+    objective_hash,
     spec_hash,
     sweep_size,
 )
@@ -43,8 +45,8 @@ def test_a_deterministic_solver_runs_once_per_objective():
     }
     assert sweep_size(SweepSpec(**SWEEP)) == len(specs) == 8
     assert jobs_per_solver(SweepSpec(**SWEEP)) == {
-        "dual_cd": {"jobs": 6, "seeded": 6, "unseeded": 0, "timing_repeats": 0},
-        "lbfgs": {"jobs": 2, "seeded": 0, "unseeded": 2, "timing_repeats": 0},
+        "dual_cd": {"jobs": 6, "seeded": 6, "unseeded": 0, "timing_repeats": 0, "skipped": 0},
+        "lbfgs": {"jobs": 2, "seeded": 0, "unseeded": 2, "timing_repeats": 0, "skipped": 0},
     }
 
 
@@ -59,6 +61,7 @@ def test_timing_repeats_are_asked_for_and_labelled():
         "seeded": 0,
         "unseeded": 2,
         "timing_repeats": 4,
+        "skipped": 0,
     }
 
 
@@ -82,6 +85,7 @@ def test_the_seed_use_of_a_setting_follows_its_parameters():
         "seeded": 3,
         "unseeded": 1,
         "timing_repeats": 0,
+        "skipped": 0,
     }
 
 
@@ -94,11 +98,11 @@ def test_canonical_job_drops_an_unused_seed_and_keeps_old_hashes():
     dual = [canonical_job(JobSpec(**job, solver="dual_cd", seed=s)) for s in (0, 2, None)]
     assert [s.seed for s in dual] == [0, 2, 0] and spec_hash(dual[0]) != spec_hash(dual[1])
     assert spec_hash(dual[2]) == spec_hash(dual[0])
-    # repeat 0 and an unpinned host are left out of the hash: jobs made before those
-    # fields existed keep theirs
+    # repeat 0, an unpinned host and a binary problem (no multiclass) are left out of the
+    # hash: jobs made before those fields existed keep theirs
     dumped = dual[0].model_dump(mode="json")
-    assert dumped["repeat"] == 0 and dumped["host"] is None
-    before = {k: v for k, v in dumped.items() if k not in ("repeat", "host")}
+    assert dumped["repeat"] == 0 and dumped["host"] is None and dumped["multiclass"] is None
+    before = {k: v for k, v in dumped.items() if k not in ("repeat", "host", "multiclass")}
     text = json.dumps(before, sort_keys=True, separators=(",", ":"))
     assert spec_hash(dual[0]) == hashlib.sha256(text.encode()).hexdigest()
     assert spec_hash(dual[0].model_copy(update={"repeat": 1})) != spec_hash(dual[0])
@@ -134,8 +138,8 @@ def test_a_sweep_made_before_timing_repeats_counts_its_reruns():
     legacy = {**SWEEP, "l2": [1e-3]}  # stored without timing_repeats: every seed ran
     counts = sweeps.solver_counts(Sweep(spec=legacy, n_jobs=6))
     assert counts == {
-        "dual_cd": {"jobs": 3, "seeded": 3, "unseeded": 0, "timing_repeats": 0},
-        "lbfgs": {"jobs": 3, "seeded": 0, "unseeded": 1, "timing_repeats": 2},
+        "dual_cd": {"jobs": 3, "seeded": 3, "unseeded": 0, "timing_repeats": 0, "skipped": 0},
+        "lbfgs": {"jobs": 3, "seeded": 0, "unseeded": 1, "timing_repeats": 2, "skipped": 0},
     }
     assert sweeps.solver_counts(Sweep(spec={"broken": True}, n_jobs=0)) is None
 
@@ -155,3 +159,54 @@ def test_the_size_limit_counts_deterministic_solvers_once(database_url, settings
             sweeps.submit_sweep(
                 session, SweepSpec(**{**SWEEP, "solvers": [huge]}), settings, team_id=None
             )
+
+
+# spec and objective hashes of binary and regression jobs, computed on main before the
+# K-class service work (79a4fb5; the same before the K-class core, 13ca1d3): this work
+# must leave every one of them as it was
+MAIN_HASHES = [
+    (
+        {"dataset": "a9a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"},
+        "130d89f01320a30e3be2a03da697879d39a4275099a088be1b2be92b969fab13",
+        "e25566ebec79d5a5c07feeda85f9c1361225942aa21f6d9245c42ef1c18b1459",
+    ),
+    (
+        {"dataset": "news20", "positive": [1, 2, 3], "normalize": "rows"}
+        | {"loss": "smooth_hinge", "gamma": 0.5, "l2": 1e-5, "l1": 1e-6}
+        | {"solver": "spdc", "params": {"batch_size": 8}, "seed": 3},
+        "fc9b318a7d8b8d9c5b8bb11c29713042fe28585b34f8c056bc721e54219a7808",
+        "d350ee4744310769b21f8489de49656cb2fa05b534567bb630d8f6b4dbfbb140",
+    ),
+    (
+        {"dataset": "breast_cancer", "loss": "squared", "l2": 1e-2, "solver": "lbfgs"}
+        | {"host": "node-1"},
+        "0ddfe4f964775319d71134dce01327bc4545451b20b3dcdced85d2a6209a7be0",
+        "8fbcc82a5437da5bc86ae3d1a30a7ad5a0242e5671933cd1aa25fdd964186947",
+    ),
+]
+MAIN_SWEEP_HASHES = [
+    "130d89f01320a30e3be2a03da697879d39a4275099a088be1b2be92b969fab13",
+    "c934cbe2ac9c830059bfb534fc98d158c6463c6b85886c8f771b40a4c7a8f9ba",
+    "f31ed126f6676425c92a047b711e4f32042d7b9ad35a43f4852851a900b760fd",
+]
+
+
+@pytest.mark.parametrize(("fields", "digest", "objective"), MAIN_HASHES)
+def test_binary_and_regression_hashes_are_main_s(fields, digest, objective):
+    spec = canonical_job(JobSpec(**fields))
+    assert (spec_hash(spec), objective_hash(spec)) == (digest, objective)
+    assert "multiclass" not in dump_spec(spec)
+    if fields["loss"] == "logistic":  # a K-class form is another job and objective
+        lbfgs = {**fields, "solver": "lbfgs"}
+        binary = spec_hash(canonical_job(JobSpec(**lbfgs)))
+        for form in ("ovr", "multinomial"):
+            k_class = canonical_job(JobSpec(**lbfgs, multiclass=form))
+            assert spec_hash(k_class) != binary and objective_hash(k_class) != objective
+
+
+def test_a_binary_sweep_s_jobs_and_spec_are_main_s():
+    sweep = SweepSpec(
+        datasets=["a9a"], losses=["logistic"], l2=[1e-4], solvers=["dual_cd", "lbfgs"], seeds=[0, 1]
+    )
+    assert [spec_hash(job) for job in expand_sweep(sweep)] == MAIN_SWEEP_HASHES
+    assert "multiclass" not in dump_spec(sweep)

@@ -13,6 +13,7 @@ import pytest
 from faceoff.data import cache as data_cache
 from faceoff.data.cache import load_dataset
 from faceoff.data.fetch import cache_dir, locate
+from faceoff.data.labels import summarize
 from faceoff.data.registry import (
     LIBSVM,
     REGISTRY,
@@ -159,7 +160,10 @@ provenance = "its test split"
 [[dataset.sources]]
 file = "tiny.t.bz2"
 """
-FIELDS = "name, task, sources, n_samples, n_features, nnz, test, positive, provenance"
+FIELDS = (
+    "name, task, sources, n_samples, n_features, nnz, test, positive, provenance, n_classes, "
+    "class_counts"
+)
 
 
 def test_the_packaged_file_is_the_registry():
@@ -257,6 +261,29 @@ MALFORMED = {
         "dataset 'tiny.t': source file 'tiny.bz2' is already a source of dataset 'tiny'",
     ),
     "twice": ('name = "tiny.t"', 'name = "tiny"', "dataset 'tiny' is listed twice"),
+    "classes of a binary set": (
+        "nnz = 2\n",
+        "nnz = 2\nn_classes = 3\n",
+        "dataset 'tiny.t': field 'n_classes' is for a multiclass dataset, not binary",
+    ),
+    "one class": (
+        'task = "binary"',
+        'task = "multiclass"\nn_classes = 1',
+        "dataset 'tiny': field 'n_classes' must be an integer >= 2, not 1",
+    ),
+    "class counts": (
+        'task = "binary"\nn_samples = 3\nn_features = 2\ntest = "tiny.t"\n'
+        'provenance = "made up for a test"\n',
+        'task = "multiclass"\nn_samples = 3\nn_features = 2\nn_classes = 2\n'
+        'provenance = "made up for a test"\n[dataset.class_counts]\n"1" = 1\n"2" = 3\n',
+        "dataset 'tiny': field 'class_counts' holds 2 classes of 4 samples, not n_classes = 2 "
+        "of n_samples = 3",
+    ),
+    "class labels": (
+        '[[dataset.sources]]\nfile = "tiny.t.bz2"',
+        '[dataset.class_counts]\n"one" = 1\n\n[[dataset.sources]]\nfile = "tiny.t.bz2"',
+        "dataset 'tiny.t': field 'class_counts' must be a table of label = samples, not {'one': 1}",
+    ),
     "no test split": (
         'test = "tiny.t"',
         'test = "tiny.x"',
@@ -337,6 +364,12 @@ def test_a_registered_file_has_its_sha256_and_shape(spec, source, parsed_cache):
     assert got is alone
     assert A.shape == (spec.n_samples, spec.n_features) and b.shape == (spec.n_samples,)
     assert spec.nnz is None or A.nnz == spec.nnz
+    if spec.class_counts is not None:  # the MANIFEST's label counts are the file's
+        assert summarize(b) == {
+            "kind": "classes",
+            "n_classes": spec.n_classes,
+            "counts": dict(spec.class_counts),
+        }
     assert (parsed_cache / "parsed" / f"{found.sha256}-{spec.n_features}.npz").is_file()
 
 

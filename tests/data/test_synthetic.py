@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from faceoff.data.synthetic import gaussian_spread, spdc_ridge, text_like
+from faceoff.data.labels import summarize
+from faceoff.data.synthetic import clusters, gaussian_spread, spdc_ridge, text_like
 from faceoff.data.transforms import row_norms
 
 
@@ -24,8 +25,10 @@ def _same(first, second) -> None:
         lambda seed: spdc_ridge(seed=seed, n=50, d=20),
         lambda seed: text_like(n_samples=80, n_features=300, avg_nnz=10, seed=seed),
         lambda seed: gaussian_spread(n_samples=80, n_features=10, norm_spread=5, seed=seed),
+        lambda seed: clusters(n_samples=60, n_features=8, n_classes=20, seed=seed),
+        lambda seed: clusters(60, 200, density=0.05, n_classes=20, seed=seed),
     ],
-    ids=["spdc_ridge", "text_like", "gaussian_spread"],
+    ids=["spdc_ridge", "text_like", "gaussian_spread", "clusters", "clusters_sparse"],
 )
 def test_deterministic_by_seed(make):
     _same(make(3), make(3))
@@ -86,3 +89,30 @@ def test_gaussian_spread_ratio(norm_spread):
 def test_gaussian_spread_out_of_range():
     with pytest.raises(ValueError, match=r"norm_spread must be in \[1, n_samples=10\), got 20"):
         gaussian_spread(n_samples=10, norm_spread=20)
+
+
+@pytest.mark.parametrize("density", [1.0, 0.1])
+def test_clusters_are_aloi_like_many_balanced_classes_few_samples_each(density):
+    """1,000 classes of 3 samples each; a sparse design keeps its density."""
+    A, b = clusters(3000, 64, density=density, n_classes=1000, spread=0.3, seed=1)
+    assert summarize(b) == {
+        "kind": "classes",
+        "n_classes": 1000,
+        "counts": {str(k): 3 for k in range(1000)},
+    }
+    if density < 1:
+        assert sp.isspmatrix_csr(A) and abs(A.nnz / (3000 * 64) - density) < 0.01
+
+
+def test_the_samples_of_a_cluster_are_closest_to_its_centroid():
+    """A nearest-centroid rule recovers the labels of dense clusters (spread 0.3)."""
+    A, b = clusters(2000, 64, n_classes=200, spread=0.3, seed=2)
+    means = np.stack([A[b == k].mean(axis=0) for k in range(200)])
+    # ‖aᵢ − μₖ‖² up to the term ‖aᵢ‖² that every k shares
+    distances = (means**2).sum(axis=1)[None, :] - 2 * A @ means.T
+    assert np.mean(np.argmin(distances, axis=1) == b) > 0.95
+
+
+def test_clusters_need_a_sample_per_class():
+    with pytest.raises(ValueError, match="n_classes must be in"):
+        clusters(10, 5, n_classes=11)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -168,3 +169,36 @@ def test_0007_adds_the_machine_columns_and_downgrades(at_0005):
         n_jobs = conn.execute(text("SELECT count(*) FROM jobs")).scalar_one()
     engine.dispose()
     assert not added & columns_left and "wall_s" in columns_left and n_jobs == 1
+
+
+def test_0008_adds_dataset_labels_and_downgrades(at_0005):
+    """Datasets from before 0008 have no labels record; one can be written as JSON and read
+    back; downgrading to 0007 drops the column and keeps the datasets."""
+    from alembic import command
+
+    from faceoff.core.migrate import alembic_config
+
+    upgrade(at_0005, "0007")
+    engine = make_engine(at_0005)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO datasets (id, name, source, created_at) VALUES (1, 'bc', '{}', :t)"),
+            {"t": datetime.now(UTC)},
+        )
+    engine.dispose()
+    upgrade(at_0005)
+    engine = make_engine(at_0005)
+    labels = '{"kind": "classes", "n_classes": 2, "counts": {"-1": 212, "1": 357}}'
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT labels FROM datasets")).scalar_one() is None
+        conn.execute(text("UPDATE datasets SET labels = :labels"), {"labels": labels})
+        stored = conn.execute(text("SELECT labels FROM datasets")).scalar_one()
+    engine.dispose()
+    assert (json.loads(stored) if isinstance(stored, str) else stored) == json.loads(labels)
+    command.downgrade(alembic_config(at_0005), "0007")
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        columns = {c["name"] for c in inspect(conn).get_columns("datasets")}
+        names = conn.execute(text("SELECT name FROM datasets")).scalars().all()
+    engine.dispose()
+    assert "labels" not in columns and "stats" in columns and names == ["bc"]
