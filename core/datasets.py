@@ -46,7 +46,7 @@ from faceoff.core.errors import ConflictError, DataUnavailable
 from faceoff.core.jsonsafe import json_safe
 from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
-from faceoff.core.specs import SpecError, check_text_at
+from faceoff.core.specs import SpecError, check_gamma, check_text_at
 from faceoff.solvers.vocabulary import smoothness
 
 GENERATORS = ("classification", "regression")
@@ -421,12 +421,17 @@ def dataset_statistics(
     its shape; with ``store``, committed: a read-only caller passes ``store=False``); the
     advice depends on the loss and l2 and is computed each time. Raises DataUnavailable
     when the data cannot be loaded or exceeds the caps. Memory is O(nnz + n_samples) beyond
-    the matrix, whatever its declared number of features.
+    the matrix, whatever its declared number of features. SpecError at ``("gamma",)`` for a
+    γ outside [GAMMA_MIN, GAMMA_MAX] (core.specs), before anything is loaded.
     """
     from faceoff.data.registry import DatasetError
     from faceoff.data.stats import advise, dataset_stats
     from faceoff.data.transforms import normalize as transform
 
+    try:
+        check_gamma(gamma)
+    except ValueError as err:
+        raise SpecError(("gamma",), str(err)) from None
     try:
         A, b = load_matrix(dataset.source, upload_dir, caps)
         A = transform(A, normalize)

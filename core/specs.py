@@ -19,7 +19,14 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+)
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
 from faceoff.solvers.catalogue import CATALOGUE, ParamError, SupportError, show
@@ -91,6 +98,43 @@ Host = Annotated[
 # a float field of a request: JSON's NaN, Infinity and overflowing literals (1e400) refused
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
+# The range of the smoothed hinge's γ. The kernels divide by γ on the loss's quadratic piece,
+# φ'(z) = −b(1 − bz)/γ for 1 − γ < bz < 1 (solvers/losses.py: loss_value, loss_deriv, the
+# curvature 1/γ of loss_derivs12, the dual step's (…)/(γ + 1/s)), and through the smoothness
+# β = 1/γ that sets every step size (SPDC's √(nλ/(mγ)) and κ = R²/(λγ), the 1/β steps of the
+# primal methods). Near the kink 1 − bz is known to within ε = 2.2e-16, so φ' carries an
+# error of ε/γ: 2.2e-10 at γ = 1e-6, the order of the default tolerance on the relative gap
+# (1e-10). Below it the certified gap is rounding noise, the primal methods' steps (∝ γ)
+# vanish, and a subnormal γ makes β infinite (SPDC divided by λ·(1/β) = 0).
+GAMMA_MIN = 1e-6
+GAMMA_MAX = 1e6
+
+
+def check_gamma(value: float) -> float:
+    """``value`` if it is a usable γ (finite, in [GAMMA_MIN, GAMMA_MAX]); ValueError naming
+    gamma and the accepted range otherwise."""
+    if not (math.isfinite(value) and GAMMA_MIN <= value <= GAMMA_MAX):
+        why = (
+            f": the kernels divide by gamma, and below {GAMMA_MIN:g} the rounding error of "
+            "the loss's derivative (2.2e-16/gamma) exceeds the gap a trace certifies"
+            if value < GAMMA_MIN
+            else ""
+        )
+        raise ValueError(f"gamma must be in [{GAMMA_MIN:g}, {GAMMA_MAX:g}], got {value!r}{why}")
+    return value
+
+
+# the smoothing γ of a request (see GAMMA_MIN)
+Gamma = Annotated[
+    float,
+    Field(
+        allow_inf_nan=False,
+        description=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)}, in "
+        f"[{GAMMA_MIN:g}, {GAMMA_MAX:g}]",
+    ),
+    AfterValidator(check_gamma),
+]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -123,13 +167,11 @@ class ObjectiveSpec(_Strict):
         None, max_length=1000, description="classes mapped to +1 (multiclass data)"
     )
     loss: Loss
-    gamma: float = Field(
-        1.0, gt=0, le=1e6, description=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)}"
-    )
+    gamma: Gamma = 1.0
     l2: float = Field(gt=0, le=1e6, description="l2 weight: l2/2·‖x‖²")
     l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
 
-    _check_finite = field_validator("gamma", "l2", "l1")(_finite)
+    _check_finite = field_validator("l2", "l1")(_finite)
 
     @property
     def penalty(self) -> str:
@@ -242,7 +284,7 @@ class SweepSpec(_Strict):
     normalize: Normalize = "none"
     positive: list[FiniteFloat] | None = Field(None, max_length=1000)
     losses: list[Loss] = Field(min_length=1, max_length=len(LOSS_NAMES))
-    gamma: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
+    gamma: Gamma = 1.0
     l2: list[Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]] = Field(
         min_length=1, max_length=1000
     )

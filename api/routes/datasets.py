@@ -20,7 +20,7 @@ from faceoff.core import datasets as service
 from faceoff.core import uploads
 from faceoff.core.datasets import NAME_PATTERN, Caps
 from faceoff.core.errors import DataUnavailable
-from faceoff.core.specs import Loss, Normalize, SpecError
+from faceoff.core.specs import Gamma, Loss, Normalize, SpecError
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
@@ -125,7 +125,7 @@ def read_dataset_stats(
     team: TeamDep,
     loss: Loss = "logistic",
     l2: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1e-4,
-    gamma: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1.0,
+    gamma: Annotated[Gamma, Query()] = 1.0,
     normalize: Normalize = "none",
 ) -> DatasetStatsPublic:
     """Size, sparsity, norms and labels (cached), and the Faceoff advisor for ``loss`` and

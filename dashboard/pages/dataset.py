@@ -14,6 +14,7 @@ from dash import Input, Output, State, callback, dcc, html
 from faceoff.core import analysis
 from faceoff.core.errors import DataUnavailable
 from faceoff.core.jobs import JobFilter
+from faceoff.core.specs import SpecError
 from faceoff.dashboard import rows
 from faceoff.dashboard.components import (
     caps,
@@ -276,7 +277,7 @@ def update(dataset_id, index, eps):
     try:
         stats, advice = _analysis(dataset_id, objective)
         advice_view: Any = _facts(_advice_items(advice))
-    except (DataUnavailable, LookupError) as err:
+    except (DataUnavailable, LookupError, SpecError) as err:  # SpecError: γ out of range
         stats, advice = info["stats"], None
         advice_view = html.Div(str(err), className="error")
     measured = _measured(dataset_id, objective, float(eps))
