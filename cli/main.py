@@ -99,6 +99,7 @@ def build_parser() -> Parser:
     _add_datasets(commands)
     add_service_commands(commands)  # submit, sweep, status, trace, references, cancel
     add_token_commands(commands)
+    _add_secret(commands)
     _add_up(commands)
     return parser
 
@@ -317,6 +318,22 @@ def _add_table_format(parser: argparse.ArgumentParser) -> None:
         choices=("table", "json"),
         help="default: table when stdout is a terminal, json otherwise",
     )
+
+
+def _add_secret(commands: argparse._SubParsersAction) -> None:
+    text = (
+        "print a new random FACEOFF_SECRET_KEY (48 random bytes, URL-safe base64), one the "
+        "dashboard accepts"
+    )
+    secret = commands.add_parser("secret", help=text, description=text)
+    secret.set_defaults(handler=_secret)
+
+
+def _secret(args: argparse.Namespace) -> int:
+    from faceoff.core.secret_key import make_secret_key
+
+    print(make_secret_key())
+    return 0
 
 
 def _add_up(commands: argparse._SubParsersAction) -> None:

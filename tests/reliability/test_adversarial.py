@@ -24,6 +24,7 @@ import pytest
 
 from faceoff.core import auth
 from faceoff.core.db import session_scope
+from faceoff.core.secret_key import make_secret_key
 from tests.reliability.servers import TINY, api_env, running_api
 from tests.service.workers import running_worker
 
@@ -273,7 +274,7 @@ def service(postgres_url, redis_url, settings_for):
         postgres_url,
         redis_url,
         AUTH_ENABLED=True,
-        SECRET_KEY="adversarial-test-secret-key-0123456789abcdef",
+        SECRET_KEY=make_secret_key(),
         MAX_UPLOAD_BYTES=4 * 1024**2,
     )
     tokens = {}
