@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from faceoff.core.datasets import NAME_PATTERN
 from faceoff.core.specs import (
     JobSpec,
+    JsonInt,
     Loss,
     Normalize,
     ObjectiveSpec,
@@ -18,8 +19,6 @@ from faceoff.core.specs import (
     SweepSpec,
     Text,
 )
-
-Int32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
 def _finite_or_none(value: Any) -> Any:
@@ -201,10 +200,10 @@ class SyntheticSource(_Create):
 
     kind: Literal["synthetic"]
     generator: Literal["classification", "regression"]
-    n_samples: int = Field(ge=1, le=10_000_000)
-    n_features: int = Field(ge=1, le=10_000_000)
+    n_samples: JsonInt = Field(ge=1, le=10_000_000)
+    n_features: JsonInt = Field(ge=1, le=10_000_000)
     density: float = Field(gt=0, le=1, allow_inf_nan=False, description="1: dense")
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    seed: JsonInt = Field(0, ge=0, le=2**31 - 1)
 
 
 class SklearnSource(_Create):

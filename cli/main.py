@@ -17,6 +17,7 @@ from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
 from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.integers import int_text
 from faceoff.solvers.vocabulary import (
     BINARY_LOSS_NAMES,
     LOSS_NAMES,
@@ -62,7 +63,7 @@ def _number(check, wanted: str):
 
 def _seed(text: str) -> int:
     try:
-        value = int(text)
+        value = int_text(text)
     except ValueError:
         value = -1
     if value < 0:

@@ -25,11 +25,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     field_validator,
 )
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
 from faceoff.solvers.catalogue import CATALOGUE, ParamError, SupportError, show
+from faceoff.solvers.integers import int_text
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     NORMALIZATION_NAMES,
@@ -95,6 +97,18 @@ Host = Annotated[
         "letters, digits, '-', '_', dot-separated labels); default: any worker",
     ),
 ]
+# an integer field of a JSON body: a JSON integer only, not true, 3.0 or "3"
+# (solvers.integers, whose rule solver parameters follow too)
+JsonInt = Annotated[int, Strict()]
+
+
+def _integer_text(value: Any) -> Any:
+    return int_text(value) if isinstance(value, str) else value
+
+
+# an integer of a query string, path, header or form field: ASCII digits 0-9 with an optional
+# minus only, not "3_0", "٣٠", " 3" or "+3" (solvers.integers.int_text)
+TextInt = Annotated[int, BeforeValidator(_integer_text)]
 # a float field of a request: JSON's NaN, Infinity and overflowing literals (1e400) refused
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
@@ -183,14 +197,14 @@ class JobSpec(ObjectiveSpec):
 
     solver: Text = Field(min_length=1, max_length=64)
     params: dict[Text, Any] = Field(default_factory=dict)
-    seed: int | None = Field(
+    seed: JsonInt | None = Field(
         0,
         ge=0,
         le=2**31 - 1,
         description="seed of a randomized solver; null (stored for any value given) when the "
         "solver does not use it with these parameters (GET /solvers: uses_seed)",
     )
-    repeat: int = Field(
+    repeat: JsonInt = Field(
         0,
         ge=0,
         le=1000,
@@ -294,7 +308,7 @@ class SweepSpec(_Strict):
     solvers: list[SolverChoice | Annotated[Text, Field(min_length=1, max_length=64)]] = Field(
         min_length=1, max_length=1000
     )
-    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+    seeds: list[Annotated[JsonInt, Field(ge=0, le=2**31 - 1)]] = Field(
         [0], min_length=1, max_length=1000
     )
     timing_repeats: bool = Field(

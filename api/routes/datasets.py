@@ -20,11 +20,11 @@ from faceoff.core import datasets as service
 from faceoff.core import uploads
 from faceoff.core.datasets import NAME_PATTERN, Caps
 from faceoff.core.errors import DataUnavailable
-from faceoff.core.specs import Gamma, Loss, Normalize, SpecError
+from faceoff.core.specs import Gamma, Loss, Normalize, SpecError, TextInt
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
-DatasetId = Annotated[int, Path(ge=1, le=2**31 - 1, description="dataset id")]
+DatasetId = Annotated[TextInt, Path(ge=1, le=2**31 - 1, description="dataset id")]
 NOT_FOUND: Responses = {404: {"model": Message, "description": "no such dataset"}}
 EXISTS: Responses = {
     200: {"model": DatasetPublic, "description": "already registered, same source"}
@@ -92,7 +92,7 @@ def upload_dataset(
         str | None,
         Form(min_length=1, max_length=200, pattern=NAME_PATTERN, description="default: file"),
     ] = None,
-    n_features: Annotated[int | None, Form(ge=1, le=2**31 - 1)] = None,
+    n_features: Annotated[TextInt | None, Form(ge=1, le=2**31 - 1)] = None,
 ) -> DatasetPublic:
     """Upload and register an svmlight file, private to your team (validated before it is
     registered; kept decompressed as ``<sha256>.svm``, whatever the client's file name)."""

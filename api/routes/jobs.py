@@ -39,7 +39,7 @@ from faceoff.core import jobs as service
 from faceoff.core.db import brief, is_unavailable, session_factory
 from faceoff.core.errors import NotFoundError
 from faceoff.core.models import TERMINAL
-from faceoff.core.specs import Loss
+from faceoff.core.specs import Loss, TextInt
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=AuthenticatedRoute)
 log = logging.getLogger("api")
@@ -77,7 +77,7 @@ def read_jobs(
     session: SessionDep,
     team: TeamDep,
     status: Status | None = None,
-    sweep_id: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    sweep_id: Annotated[TextInt | None, Query(ge=1, le=2**31 - 1)] = None,
     solver: Text = None,
     dataset: Text = None,
     loss: Loss | None = None,
@@ -102,9 +102,9 @@ def read_job_trace(
     job_id: JobId,
     session: SessionDep,
     team: TeamDep,
-    after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1, description="only seq > this")] = -1,
+    after_seq: Annotated[TextInt, Query(ge=-1, le=2**31 - 1, description="only seq > this")] = -1,
     max_points: Annotated[
-        int | None,
+        TextInt | None,
         Query(
             ge=2,
             le=100_000,
@@ -232,8 +232,8 @@ async def stream_job_events(
     settings: SettingsDep,
     team: TeamDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1)] = -1,
-    last_event_id: Annotated[int | None, Header(ge=-1, le=2**31 - 1)] = None,
+    after_seq: Annotated[TextInt, Query(ge=-1, le=2**31 - 1)] = -1,
+    last_event_id: Annotated[TextInt | None, Header(ge=-1, le=2**31 - 1)] = None,
 ) -> StreamingResponse:
     """Follow a job live: its trace points as the worker writes them (polled every 0.5 s)
     and its status changes, until it finishes. Resume with ``Last-Event-ID``. The token is

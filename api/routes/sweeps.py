@@ -11,10 +11,11 @@ from faceoff.api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
 from faceoff.core import jobs
 from faceoff.core import sweeps as service
 from faceoff.core.models import Sweep
+from faceoff.core.specs import TextInt
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"], route_class=AuthenticatedRoute)
 
-SweepId = Annotated[int, Path(ge=1, le=2**31 - 1, description="sweep id")]
+SweepId = Annotated[TextInt, Path(ge=1, le=2**31 - 1, description="sweep id")]
 
 
 def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:

@@ -1,6 +1,7 @@
-"""Extreme but finite numbers (subnormal, tiny, huge) on a real uvicorn API, PostgreSQL, Redis
-and a worker: a range the math needs is validated with a 422 naming the field and the range,
-never a 500 or a ZeroDivisionError in a worker.
+"""Extreme but finite numbers (subnormal, tiny, huge) and integers that are not quite integers,
+on a real uvicorn API, PostgreSQL, Redis and a worker: a range the math needs is validated
+with a 422 naming the field and the range, never a 500 or a ZeroDivisionError in a worker;
+an integer is a JSON integer in a body and ASCII digits in a query, path or form field.
 
 Round 3 found ``GET /datasets/{id}/stats?loss=smooth_hinge&gamma=1e-310`` answering 500 and
 an spdc job with that γ failing with ZeroDivisionError (SPDC divided by λ·γ, with γ = 1/β
@@ -96,3 +97,60 @@ def test_a_tiny_l2_never_answers_500(service, l2):
     client, dataset_id, _ = service
     stats = client.get(f"/datasets/{dataset_id}/stats", params={"loss": "logistic", "l2": l2})
     assert stats.status_code == 200, stats.text
+
+
+NOT_INTEGERS = [True, "3_0", "٣٠", 3.5, 3.0, "3"]  # JSON integers only (solvers.integers)
+
+
+def test_integer_fields_take_json_integers_only(service):
+    """Round 3: ``true``, ``"3_0"`` and ``"٣٠"`` were accepted as integer parameters (1, 30,
+    30): Python's int() reads them all."""
+    client, _, _ = service
+    for value in NOT_INTEGERS:
+        cases = {
+            ("params", "batch_size"): {**JOB, "params": {"batch_size": value}},
+            ("params", "memory"): {**JOB, "solver": "lbfgs", "params": {"memory": value}},
+            ("seed",): {**JOB, "seed": value},
+            ("repeat",): {**JOB, "repeat": value},
+        }
+        for loc, body in cases.items():
+            response = client.post("/jobs", json=body)
+            assert response.status_code == 422, (value, loc, response.text)
+            assert response.json()["detail"][0]["loc"] == ["body", *loc], response.text
+        sweep = {
+            "datasets": ["tiny"],
+            "losses": ["logistic"],
+            "l2": [1e-2],
+            "solvers": ["dual_cd"],
+            "seeds": [0, value],
+        }
+        response = client.post("/sweeps", json=sweep)
+        assert response.status_code == 422, (value, response.text)
+        source = {**TINY, "n_samples": value}
+        response = client.post("/datasets", json={"name": "bad", "source": source})
+        assert response.status_code == 422, (value, response.text)
+    assert client.get("/jobs").json()["count"] == 0
+    assert client.post("/jobs", json={**JOB, "params": {"batch_size": 3}}).status_code == 201
+
+
+def test_integers_in_text_are_ascii_digits(service):
+    client, dataset_id, _ = service
+    for text in ("3_0", "٣٠", " 3", "+3", "1e1", "3.0"):
+        for path, params in [
+            ("/jobs", {"limit": text}),
+            ("/jobs", {"sweep_id": text}),
+            (f"/jobs/{text}", {}),
+            (f"/datasets/{text}/stats", {}),
+            ("/sweeps", {"offset": text}),
+        ]:
+            response = client.get(path, params=params)
+            assert response.status_code == 422, (path, params, response.text)
+        upload = client.post(
+            "/datasets/upload",
+            files={"file": ("x.svm", b"1 1:1\n-1 2:1\n")},
+            data={"name": "up", "n_features": text},
+        )
+        assert upload.status_code == 422, (text, upload.text)
+        assert upload.json()["detail"][0]["loc"] == ["body", "n_features"]
+    assert client.get("/jobs", params={"limit": "3"}).status_code == 200
+    assert client.get(f"/datasets/{dataset_id}").status_code == 200
