@@ -330,11 +330,15 @@ class ReferencePublic(_Public):
     objective_hash: str = Field(description="hash of the content-keyed objective")
     objective: dict[str, Any] = Field(
         description="data_hash, loss, gamma (smoothed hinge), l1, l2, the transforms of the "
-        "run that certified it, and the dataset's name if it is shared with every team"
+        "run that certified it, and the dataset's name if it is shared with every team; "
+        "no data_hash for another team's private dataset"
     )
     primal: float = Field(description="P of the certifying point: P* ∈ [P − gap, P]")
     gap: float
-    job_id: int | None
+    job_id: int | None = Field(
+        description="the job that certified it; null once deleted, or when another team's "
+        "job certified it on a private dataset"
+    )
     created_at: datetime
 
 

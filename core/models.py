@@ -16,6 +16,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -63,16 +64,39 @@ class ApiToken(Base):
     team: Mapped[Team] = relationship()
 
 
+SHARED = text("team_id IS NULL")
+PRIVATE = text("team_id IS NOT NULL")
+
+
 class Dataset(Base):
     """A registered dataset: a public registry name, an uploaded svmlight file, a synthetic
     generator or a dataset shipped with scikit-learn (``source`` says which and how).
-    ``team_id`` is the team of a private upload, NULL for a shared dataset."""
+    ``team_id`` is the team of a private upload, NULL for a shared dataset. A name is unique
+    among the shared datasets and among each team's uploads (two partial unique indexes), so
+    a team's private name never stops another team from using it (core.datasets)."""
 
     __tablename__ = "datasets"
+    __table_args__ = (
+        Index(
+            "uq_datasets_shared_name",
+            "name",
+            unique=True,
+            sqlite_where=SHARED,
+            postgresql_where=SHARED,
+        ),
+        Index(
+            "uq_datasets_team_name",
+            "team_id",
+            "name",
+            unique=True,
+            sqlite_where=PRIVATE,
+            postgresql_where=PRIVATE,
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id"), index=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
     source: Mapped[dict[str, Any]]
     n_samples: Mapped[int | None]
     n_features: Mapped[int | None]

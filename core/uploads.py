@@ -254,11 +254,9 @@ def register_upload(
         source = {"kind": "upload", "file": stored, "n_features": n_features}
         check_public_name(name, source)
         A, _ = parse(path, filename, n_features, caps)
-        existing = find_dataset(session, name)
-        if existing is not None and (
-            existing.source != source or existing.team_id not in (None, team_id)
-        ):
-            raise name_taken(existing, team_id)
+        existing = find_dataset(session, name, team_id=team_id)
+        if existing is not None and existing.source != source:
+            raise name_taken(existing)
         path.replace(path.parent / stored)
     finally:
         path.unlink(missing_ok=True)
