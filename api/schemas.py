@@ -177,6 +177,12 @@ class SweepPublic(_Public):
     jobs_per_solver: dict[str, SolverJobsPublic] | None = Field(
         None, description="the sweep's jobs of each solver (None: its spec no longer parses)"
     )
+    duplicates_dropped: dict[str, int] = Field(
+        default_factory=dict,
+        description="repeated values dropped before the sweep expanded, by axis (datasets, "
+        "losses, l2, l1, seeds; solvers: settings equal once parsed with their defaults); "
+        "spec holds the axes without them",
+    )
 
 
 class SweepsPublic(BaseModel):

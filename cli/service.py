@@ -241,6 +241,9 @@ def _sweep(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         sweep = client.submit_sweep(spec, force=args.force)
     print(f"sweep {sweep['id']}: {sweep['n_jobs']} jobs, {_progress_text(sweep['progress'])}")
+    if dropped := sweep.get("duplicates_dropped"):
+        repeats = ", ".join(f"{count} of {axis}" for axis, count in dropped.items())
+        print(f"repeated values dropped: {repeats}")
     return 0
 
 

@@ -117,6 +117,8 @@ class Sweep(Base):
     spec: Mapped[dict[str, Any]]
     n_jobs: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # {axis: repeated values dropped} (core.specs.dedupe_sweep); NULL before migration 0008
+    duplicates_dropped: Mapped[dict[str, Any] | None]
 
     jobs: Mapped[list[Job]] = relationship(back_populates="sweep")
 

@@ -335,6 +335,95 @@ def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
 
 
+def _canonical(value: Any) -> str:
+    """A value's canonical text: JSON with sorted keys (0.01 and 1e-2 are one float; 1,
+    1.0 and true stay three values)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _unique(values: list[Any]) -> tuple[list[Any], int]:
+    """(``values`` without repeats of a canonical value, first occurrences in order, how
+    many were dropped)."""
+    seen: set[str] = set()
+    kept = []
+    for value in values:
+        key = _canonical(value)
+        if key not in seen:
+            seen.add(key)
+            kept.append(value)
+    return kept, len(values) - len(kept)
+
+
+SWEEP_AXES = ("datasets", "losses", "l2", "l1", "seeds")
+
+
+def dedupe_sweep(sweep: SweepSpec) -> tuple[SweepSpec, dict[str, int]]:
+    """(the sweep with every axis free of repeated values, {axis: values dropped} for the
+    axes that had some; ``"solvers"`` counts solver settings).
+
+    An axis is a list of values; two are one when their canonical JSON is (:func:`_canonical`:
+    ``[0, 0, 0]``, ``[0.01, 1e-2]``). A solver's parameter lists are deduplicated the same
+    way, and a solver choice repeated whole is dropped. Lists no setting (the sizes are not
+    checked yet): settings of different choices that are equal once parsed with their
+    defaults (``"spdc"`` and ``{"solver": "spdc", "params": {"batch_size": 1}}``) are
+    skipped when the sweep expands (:func:`unique_settings`). Seeds count as values too:
+    ``seeds: [0, 0, 0]`` with ``timing_repeats`` is one repeat, not three.
+    """
+    updates: dict[str, Any] = {}
+    dropped: dict[str, int] = {}
+    for axis in SWEEP_AXES:
+        kept, count = _unique(getattr(sweep, axis))
+        if count:
+            updates[axis], dropped[axis] = kept, count
+    choices: list[SolverChoice | str] = []
+    seen: set[str] = set()
+    for choice in sweep.solvers:
+        if isinstance(choice, SolverChoice):
+            params = {
+                k: _unique(v)[0] if isinstance(v, list) else v for k, v in choice.params.items()
+            }
+            choice = choice.model_copy(update={"params": params})
+            key = _canonical([choice.solver, params])
+        else:
+            key = _canonical([choice, {}])
+        if key not in seen:
+            seen.add(key)
+            choices.append(choice)
+    if choices != sweep.solvers:
+        updates["solvers"] = choices
+    deduped = sweep.model_copy(update=updates)
+    if settings_dropped := n_settings(sweep) - n_settings(deduped):
+        dropped["solvers"] = settings_dropped
+    return deduped, dropped
+
+
+def _setting_key(solver: str, params: dict[str, Any]) -> str:
+    """What identifies a solver setting: its parameters parsed with their defaults (the raw
+    ones when they do not parse: expand_sweep then names the error)."""
+    spec = CATALOGUE.get(solver)
+    if spec is not None:
+        try:
+            params = spec.parse_params(params)
+        except ParamError:
+            pass
+    return _canonical([solver, params])
+
+
+def unique_settings(sweep: SweepSpec) -> tuple[list[tuple[int, str, dict[str, Any]]], int]:
+    """([(choice index, solver, raw parameters)] of the sweep's settings, each distinct
+    setting once, in order; how many repeats were skipped). Lists every setting: check
+    :func:`n_settings` first."""
+    seen: set[str] = set()
+    settings = []
+    for index, choice in enumerate(sweep.solver_choices()):
+        for params in _settings_of(choice):
+            key = _setting_key(choice.solver, params)
+            if key not in seen:
+                seen.add(key)
+                settings.append((index, choice.solver, params))
+    return settings, n_settings(sweep) - len(settings)
+
+
 def _seeded(solver: str, params: dict[str, Any]) -> bool:
     """Whether ``solver`` with the raw ``params`` uses the seed; True when either is invalid
     (expand_sweep then names the error)."""
@@ -363,15 +452,14 @@ def jobs_per_solver(sweep: SweepSpec) -> dict[str, dict[str, int]]:
     seeds, objectives = len(sweep.seeds), sweep.n_objectives()
     out: dict[str, dict[str, int]] = {}
     for choice in sweep.solver_choices():
-        counts = out.setdefault(
-            choice.solver, {"jobs": 0, "seeded": 0, "unseeded": 0, "timing_repeats": 0}
-        )
-        for params in _settings_of(choice):
-            if _seeded(choice.solver, params):
-                counts["seeded"] += objectives * seeds
-            else:
-                counts["unseeded"] += objectives
-                counts["timing_repeats"] += objectives * (seeds - 1) * int(sweep.timing_repeats)
+        out.setdefault(choice.solver, {"jobs": 0, "seeded": 0, "unseeded": 0, "timing_repeats": 0})
+    for _, solver, params in unique_settings(sweep)[0]:
+        counts = out[solver]
+        if _seeded(solver, params):
+            counts["seeded"] += objectives * seeds
+        else:
+            counts["unseeded"] += objectives
+            counts["timing_repeats"] += objectives * (seeds - 1) * int(sweep.timing_repeats)
     for counts in out.values():
         counts["jobs"] = counts["seeded"] + counts["unseeded"] + counts["timing_repeats"]
     return out
@@ -393,31 +481,32 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
     """The canonical job specs of a sweep; SpecError naming the first invalid combination.
 
     A setting that uses the seed runs once per seed and objective; one that does not, once
-    per objective, or once per seed as timing repeats (``timing_repeats``)."""
+    per objective, or once per seed as timing repeats (``timing_repeats``). A setting equal
+    to an earlier one once parsed runs once (:func:`unique_settings`); the axes are
+    deduplicated by :func:`dedupe_sweep` before."""
     jobs = []
-    for index, choice in enumerate(sweep.solver_choices()):
-        for params in _settings_of(choice):
-            runs = _runs(sweep, _seeded(choice.solver, params))
-            for dataset, loss, l2, l1, (seed, repeat) in itertools.product(
-                sweep.datasets, sweep.losses, sweep.l2, sweep.l1, runs
-            ):
-                try:
-                    spec = JobSpec(
-                        dataset=dataset,
-                        normalize=sweep.normalize,
-                        positive=sweep.positive,
-                        loss=loss,
-                        gamma=sweep.gamma,
-                        l2=l2,
-                        l1=l1,
-                        solver=choice.solver,
-                        params=params,
-                        seed=seed,
-                        repeat=repeat,
-                        stop=sweep.stop,
-                        host=sweep.host,
-                    )
-                except ValueError as err:  # pydantic ValidationError (a weight out of range)
-                    raise SpecError(("l2",), f"invalid combination: {err}") from None
-                jobs.append(canonical_job(spec, loc=("solvers", index)))
+    for index, solver, params in unique_settings(sweep)[0]:
+        runs = _runs(sweep, _seeded(solver, params))
+        for dataset, loss, l2, l1, (seed, repeat) in itertools.product(
+            sweep.datasets, sweep.losses, sweep.l2, sweep.l1, runs
+        ):
+            try:
+                spec = JobSpec(
+                    dataset=dataset,
+                    normalize=sweep.normalize,
+                    positive=sweep.positive,
+                    loss=loss,
+                    gamma=sweep.gamma,
+                    l2=l2,
+                    l1=l1,
+                    solver=solver,
+                    params=params,
+                    seed=seed,
+                    repeat=repeat,
+                    stop=sweep.stop,
+                    host=sweep.host,
+                )
+            except ValueError as err:  # pydantic ValidationError (a weight out of range)
+                raise SpecError(("l2",), f"invalid combination: {err}") from None
+            jobs.append(canonical_job(spec, loc=("solvers", index)))
     return jobs

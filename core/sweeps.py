@@ -10,6 +10,11 @@ A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-c
 
 ``force=True`` always creates new jobs (and a new sweep).
 
+A sweep's axes are sets: repeated values (``seeds: [0, 0, 0]``, ``l2: [0.01, 1e-2]``) and
+solver settings equal once parsed with their defaults are dropped before it expands, and the
+sweep records how many (:func:`faceoff.core.specs.dedupe_sweep`), so no two of its jobs
+share a spec hash.
+
 A solver setting that does not use the seed (``SolverSpec.uses_seed``) runs once per
 objective, whatever the seeds, unless the sweep asks for ``timing_repeats``
 (:func:`faceoff.core.specs.expand_sweep`); :func:`solver_counts` says how many jobs of each
@@ -40,12 +45,14 @@ from faceoff.core.specs import (
     SpecError,
     SweepSpec,
     check_text_at,
+    dedupe_sweep,
     dump_spec,
     expand_sweep,
     jobs_per_solver,
     n_settings,
     spec_hash,
     sweep_size,
+    unique_settings,
 )
 
 
@@ -63,9 +70,13 @@ def submit_sweep(
 ) -> tuple[Sweep, list[Job], bool]:
     """(sweep, new jobs to enqueue, whether the sweep is new), owned by the team.
 
-    Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates within the
-    team as in the module doc. The caller commits, then enqueues the new jobs.
+    Drops repeated values of its axes and repeated solver settings first
+    (:func:`faceoff.core.specs.dedupe_sweep`; the sweep records how many,
+    ``Sweep.duplicates_dropped``). Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding
+    them; deduplicates within the team as in the module doc. The caller commits, then
+    enqueues the new jobs.
     """
+    spec, dropped = dedupe_sweep(spec)
     least = spec.n_objectives() * n_settings(spec)  # every setting runs once per objective
     exact = least <= settings.MAX_SWEEP_JOBS  # then its settings may be listed
     size = sweep_size(spec) if exact else least
@@ -80,6 +91,8 @@ def submit_sweep(
         check_text_at(spec.name, ("name",))
     check_stop_limits(spec.stop, settings)
     caps = Caps.of(settings)
+    if repeated := unique_settings(spec)[1]:  # settings equal once parsed
+        dropped["solvers"] = dropped.get("solvers", 0) + repeated
     specs = expand_sweep(spec)
     key = _sweep_key(spec)
     if not force:
@@ -105,7 +118,13 @@ def submit_sweep(
         )
         for job in session.scalars(query.order_by(Job.id)):
             standalone[job.spec_hash] = job
-    sweep = Sweep(name=spec.name, spec=dump_spec(spec), n_jobs=size, team_id=team_id)
+    sweep = Sweep(
+        name=spec.name,
+        spec=dump_spec(spec),
+        n_jobs=size,
+        team_id=team_id,
+        duplicates_dropped=dropped,
+    )
     session.add(sweep)
     created: list[Job] = []
     for job_spec, digest in zip(specs, digests, strict=True):

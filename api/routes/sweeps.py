@@ -27,6 +27,7 @@ def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
         created_at=sweep.created_at,
         progress=progress,
         jobs_per_solver=service.solver_counts(sweep),
+        duplicates_dropped=sweep.duplicates_dropped or {},
     )
 
 

@@ -1,4 +1,4 @@
-"""dataset names per team
+"""dataset names per team; duplicates dropped from a sweep
 
 Revision ID: 0008
 Revises: 0007
@@ -8,6 +8,9 @@ Create Date: 2026-12-10 09:00:00.000000
 team's private upload, telling that it exists. A name is now unique among the shared
 datasets (``team_id`` NULL: partial unique index ``uq_datasets_shared_name``) and among each
 team's uploads (``uq_datasets_team_name`` on (team_id, name) where team_id is set).
+
+``sweeps.duplicates_dropped`` (JSON) records how many repeated values a sweep's axes had
+(core.specs.dedupe_sweep); NULL for sweeps from before.
 
 On PostgreSQL the old constraint is dropped. SQLite cannot drop a table's UNIQUE
 constraint, so the table is rebuilt inside the migration's transaction: its rows are copied
@@ -70,6 +73,7 @@ def _rebuild_sqlite(name_unique: bool) -> None:
 
 def upgrade() -> None:
     """Upgrade schema."""
+    op.add_column("sweeps", sa.Column("duplicates_dropped", sa.JSON(), nullable=True))
     if op.get_bind().dialect.name == "sqlite":
         _rebuild_sqlite(name_unique=False)
     else:
@@ -100,3 +104,4 @@ def downgrade() -> None:
         _rebuild_sqlite(name_unique=True)
     else:
         op.create_unique_constraint("datasets_name_key", "datasets", ["name"])
+    op.drop_column("sweeps", "duplicates_dropped")
