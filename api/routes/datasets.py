@@ -73,11 +73,12 @@ def create_dataset(
         413: {
             "model": Message,
             "description": "larger than MAX_UPLOAD_BYTES, or than MAX_UPLOAD_DECOMPRESSED_BYTES "
-            "once decompressed",
+            "once decompressed, or holding more than API_MAX_UPLOAD_VALUES feature values",
         },
         422: {
-            "description": "not a valid svmlight file (FILE: line N: problem), or n_features "
-            "or the file's shape over MAX_FEATURES, MAX_SAMPLES or MAX_NNZ"
+            "description": "not a valid svmlight file (FILE: line N: problem), a container "
+            "other than one layer of gzip or bzip2, or n_features or the file's shape over "
+            "MAX_FEATURES, MAX_SAMPLES or MAX_NNZ"
         },
     },
 )

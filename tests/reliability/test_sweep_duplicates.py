@@ -50,7 +50,6 @@ SPDC_ONLY = {
 @pytest.fixture
 def client(postgres_url, redis_url, settings_for):
     settings = settings_for(postgres_url, redis_url)
-    settings.HOME.mkdir(parents=True)
     with (
         running_api(api_env(settings), settings.HOME / "faceoff.api.log") as api,
         httpx.Client(base_url=api.url, timeout=30) as client,
