@@ -42,13 +42,20 @@ class _Create(BaseModel):
 # ---------------------------------------------------------------- jobs
 
 
+WAIT_FOR_HOST = (
+    "accept a host no live worker serves (GET /health: worker_hosts): the job waits queued "
+    "until a worker starts there, and says so (waiting); without it such a host is a 422"
+)
+
+
 class JobCreate(JobSpec):
     """A job specification; ``force`` runs it even if an identical job exists."""
 
     force: bool = Field(False, description="create a new job even if an identical one exists")
+    wait_for_host: bool = Field(False, description=WAIT_FOR_HOST)
 
     def spec(self) -> JobSpec:
-        return JobSpec(**self.model_dump(exclude={"force"}))
+        return JobSpec(**self.model_dump(exclude={"force", "wait_for_host"}))
 
 
 class JobPublic(_Public):
@@ -111,6 +118,12 @@ class JobPublic(_Public):
     pinned_host: str | None = Field(
         None, description="the worker host the job must run on (its spec's host); null: any"
     )
+    waiting: str | None = Field(
+        None,
+        description='why the queued job is not running, when known: "waiting for host H" '
+        "for a job submitted with wait_for_host to a host no live worker served, until a "
+        "worker there takes it",
+    )
 
 
 class JobsPublic(BaseModel):
@@ -148,9 +161,10 @@ class SweepCreate(SweepSpec):
     """A sweep specification; ``force`` creates new jobs even for identical ones."""
 
     force: bool = Field(False, description="create new jobs even if identical ones exist")
+    wait_for_host: bool = Field(False, description=WAIT_FOR_HOST)
 
     def spec(self) -> SweepSpec:
-        return SweepSpec(**self.model_dump(exclude={"force"}))
+        return SweepSpec(**self.model_dump(exclude={"force", "wait_for_host"}))
 
 
 class SolverJobsPublic(BaseModel):

@@ -184,9 +184,20 @@ class Job(Base):
     load_start: Mapped[float | None] = mapped_column(Float)
     load_end: Mapped[float | None] = mapped_column(Float)
     pinned_host: Mapped[str | None] = mapped_column(String(253))
+    # the pinned host no live worker served when the job was submitted with wait_for_host;
+    # cleared when a worker there claims it or starts (core.jobs, worker.reaper)
+    waiting_for_host: Mapped[str | None] = mapped_column(String(253))
 
     sweep: Mapped[Sweep | None] = relationship(back_populates="jobs")
     dataset: Mapped[Dataset] = relationship()
+
+    @property
+    def waiting(self) -> str | None:
+        """Why the queued job is not running, when known: ``waiting for host H`` while it is
+        pinned to a host no live worker served (and none has taken it since)."""
+        if self.status == QUEUED and self.waiting_for_host is not None:
+            return f"waiting for host {self.waiting_for_host}"
+        return None
 
 
 class TracePoint(Base):

@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     # default: the system's. Give the containers of one machine one name.
     WORKER_HOST: str = ""
     MAX_SWEEP_JOBS: int = 1000  # larger sweeps are refused with 422
+    # per-team quotas (core.jobs.check_quotas): queued jobs, and sweeps with a queued or
+    # running job; a submission over one is a 429 with Retry-After
+    TEAM_MAX_QUEUED_JOBS: int = 5000
+    TEAM_MAX_OPEN_SWEEPS: int = 20
+    QUOTA_RETRY_AFTER_SECONDS: int = 60
     MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
     MAX_JSON_BYTES: int = 1024 * 1024  # any other request body (a maximal sweep is ~0.3 MB)
     MAX_UPLOAD_DECOMPRESSED_BYTES: int = 2 * 1024**3  # a .bz2/.gz upload, once decompressed

@@ -34,7 +34,9 @@ from faceoff.core.datasets import Caps, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.jobs import (
     REUSABLE,
+    check_host,
     check_job_memory,
+    check_quotas,
     check_stop_limits,
     dataset_shape,
     new_job,
@@ -67,16 +69,20 @@ def submit_sweep(
     force: bool = False,
     *,
     team_id: int | None,
+    wait_for_host: bool = False,
 ) -> tuple[Sweep, list[Job], bool]:
     """(sweep, new jobs to enqueue, whether the sweep is new), owned by the team.
 
     Drops repeated values of its axes and repeated solver settings first
     (:func:`faceoff.core.specs.dedupe_sweep`; the sweep records how many,
     ``Sweep.duplicates_dropped``). Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding
-    them; deduplicates within the team as in the module doc. The caller commits, then
-    enqueues the new jobs.
+    them, a host no live worker serves unless ``wait_for_host``
+    (:func:`faceoff.core.jobs.check_host`), and a sweep over the team's quotas
+    (:func:`faceoff.core.jobs.check_quotas`); deduplicates within the team as in the module
+    doc. The caller commits, then enqueues the new jobs.
     """
     spec, dropped = dedupe_sweep(spec)
+    waiting = check_host(spec.host, wait_for_host, settings)
     least = spec.n_objectives() * n_settings(spec)  # every setting runs once per objective
     exact = least <= settings.MAX_SWEEP_JOBS  # then its settings may be listed
     size = sweep_size(spec) if exact else least
@@ -118,6 +124,8 @@ def submit_sweep(
         )
         for job in session.scalars(query.order_by(Job.id)):
             standalone[job.spec_hash] = job
+    new_jobs = sum(1 for digest in digests if digest not in standalone)
+    check_quotas(session, settings, team_id, jobs=new_jobs, sweeps=1)
     sweep = Sweep(
         name=spec.name,
         spec=dump_spec(spec),
@@ -131,7 +139,7 @@ def submit_sweep(
         if (existing_job := standalone.pop(digest, None)) is not None:
             existing_job.sweep = sweep
             continue
-        job = new_job(job_spec, digest, datasets[job_spec.dataset], team_id, sweep)
+        job = new_job(job_spec, digest, datasets[job_spec.dataset], team_id, sweep, waiting)
         session.add(job)
         created.append(job)
     session.flush()

@@ -61,6 +61,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "normalize": spec.get("normalize", "none"),
         "objective_hash": job.objective_hash,
         "status": job.status,
+        "waiting": job.waiting,  # "waiting for host H" (core.models.Job.waiting)
         "stop_reason": job.stop_reason,
         "n_points": job.n_points,
         "epoch": job.epoch,

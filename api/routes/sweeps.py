@@ -37,7 +37,11 @@ def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
     status_code=201,
     responses={
         200: {"model": SweepPublic, "description": "an identical sweep exists"},
-        422: {"description": "invalid, or more jobs than MAX_SWEEP_JOBS"},
+        422: {
+            "description": "invalid, more jobs than MAX_SWEEP_JOBS, or pinned to a host no "
+            "live worker serves"
+        },
+        429: {"model": Message, "description": "over your team's quotas"},
     },
 )
 def create_sweep(
@@ -54,7 +58,7 @@ def create_sweep(
     that job; the others are new jobs of this sweep (a sweep owns its jobs).
     """
     sweep, new_jobs, created = service.submit_sweep(
-        session, body.spec(), settings, body.force, team_id=team
+        session, body.spec(), settings, body.force, team_id=team, wait_for_host=body.wait_for_host
     )
     session.commit()
     jobs.enqueue_new(new_jobs, settings)

@@ -1,4 +1,4 @@
-"""dataset names per team; duplicates dropped from a sweep
+"""dataset names per team; duplicates dropped from a sweep; jobs waiting for a host
 
 Revision ID: 0008
 Revises: 0007
@@ -9,6 +9,8 @@ team's private upload, telling that it exists. A name is now unique among the sh
 datasets (``team_id`` NULL: partial unique index ``uq_datasets_shared_name``) and among each
 team's uploads (``uq_datasets_team_name`` on (team_id, name) where team_id is set).
 
+``jobs.waiting_for_host`` is the pinned host no live worker served when the job was
+submitted with ``wait_for_host`` (NULL otherwise, and for jobs from before).
 ``sweeps.duplicates_dropped`` (JSON) records how many repeated values a sweep's axes had
 (core.specs.dedupe_sweep); NULL for sweeps from before.
 
@@ -74,6 +76,7 @@ def _rebuild_sqlite(name_unique: bool) -> None:
 def upgrade() -> None:
     """Upgrade schema."""
     op.add_column("sweeps", sa.Column("duplicates_dropped", sa.JSON(), nullable=True))
+    op.add_column("jobs", sa.Column("waiting_for_host", sa.String(length=253), nullable=True))
     if op.get_bind().dialect.name == "sqlite":
         _rebuild_sqlite(name_unique=False)
     else:
@@ -104,4 +107,5 @@ def downgrade() -> None:
         _rebuild_sqlite(name_unique=True)
     else:
         op.create_unique_constraint("datasets_name_key", "datasets", ["name"])
+    op.drop_column("jobs", "waiting_for_host")
     op.drop_column("sweeps", "duplicates_dropped")
