@@ -77,13 +77,25 @@ SUFFIXES = (".bz2", ".gz", ".svm", ".txt", ".libsvm", ".svmlight")  # dropped fr
 
 
 class Readable(Protocol):
+    """What an upload is read from (and what the decompressors read): bytes on request;
+    never sought (:class:`_Bounded` says it cannot be)."""
+
     def read(self, size: int = -1, /) -> bytes: ...
 
+    def seekable(self) -> bool: ...
 
-OPENERS: dict[str, Callable[[Readable], Readable]] = {
-    "gzip": lambda source: gzip.GzipFile(fileobj=source, mode="rb"),  # type: ignore[arg-type]
-    "bzip2": lambda source: bz2.BZ2File(source, mode="rb"),  # type: ignore[arg-type]
-}
+    def seek(self, offset: int, /) -> int: ...
+
+
+def _gunzip(source: Readable) -> io.BufferedIOBase:
+    return gzip.GzipFile(fileobj=source, mode="rb")  # every member, one after the other
+
+
+def _bunzip(source: Readable) -> io.BufferedIOBase:
+    return bz2.BZ2File(source, mode="rb")  # every stream, one after the other
+
+
+OPENERS: dict[str, Callable[[Readable], io.BufferedIOBase]] = {"gzip": _gunzip, "bzip2": _bunzip}
 # what each limit of an upload counts, and the setting that sets it
 LIMITS = {
     "bytes": ("the file is larger than the limit of {} bytes", "MAX_UPLOAD_BYTES"),
@@ -192,6 +204,12 @@ class _Bounded:
         self.head = head
         self.limit = limit
         self.count = len(head)
+
+    def seekable(self) -> bool:
+        return False
+
+    def seek(self, offset: int, /) -> int:
+        raise io.UnsupportedOperation("an upload is read once, as it streams in")
 
     def read(self, size: int = -1, /) -> bytes:
         if self.head:
