@@ -20,11 +20,12 @@ import pytest
 import redis
 
 from faceoff.core.queue import job_queue
+from faceoff.worker.reaper import EPOCH_KEY
 from tests.dashboard.conftest import running_dashboard
 from tests.reliability.brokers import redis_server
 from tests.reliability.servers import TINY, api_env, running_api
 from tests.reliability.test_dashboard_auth import _callback
-from tests.service.workers import running_worker
+from tests.service.workers import running_worker, wait_for
 
 PINNED = 1000  # the pinned jobs cancelled
 QUEUED_QUOTA = PINNED + 1
@@ -63,6 +64,10 @@ def service(postgres_url, settings_for, tmp_path, monkeypatch):
         ):
             made = client.post("/datasets", json={"name": "tiny", "source": TINY})
             assert made.status_code == 201, made.text
+            # the reaper's first pass sends every queued job again on a broker without its
+            # epoch marker (a fresh Redis): let it pass before anything is queued
+            epoch = EPOCH_KEY.format(queue=settings.QUEUE)
+            wait_for(lambda: keys.exists(epoch), 60, "the reaper's first pass", worker)
             yield client, settings, host, keys, worker, api
 
 
