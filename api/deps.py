@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from faceoff.core import auth
 from faceoff.core.db import session_factory
 from faceoff.core.settings import Settings
+from faceoff.core.specs import TextInt
 
 
 def get_app_settings(request: Request) -> Settings:
@@ -94,6 +95,6 @@ class AuthenticatedRoute(APIRoute):
         return authenticate_first
 
 
-JobId = Annotated[int, Path(ge=1, le=2**31 - 1, description="job id")]
-Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]
-Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="rows to skip")]
+JobId = Annotated[TextInt, Path(ge=1, le=2**31 - 1, description="job id")]
+Limit = Annotated[TextInt, Query(ge=1, le=1000, description="page size")]
+Offset = Annotated[TextInt, Query(ge=0, le=2**31 - 1, description="rows to skip")]

@@ -2,7 +2,8 @@
 
 - SpecError → 422 ``{"detail": [{"loc": ["body", ...], "msg": ..., "type": "value_error"}]}``
   (the shape of FastAPI's validation errors);
-- NotFoundError → 404, ConflictError → 409, UploadTooLarge → 413, each ``{"detail": message}``;
+- NotFoundError → 404, ConflictError → 409, UploadTooLarge → 413, QuotaExceeded → 429 (with
+  ``Retry-After``), each ``{"detail": message}``;
 - the database unreachable or busy (:func:`faceoff.core.db.is_unavailable`) → 503
   ``{"detail": "database unavailable: ..."}``, the broker unreachable → 503
   ``{"detail": "broker unavailable: ..."}``, both with ``Retry-After``;
@@ -29,7 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from faceoff.core.db import brief, is_unavailable
-from faceoff.core.errors import ConflictError, NotFoundError
+from faceoff.core.errors import ConflictError, NotFoundError, QuotaExceeded
 from faceoff.core.specs import SpecError
 from faceoff.core.uploads import UploadTooLarge
 
@@ -115,6 +116,12 @@ def _message(status: int):
     return handler
 
 
+def _quota(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, QuotaExceeded)
+    retry = str(max(1, math.ceil(exc.retry_after)))
+    return error_response(429, {"detail": str(exc)}, headers={"Retry-After": retry})
+
+
 def _unavailable(what: str, request: Request, exc: Exception) -> JSONResponse:
     log.warning("%s unavailable on %s %s: %s", what, request.method, request.url.path, brief(exc))
     return error_response(
@@ -145,6 +152,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(NotFoundError, _message(404))
     app.add_exception_handler(ConflictError, _message(409))
     app.add_exception_handler(UploadTooLarge, _message(413))
+    app.add_exception_handler(QuotaExceeded, _quota)
     app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(PoolTimeoutError, _database_error)
     for broker_error in (KombuOperationalError, RedisConnectionError, RedisTimeoutError):

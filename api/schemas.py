@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, computed_fie
 from faceoff.core.datasets import NAME_PATTERN, availability
 from faceoff.core.specs import (
     JobSpec,
+    JsonInt,
     Loss,
     Multiclass,
     Normalize,
@@ -19,8 +20,6 @@ from faceoff.core.specs import (
     SweepSpec,
     Text,
 )
-
-Int32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
 def _finite_or_none(value: Any) -> Any:
@@ -44,13 +43,20 @@ class _Create(BaseModel):
 # ---------------------------------------------------------------- jobs
 
 
+WAIT_FOR_HOST = (
+    "accept a host no live worker serves (GET /health: worker_hosts): the job waits queued "
+    "until a worker starts there, and says so (waiting); without it such a host is a 422"
+)
+
+
 class JobCreate(JobSpec):
     """A job specification; ``force`` runs it even if an identical job exists."""
 
     force: bool = Field(False, description="create a new job even if an identical one exists")
+    wait_for_host: bool = Field(False, description=WAIT_FOR_HOST)
 
     def spec(self) -> JobSpec:
-        return JobSpec(**self.model_dump(exclude={"force"}))
+        return JobSpec(**self.model_dump(exclude={"force", "wait_for_host"}))
 
 
 class JobPublic(_Public):
@@ -113,6 +119,12 @@ class JobPublic(_Public):
     pinned_host: str | None = Field(
         None, description="the worker host the job must run on (its spec's host); null: any"
     )
+    waiting: str | None = Field(
+        None,
+        description='why the queued job is not running, when known: "waiting for host H" '
+        "for a job submitted with wait_for_host to a host no live worker served, until a "
+        "worker there takes it",
+    )
 
 
 class JobsPublic(BaseModel):
@@ -150,9 +162,10 @@ class SweepCreate(SweepSpec):
     """A sweep specification; ``force`` creates new jobs even for identical ones."""
 
     force: bool = Field(False, description="create new jobs even if identical ones exist")
+    wait_for_host: bool = Field(False, description=WAIT_FOR_HOST)
 
     def spec(self) -> SweepSpec:
-        return SweepSpec(**self.model_dump(exclude={"force"}))
+        return SweepSpec(**self.model_dump(exclude={"force", "wait_for_host"}))
 
 
 class SolverJobsPublic(BaseModel):
@@ -184,6 +197,12 @@ class SweepPublic(_Public):
     jobs_per_solver: dict[str, SolverJobsPublic] | None = Field(
         None, description="the sweep's jobs of each solver (None: its spec no longer parses)"
     )
+    duplicates_dropped: dict[str, int] = Field(
+        default_factory=dict,
+        description="repeated values dropped before the sweep expanded, by axis (datasets, "
+        "losses, l2, l1, seeds; solvers: settings equal once parsed with their defaults); "
+        "spec holds the axes without them",
+    )
 
 
 class SweepsPublic(BaseModel):
@@ -211,11 +230,11 @@ class SyntheticSource(_Create):
         description="classification: labels ±1; regression: real targets; multiclass: "
         "class labels 0..n_classes−1"
     )
-    n_samples: int = Field(ge=1, le=10_000_000)
-    n_features: int = Field(ge=1, le=10_000_000)
+    n_samples: JsonInt = Field(ge=1, le=10_000_000)
+    n_features: JsonInt = Field(ge=1, le=10_000_000)
     density: float = Field(gt=0, le=1, allow_inf_nan=False, description="1: dense")
-    seed: int = Field(0, ge=0, le=2**31 - 1)
-    n_classes: int | None = Field(
+    seed: JsonInt = Field(0, ge=0, le=2**31 - 1)
+    n_classes: JsonInt | None = Field(
         None, ge=2, le=10_000_000, description="multiclass: K, at most n_samples"
     )
     layout: Literal["planted", "clusters"] | None = Field(
@@ -432,11 +451,15 @@ class ReferencePublic(_Public):
     objective_hash: str = Field(description="hash of the content-keyed objective")
     objective: dict[str, Any] = Field(
         description="data_hash, loss, gamma (smoothed hinge), l1, l2, the transforms of the "
-        "run that certified it, and the dataset's name if it is shared with every team"
+        "run that certified it, and the dataset's name if it is shared with every team; "
+        "no data_hash for another team's private dataset"
     )
     primal: float = Field(description="P of the certifying point: P* ∈ [P − gap, P]")
     gap: float
-    job_id: int | None
+    job_id: int | None = Field(
+        description="the job that certified it; null once deleted, or when another team's "
+        "job certified it on a private dataset"
+    )
     created_at: datetime
 
 

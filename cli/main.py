@@ -17,6 +17,7 @@ from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
 from faceoff.solvers.catalogue import catalogue
+from faceoff.solvers.integers import int_text
 from faceoff.solvers.vocabulary import (
     BINARY_LOSS_NAMES,
     LOSS_NAMES,
@@ -69,7 +70,7 @@ def _number(check, wanted: str):
 
 def _seed(text: str) -> int:
     try:
-        value = int(text)
+        value = int_text(text)
     except ValueError:
         value = -1
     if value < 0:
@@ -106,6 +107,7 @@ def build_parser() -> Parser:
     _add_datasets(commands)
     add_service_commands(commands)  # submit, sweep, status, trace, references, cancel
     add_token_commands(commands)
+    _add_secret(commands)
     _add_up(commands)
     return parser
 
@@ -327,6 +329,22 @@ def _add_table_format(parser: argparse.ArgumentParser) -> None:
         choices=("table", "json"),
         help="default: table when stdout is a terminal, json otherwise",
     )
+
+
+def _add_secret(commands: argparse._SubParsersAction) -> None:
+    text = (
+        "print a new random FACEOFF_SECRET_KEY (48 random bytes, URL-safe base64), one the "
+        "dashboard accepts"
+    )
+    secret = commands.add_parser("secret", help=text, description=text)
+    secret.set_defaults(handler=_secret)
+
+
+def _secret(args: argparse.Namespace) -> int:
+    from faceoff.core.secret_key import make_secret_key
+
+    print(make_secret_key())
+    return 0
 
 
 def _add_up(commands: argparse._SubParsersAction) -> None:

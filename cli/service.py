@@ -80,6 +80,11 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     submit.add_argument("--tol", type=float)
     submit.add_argument("--force", action="store_true", help="run even if an identical job exists")
     submit.add_argument("--host", help="run on this worker host only (GET /health lists them)")
+    submit.add_argument(
+        "--wait-for-host",
+        action="store_true",
+        help="accept a --host no live worker serves: the job waits queued until one starts there",
+    )
     submit.set_defaults(handler=_guarded(_submit))
 
     sweep = commands.add_parser(
@@ -214,6 +219,8 @@ def job_spec(args: argparse.Namespace) -> dict[str, Any]:
     stop = {k: getattr(args, k) for k in ("max_epochs", "max_seconds", "tol")}
     if any(v is not None for v in stop.values()):
         spec["stop"] = {k: v for k, v in stop.items() if v is not None}
+    if args.wait_for_host:
+        spec["wait_for_host"] = True
     return spec
 
 
@@ -222,10 +229,15 @@ def _submit(args: argparse.Namespace) -> int:
         job, created = client.submit_job_created(job_spec(args), force=args.force)
     what = "submitted job" if created else "existing job"
     print(
-        f"{what} {job['id']} ({job['status']}): {job['solver']} on {job['spec']['dataset']}"
+        f"{what} {job['id']} ({status_text(job)}): {job['solver']} on {job['spec']['dataset']}"
         + ("" if created else "; an identical job exists, --force runs it again")
     )
     return 0
+
+
+def status_text(job: dict[str, Any]) -> str:
+    """``queued``, or ``queued, waiting for host H`` while the API says why it waits."""
+    return job["status"] + (f", {job['waiting']}" if job.get("waiting") else "")
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -250,6 +262,9 @@ def _sweep(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         sweep = client.submit_sweep(spec, force=args.force)
     print(f"sweep {sweep['id']}: {sweep['n_jobs']} jobs, {_progress_text(sweep['progress'])}")
+    if dropped := sweep.get("duplicates_dropped"):
+        repeats = ", ".join(f"{count} of {axis}" for axis, count in dropped.items())
+        print(f"repeated values dropped: {repeats}")
     return 0
 
 
@@ -366,7 +381,7 @@ def _jobs_table(
         spec = job["spec"]
         row = [
             str(job["id"]),
-            job["status"],
+            status_text(job),
             job["solver"],
             params_text(job["solver"], spec.get("params") or {}),
             _seed_text(spec),

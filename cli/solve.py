@@ -11,6 +11,7 @@ from typing import Any
 
 from faceoff.cli import InputError
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.integers import INTEGER_TEXT, int_text
 from faceoff.solvers.numba_cache import configure_numba_cache
 from faceoff.solvers.vocabulary import LOSS_NAMES, get_loss, penalty_name
 
@@ -27,9 +28,11 @@ class Request:
     info: dict[str, Any]
 
 
-def parse_params(pairs: list[str]) -> dict[str, str]:
-    """``["sampling=importance", ...]`` → ``{"sampling": "importance", ...}``."""
-    raw: dict[str, str] = {}
+def parse_params(pairs: list[str]) -> dict[str, str | int]:
+    """``["sampling=importance", "batch_size=8"]`` → ``{"sampling": "importance",
+    "batch_size": 8}``: a value written in the digits 0-9 is an integer (solvers.integers),
+    any other stays text for the catalogue to parse."""
+    raw: dict[str, str | int] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         name, value = name.strip(), value.strip()
@@ -39,7 +42,7 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
             )
         if name in raw:
             raise InputError(f"--param {name} is given twice")
-        raw[name] = value
+        raw[name] = int_text(value) if INTEGER_TEXT.fullmatch(value) else value
     return raw
 
 

@@ -28,10 +28,13 @@ upload's declared ``n_features`` and, once parsed, the file's shape), when a job
 dataset registered under larger caps is refused by the worker too.
 
 Names. Shared datasets (registry, synthetic, scikit-learn) are seen by every team, an upload
-only by its team (:func:`faceoff.core.auth.visible_datasets`). Public names — the registry's
-and scikit-learn's, compared case-insensitively — are reserved for their public data on
-every registration path (:func:`check_public_name`), and a public name is registered on its
-first use in a job or sweep (:func:`resolve_dataset`).
+only by its team (:func:`faceoff.core.auth.visible_datasets`). A name is unique among the
+shared datasets and among each team's uploads, not across teams: a registration conflicts
+(409) only with a dataset the caller sees, so no answer tells another team's private names
+(:func:`find_dataset`). Public names — the registry's and scikit-learn's, compared
+case-insensitively and with file suffixes dropped (``w8a.bz2``) — are reserved for their
+public data on every registration path (:func:`check_public_name`), and a public name is
+registered on its first use in a job or sweep (:func:`resolve_dataset`).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from faceoff.core.errors import ConflictError, DataUnavailable
 from faceoff.core.jsonsafe import json_safe
 from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
-from faceoff.core.specs import SpecError, check_text_at
+from faceoff.core.specs import SpecError, check_gamma, check_text_at
 from faceoff.data.labels import MAX_CLASSES
 from faceoff.solvers.vocabulary import smoothness
 
@@ -64,6 +67,8 @@ LAYOUTS = {"planted": "multiclass", "clusters": "clusters"}  # data.synthetic's 
 SKLEARN = ("breast_cancer",)
 SKLEARN_SHAPE = {"n_samples": 569, "n_features": 30, "nnz": 569 * 30}  # dense, standardized
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # a dataset name (safe in paths and URLs)
+# file suffixes a look-alike of a public name may add (public_source)
+FILE_SUFFIXES = (".bz2", ".gz", ".xz", ".zip", ".svm", ".txt", ".libsvm", ".svmlight")
 # each capped field: its setting and what it counts
 LIMITS = {
     "n_samples": ("MAX_SAMPLES", "samples"),
@@ -283,7 +288,8 @@ def list_datasets(
 def unregistered_public_names(session: Session) -> list[str]:
     """The public dataset names (registry and scikit-learn) no dataset is registered under
     yet: each is registered on its first use."""
-    taken = {name.casefold() for name in session.scalars(select(Dataset.name))}
+    shared = select(Dataset.name).where(Dataset.team_id.is_(None))
+    taken = {name.casefold() for name in session.scalars(shared)}
     return sorted(name for key, name in _public_names().items() if key not in taken)
 
 
@@ -303,31 +309,42 @@ def dataset_objectives(
     return [dict(zip(keys, objective, strict=True)) for objective in ordered]
 
 
-def name_taken(existing: Dataset, team_id: int | None) -> ConflictError:
-    """The error for a dataset name in use; another team's dataset is not described."""
-    if existing.team_id not in (None, team_id):
-        return ConflictError(f"dataset name {existing.name!r} is taken; choose another name")
+def name_taken(existing: Dataset) -> ConflictError:
+    """The error for a dataset name in use by a dataset the caller sees."""
     return ConflictError(
         f"dataset name {existing.name!r} is taken (id {existing.id}, source "
         f"{existing.source}); choose another name"
     )
 
 
-def find_dataset(session: Session, name: str) -> Dataset | None:
-    """The dataset registered as ``name`` by any team (names are unique)."""
-    return session.scalars(select(Dataset).where(Dataset.name == name)).one_or_none()
+def find_dataset(session: Session, name: str, *, team_id: int | None) -> Dataset | None:
+    """The dataset ``name`` the team sees: its own upload of that name, else the shared one.
+
+    A name is unique among the shared datasets and among each team's uploads (core.models),
+    never across teams: another team's upload is not found, so no answer tells that it
+    exists. A team's upload shadows a shared dataset registered under its name later.
+    """
+    query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
+    return session.scalars(query.order_by(Dataset.team_id.is_(None))).first()
 
 
 def add_dataset(session: Session, dataset: Dataset) -> tuple[Dataset, bool]:
-    """Insert ``dataset``: (it, True); if another request inserted the same name first,
-    (that one, False) when its source is the same, ConflictError otherwise."""
+    """Insert ``dataset``: (it, True); if another request inserted the same name in the same
+    scope first (shared, or the same team's), (that one, False) when its source is the same,
+    ConflictError otherwise."""
     try:
         with session.begin_nested():
             session.add(dataset)
     except IntegrityError:
-        existing = session.scalars(select(Dataset).where(Dataset.name == dataset.name)).one()
-        if existing.source != dataset.source or existing.team_id != dataset.team_id:
-            raise name_taken(existing, dataset.team_id) from None
+        scope = (
+            Dataset.team_id.is_(None)
+            if dataset.team_id is None
+            else Dataset.team_id == dataset.team_id
+        )
+        query = select(Dataset).where(Dataset.name == dataset.name, scope)
+        existing = session.scalars(query).one()
+        if existing.source != dataset.source:
+            raise name_taken(existing) from None
         return existing, False
     return dataset, True
 
@@ -341,14 +358,42 @@ def _public_names() -> dict[str, str]:
     return {name.casefold(): name for name in (*REGISTRY, *SKLEARN)}
 
 
+def _without_file_suffix(key: str) -> str | None:
+    """``key`` less one of FILE_SUFFIXES at its end, None if it has none."""
+    for suffix in FILE_SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)]
+    return None
+
+
+@lru_cache(maxsize=1)
+def _look_alikes() -> dict[str, str]:
+    """{casefolded name: public name}: the public names, and the names of the registry's
+    files (``rcv1_train.binary.bz2``), each also without its file suffixes."""
+    from faceoff.data.registry import REGISTRY
+
+    found = dict(_public_names())
+    for name, entry in REGISTRY.items():
+        for source in entry.sources:
+            key: str | None = source.file.casefold()
+            while key is not None:
+                found.setdefault(key, name)
+                key = _without_file_suffix(key)
+    return found
+
+
 def public_source(name: str) -> dict[str, Any] | None:
     """The source a dataset called ``name`` must have: that of the public dataset whose
-    name it is (compared case-insensitively, so no look-alike can pass for it); None for a
-    name free to use."""
-    public = _public_names().get(name.casefold())
-    if public is None:
-        return None
-    return {"kind": "sklearn" if public in SKLEARN else "registry", "name": public}
+    name it is or looks like — compared case-insensitively, and with file suffixes dropped
+    (``W8A``, ``w8a.bz2``, ``a9a.t.bz2``, ``rcv1_train.binary`` are the registry's w8a,
+    a9a.t, rcv1.binary), so no look-alike can pass for it; None for a name free to use."""
+    key: str | None = name.casefold()
+    while key is not None:
+        public = _look_alikes().get(key)
+        if public is not None:
+            return {"kind": "sklearn" if public in SKLEARN else "registry", "name": public}
+        key = _without_file_suffix(key)
+    return None
 
 
 def check_public_name(name: str, source: dict[str, Any]) -> None:
@@ -443,8 +488,7 @@ def resolve_dataset(
     from faceoff.data.registry import unknown_dataset
 
     check_text_at(name, loc)
-    query = select(Dataset).where(Dataset.name == name, visible_datasets(team_id))
-    dataset = session.scalars(query).one_or_none()
+    dataset = find_dataset(session, name, team_id=team_id)
     if dataset is not None:
         check_dataset(dataset, caps, loc)
         return dataset
@@ -469,19 +513,20 @@ def register_dataset(
     upload's team's; ``team_id`` is the caller's).
 
     Returns (dataset, created); registering the same name and source again returns the
-    existing dataset, a taken name with another source raises ConflictError. Nothing is
-    loaded: a registry name is checked against the registry, shapes and labels come from
-    the source (a base dataset for features), and the shape against ``caps``
-    (DatasetTooLarge); a registry file that is neither in the mirror nor in the cache and
-    cannot be downloaded is refused (:func:`check_obtainable`).
+    existing dataset, a name the team sees with another source (a shared dataset, or the
+    team's own upload) raises ConflictError; another team's upload of that name is neither
+    seen nor told. Nothing is loaded: a registry name is checked against the registry,
+    shapes and labels come from the source (a base dataset for features), and the shape
+    against ``caps`` (DatasetTooLarge); a registry file that is neither in the mirror nor in
+    the cache and cannot be downloaded is refused (:func:`check_obtainable`).
     """
     check_text_at(name, ("name",))
     check_public_name(name, source)
     source, dataset = _new_dataset(session, name, source, team_id=team_id, caps=caps)
-    existing = find_dataset(session, name)
+    existing = find_dataset(session, name, team_id=team_id)
     if existing is not None:
         if existing.source != source or existing.team_id != dataset.team_id:
-            raise name_taken(existing, team_id)
+            raise name_taken(existing)
         return existing, False
     check_source(source, caps)
     check_obtainable(dataset, ("source", "name"))
@@ -534,12 +579,17 @@ def dataset_statistics(
     its shape; with ``store``, committed: a read-only caller passes ``store=False``); the
     advice depends on the loss and l2 and is computed each time. Raises DataUnavailable
     when the data cannot be loaded or exceeds the caps. Memory is O(nnz + n_samples) beyond
-    the matrix, whatever its declared number of features.
+    the matrix, whatever its declared number of features. SpecError at ``("gamma",)`` for a
+    γ outside [GAMMA_MIN, GAMMA_MAX] (core.specs), before anything is loaded.
     """
     from faceoff.data.registry import DatasetError
     from faceoff.data.stats import advise, dataset_stats
     from faceoff.data.transforms import normalize as transform
 
+    try:
+        check_gamma(gamma)
+    except ValueError as err:
+        raise SpecError(("gamma",), str(err)) from None
     try:
         A, b = load_matrix(dataset.source, upload_dir, caps)
         A = transform(A, normalize)

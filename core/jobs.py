@@ -9,6 +9,14 @@ cancelled jobs are never reused, so resubmitting them runs them again. Sweeps
 Status changes go through :mod:`faceoff.core.lifecycle`; like it, the functions here that
 write never commit: the caller (an API route) commits.
 
+Pinning and quotas. A job pinned to a host (``host``) is refused unless a live worker serves
+that host (:func:`check_host`, GET /health's ``worker_hosts``), or the request says
+``wait_for_host``: the job then records the host it waits for (``Job.waiting``: "waiting for
+host H" until a worker there takes it). A team may have at most ``TEAM_MAX_QUEUED_JOBS``
+queued jobs and ``TEAM_MAX_OPEN_SWEEPS`` sweeps with a queued or running job
+(:func:`check_quotas`, QuotaExceeded: 429). A cancelled queued job's messages are removed
+from the broker (:func:`withdraw_cancelled`), so cancelling leaves nothing there.
+
 Traces. The API's ``GET /jobs/{id}/trace`` and the dashboard read trace points through
 :func:`get_trace` and :func:`trace_columns`, which keep the same points for the same
 ``max_points`` (:func:`downsample`: log-spaced in epochs, first and last kept).
@@ -28,10 +36,12 @@ from sqlalchemy.orm import Session
 from faceoff.core.auth import owned_by
 from faceoff.core.datasets import Caps, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
-from faceoff.core.errors import ConflictError
+from faceoff.core.errors import ConflictError, QuotaExceeded
+from faceoff.core.health import live_hosts
 from faceoff.core.labels import check_labels
 from faceoff.core.lifecycle import INITIAL, Event, apply
 from faceoff.core.models import (
+    CANCELLED,
     QUEUED,
     RUNNING,
     STATUSES,
@@ -41,7 +51,7 @@ from faceoff.core.models import (
     Sweep,
     TracePoint,
 )
-from faceoff.core.queue import enqueue
+from faceoff.core.queue import enqueue, withdraw
 from faceoff.core.settings import Settings
 from faceoff.core.specs import (
     JobSpec,
@@ -57,6 +67,7 @@ from faceoff.solvers.catalogue import get_spec
 log = logging.getLogger(__name__)
 
 REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
+QUOTA_LOCK = 0x0F0A_0030  # PostgreSQL advisory lock class of a team's submissions
 # the columns of a trace point that trace_columns can read
 TRACE_COLUMNS = ("seq", "iteration", "epoch", "time_s", "primal", "dual", "gap", "nnz_x")
 Item = TypeVar("Item")
@@ -104,6 +115,60 @@ def check_job_memory(
     )
 
 
+def check_host(
+    host: str | None, wait_for_host: bool, settings: Settings, loc: tuple[str, ...] = ("host",)
+) -> str | None:
+    """The host a job pinned to ``host`` must wait for: None when it is pinned to no host or
+    to one a live worker serves (GET /health's ``worker_hosts``, core.health.live_hosts);
+    ``host`` with ``wait_for_host``; otherwise SpecError at ``loc`` naming the host and the
+    live ones."""
+    if host is None:
+        return None
+    hosts = live_hosts(settings, host)
+    if host in hosts:
+        return None
+    if wait_for_host:
+        return host
+    raise SpecError(
+        loc,
+        f"no live worker serves host {host!r}; live hosts: {', '.join(hosts) or 'none'} "
+        "(GET /api/v1/health: worker_hosts). Pin to one of them, or set wait_for_host to "
+        "true to queue it until a worker starts there",
+    )
+
+
+def check_quotas(
+    session: Session, settings: Settings, team_id: int | None, jobs: int, sweeps: int = 0
+) -> None:
+    """QuotaExceeded when ``jobs`` more queued jobs, or ``sweeps`` more open sweeps (with a
+    queued or running job), would take the team past ``TEAM_MAX_QUEUED_JOBS`` or
+    ``TEAM_MAX_OPEN_SWEEPS``. On PostgreSQL the team's submissions are serialized until the
+    caller commits (an advisory lock), so concurrent ones cannot pass a quota together."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(QUOTA_LOCK, team_id or 0)))
+    mine = owned_by(Job.team_id, team_id)
+    retry = settings.QUOTA_RETRY_AFTER_SECONDS
+    if sweeps:
+        active = Job.status.in_((QUEUED, RUNNING))
+        query = select(func.count(Job.sweep_id.distinct())).where(Job.sweep_id.is_not(None))
+        open_sweeps = session.scalar(query.where(active, mine)) or 0
+        if open_sweeps + sweeps > settings.TEAM_MAX_OPEN_SWEEPS:
+            raise QuotaExceeded(
+                f"your team has {open_sweeps} sweeps with queued or running jobs, its quota "
+                f"(FACEOFF_TEAM_MAX_OPEN_SWEEPS = {settings.TEAM_MAX_OPEN_SWEEPS}); wait for "
+                "one to finish, or cancel its jobs",
+                retry,
+            )
+    queued = session.scalar(select(func.count()).where(Job.status == QUEUED, mine)) or 0
+    if queued + jobs > settings.TEAM_MAX_QUEUED_JOBS:
+        raise QuotaExceeded(
+            f"your team has {queued} queued jobs and this would add {jobs}, more than its "
+            f"quota of {settings.TEAM_MAX_QUEUED_JOBS} (FACEOFF_TEAM_MAX_QUEUED_JOBS); wait for "
+            "some to run, or cancel some",
+            retry,
+        )
+
+
 def dataset_shape(dataset: Dataset) -> tuple[int, int, int]:
     """(n_samples, n_features, nnz) of a registered dataset, 0 where not known."""
     return dataset.n_samples or 0, dataset.n_features or 0, dataset.nnz or 0
@@ -117,9 +182,15 @@ def _reusable(session: Session, digest: str, team_id: int | None) -> Job | None:
 
 
 def new_job(
-    spec: JobSpec, digest: str, dataset: Dataset, team_id: int | None, sweep: Sweep | None = None
+    spec: JobSpec,
+    digest: str,
+    dataset: Dataset,
+    team_id: int | None,
+    sweep: Sweep | None = None,
+    waiting_for_host: str | None = None,
 ) -> Job:
-    """A queued job of the canonical ``spec`` (``digest``: its spec hash), not yet added."""
+    """A queued job of the canonical ``spec`` (``digest``: its spec hash), not yet added;
+    ``waiting_for_host``: as :func:`check_host` says."""
     return Job(
         team_id=team_id,
         sweep=sweep,
@@ -134,6 +205,7 @@ def new_job(
         attempts=0,
         n_points=0,
         pinned_host=spec.host,
+        waiting_for_host=waiting_for_host,
     )
 
 
@@ -144,15 +216,18 @@ def submit_job(
     force: bool = False,
     *,
     team_id: int | None,
+    wait_for_host: bool = False,
 ) -> tuple[Job, bool]:
     """(job, created): a new queued job of the team, or its identical reusable one (see
     module doc: deduplication is within a team).
 
-    Validates against the catalogue and the server limits (SpecError). The caller commits
-    and then enqueues a created job.
+    Validates against the catalogue and the server limits (SpecError), the pinned host
+    (:func:`check_host`) and the team's quotas (QuotaExceeded). The caller commits and then
+    enqueues a created job.
     """
     spec = canonical_job(spec)
     check_stop_limits(spec.stop, settings)
+    waiting = check_host(spec.host, wait_for_host, settings)
     caps = Caps.of(settings)
     dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
     classes = check_labels(dataset, spec, settings.MAX_CLASSES)
@@ -160,7 +235,8 @@ def submit_job(
     digest = spec_hash(spec)
     if not force and (existing := _reusable(session, digest, team_id)) is not None:
         return existing, False
-    job = new_job(spec, digest, dataset, team_id)
+    check_quotas(session, settings, team_id, jobs=1)
+    job = new_job(spec, digest, dataset, team_id, waiting_for_host=waiting)
     session.add(job)
     session.flush()
     return job, True
@@ -279,6 +355,24 @@ def cancel_job(session: Session, job_id: int, *, team_id: int | None) -> Job:
             "running jobs can be cancelled"
         )
     return job
+
+
+def withdraw_cancelled(job: Job, settings: Settings) -> None:
+    """Remove a committed cancelled job's messages from the broker (core.queue.withdraw),
+    and its host's queue once empty: nothing of it is left there. A broker that cannot be
+    reached is logged: a worker that takes the message later skips it (its claim finds the
+    job cancelled)."""
+    if job.status != CANCELLED:
+        return
+    try:
+        withdraw(job.id, settings, job.pinned_host)
+    except Exception as err:  # noqa: BLE001 — the cancel stands whatever the broker says
+        log.warning(
+            "job %d: its messages could not be removed from the broker (%s: %s)",
+            job.id,
+            type(err).__name__,
+            err,
+        )
 
 
 # ---------------------------------------------------------------- traces

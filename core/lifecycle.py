@@ -78,6 +78,7 @@ _FRESH_RUN = {
     "load_end": None,
     "concurrency": None,
     "concurrency_max": None,
+    "waiting_for_host": None,  # a worker of its host took it
 }
 
 

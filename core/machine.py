@@ -31,7 +31,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from faceoff.core.settings import get_settings
+from faceoff.core.settings import Settings, get_settings
 
 CPUINFO = Path("/proc/cpuinfo")
 # distributions whose versions change timings: ours, the numerical stack and the peers
@@ -57,10 +57,10 @@ def host_queue(queue: str, host: str) -> str:
     return HOST_QUEUE.format(queue=queue, host=host)
 
 
-def worker_host_name() -> str:
+def worker_host_name(settings: Settings | None = None) -> str:
     """This worker's host name: ``FACEOFF_WORKER_HOST`` if set (e.g. one name for the
-    containers of one machine), else the system's."""
-    return get_settings().WORKER_HOST or socket.gethostname()
+    containers of one machine), else the system's (``settings``: the environment's)."""
+    return (settings or get_settings()).WORKER_HOST or socket.gethostname()
 
 
 def _cpuinfo(text: str) -> tuple[str | None, int | None]:

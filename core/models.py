@@ -16,6 +16,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -63,18 +64,42 @@ class ApiToken(Base):
     team: Mapped[Team] = relationship()
 
 
+SHARED = text("team_id IS NULL")
+PRIVATE = text("team_id IS NOT NULL")
+
+
 class Dataset(Base):
     """A registered dataset: a public registry name, an uploaded svmlight file, a synthetic
     generator, a dataset shipped with scikit-learn or random features of another dataset
     (``source`` says which and how). ``team_id`` is the team of a private upload (and of
     features made from one), NULL for a shared dataset. ``labels`` is what its labels are
-    (data.labels.summarize: classes and their counts, or targets), NULL until known."""
+    (data.labels.summarize: classes and their counts, or targets), NULL until known. A
+    name is unique among the shared datasets and among each team's uploads (two partial
+    unique indexes), so a team's private name never stops another team from using it
+    (core.datasets)."""
 
     __tablename__ = "datasets"
+    __table_args__ = (
+        Index(
+            "uq_datasets_shared_name",
+            "name",
+            unique=True,
+            sqlite_where=SHARED,
+            postgresql_where=SHARED,
+        ),
+        Index(
+            "uq_datasets_team_name",
+            "team_id",
+            "name",
+            unique=True,
+            sqlite_where=PRIVATE,
+            postgresql_where=PRIVATE,
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id"), index=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
     source: Mapped[dict[str, Any]]
     n_samples: Mapped[int | None]
     n_features: Mapped[int | None]
@@ -96,6 +121,8 @@ class Sweep(Base):
     spec: Mapped[dict[str, Any]]
     n_jobs: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # {axis: repeated values dropped} (core.specs.dedupe_sweep); NULL before migration 0008
+    duplicates_dropped: Mapped[dict[str, Any] | None]
 
     jobs: Mapped[list[Job]] = relationship(back_populates="sweep")
 
@@ -161,9 +188,20 @@ class Job(Base):
     load_start: Mapped[float | None] = mapped_column(Float)
     load_end: Mapped[float | None] = mapped_column(Float)
     pinned_host: Mapped[str | None] = mapped_column(String(253))
+    # the pinned host no live worker served when the job was submitted with wait_for_host;
+    # cleared when a worker there claims it or starts (core.jobs, worker.reaper)
+    waiting_for_host: Mapped[str | None] = mapped_column(String(253))
 
     sweep: Mapped[Sweep | None] = relationship(back_populates="jobs")
     dataset: Mapped[Dataset] = relationship()
+
+    @property
+    def waiting(self) -> str | None:
+        """Why the queued job is not running, when known: ``waiting for host H`` while it is
+        pinned to a host no live worker served (and none has taken it since)."""
+        if self.status == QUEUED and self.waiting_for_host is not None:
+            return f"waiting for host {self.waiting_for_host}"
+        return None
 
 
 class TracePoint(Base):

@@ -6,15 +6,19 @@ with the job id.
 
 from __future__ import annotations
 
+import uuid
 from functools import lru_cache
 from typing import Any
 
+import redis
 from celery import Celery
 
 from faceoff.core.machine import host_queue
 from faceoff.core.settings import Settings, get_settings
 
 RUN_JOB = "worker.run_job"
+# a message's task id names its job, so the job's messages can be found in the broker
+TASK_ID = "faceoff-job-{job_id}.{unique}"
 SETUP_SECONDS = 120.0  # a job's allowance for loading its dataset, on top of solver time
 # a send waits at most this long for the broker per attempt, and is tried twice: a silent
 # broker costs a request seconds, not a hang (the job stays queued and is re-dispatched)
@@ -94,5 +98,50 @@ def enqueue(
         soft, hard = time_limits(max_seconds, settings)
         limits = {"soft_time_limit": soft, "time_limit": hard}
     celery_for(settings.BROKER_URL, settings.QUEUE).send_task(
-        RUN_JOB, args=[job_id], queue=job_queue(settings, host), **limits
+        RUN_JOB,
+        args=[job_id],
+        queue=job_queue(settings, host),
+        task_id=TASK_ID.format(job_id=job_id, unique=uuid.uuid4().hex),
+        **limits,
     )
+
+
+# Removes from a queue (a Redis list, KEYS[1]) every message whose text holds ARGV[1]; when
+# ARGV[2] is "1" and the queue is then empty, deletes the queue's binding keys (KEYS[2],
+# KEYS[3]) too. One script: Redis runs it atomically.
+_WITHDRAW = """
+local removed = 0
+for _, message in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if string.find(message, ARGV[1], 1, true) then
+    removed = removed + redis.call('LREM', KEYS[1], 0, message)
+  end
+end
+if ARGV[2] == '1' and redis.call('LLEN', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2], KEYS[3])
+end
+return removed
+"""
+BINDINGS = ("_kombu.binding.{queue}", "_kombu.binding_permanent.{queue}")
+BROKER_TIMEOUT_SECONDS = 2.0
+
+
+def withdraw(job_id: int, settings: Settings, host: str | None) -> int:
+    """Remove job ``job_id``'s messages from its queue (that of the host it is pinned to, or
+    the job queue) once it is cancelled, so a cancelled job leaves nothing in the broker; a
+    host's queue left empty is forgotten too (kombu's binding keys of it: messages are sent
+    to a queue by name, through the default exchange, so nothing needs them). Returns the
+    messages removed; 0 for a broker other than Redis. A message already taken by a worker
+    is acknowledged by it: its claim finds the job cancelled."""
+    if not settings.BROKER_URL.startswith(("redis://", "rediss://", "unix://")):
+        return 0
+    queue = job_queue(settings, host)
+    keys = [queue, *(binding.format(queue=queue) for binding in BINDINGS)]
+    needle = TASK_ID.format(job_id=job_id, unique="")
+    client = redis.Redis.from_url(
+        settings.BROKER_URL,
+        socket_connect_timeout=BROKER_TIMEOUT_SECONDS,
+        socket_timeout=BROKER_TIMEOUT_SECONDS,
+    )
+    with client:
+        forget = "1" if host is not None else "0"
+        return int(client.eval(_WITHDRAW, len(keys), *keys, f'"{needle}', forget))

@@ -10,7 +10,9 @@ datasets are called, and no registration can make two different matrices share o
 
 Every succeeded job offers its final (P, gap) to :func:`record_reference`; a high-precision
 job (:func:`reference_job_spec`) certifies one on request. References are shared by every
-team: P* is a property of the objective.
+team: P* is a property of the objective. What would identify another team's private data —
+the certifying job and the data's digest — is left out when a team reads them
+(:func:`as_read_by`).
 """
 
 from __future__ import annotations
@@ -197,6 +199,33 @@ def list_references(
             )
         )
     return page(session, query.order_by(Reference.id.desc()), limit, offset)
+
+
+REFERENCE_FIELDS = ("id", "objective_hash", "objective", "primal", "gap", "job_id", "created_at")
+
+
+def as_read_by(
+    session: Session, found: Iterable[Reference], *, team_id: int | None
+) -> list[dict[str, Any]]:
+    """The references as the team reads them: every field, except that a reference certified
+    on a private dataset (its objective names no dataset, see :func:`reference_objective`)
+    shows its ``job_id`` and the objective's ``data_hash`` only to the team whose job
+    certified it. P*, the gap, the loss and the weights are everyone's; which job of which
+    team, and a digest that identifies another team's data, are not."""
+    found = list(found)
+    private = {r.job_id for r in found if r.job_id is not None and "dataset" not in r.objective}
+    own: set[int] = set()
+    if private:
+        query = select(Job.id).where(Job.id.in_(private), owned_by(Job.team_id, team_id))
+        own = set(session.scalars(query))
+    rows = []
+    for reference in found:
+        row = {field: getattr(reference, field) for field in REFERENCE_FIELDS}
+        if "dataset" not in reference.objective and reference.job_id not in own:
+            row["job_id"] = None
+            row["objective"] = {k: v for k, v in reference.objective.items() if k != "data_hash"}
+        rows.append(row)
+    return rows
 
 
 def get_references(session: Session, digests: Iterable[str]) -> dict[str, Reference]:

@@ -16,6 +16,12 @@ GiB = 1024**3
 JOB_BYTES_PER_NNZ = 64  # a job's 4 × 12 B, the matrix a worker keeps for its next job, margin
 BASELINE_BYTES = 1 * GiB  # a worker's imports and compiled kernels (~0.3 GiB), the system
 MIN_MAX_NNZ = 2**20
+# FACEOFF_API_MAX_UPLOAD_VALUES's default, from the API host's memory: an upload parsed whole
+# at the svmlight parser's peak (≤ 32 bytes a value: values and int64 indices in growing
+# arrays, then their CSR copy) takes at most a sixteenth of the memory left after the
+# baseline — the API shares its host with the database, the broker and the dashboard
+API_BYTES_PER_UPLOAD_VALUE = 16 * 32
+MIN_API_UPLOAD_VALUES = 2**20
 
 
 def memory_bytes() -> int | None:
@@ -42,6 +48,15 @@ def default_max_nnz(memory: int | None, jobs: int = 1) -> int:
     return max(MIN_MAX_NNZ, (memory - BASELINE_BYTES) // (max(jobs, 1) * JOB_BYTES_PER_NNZ))
 
 
+def default_api_upload_values(memory: int | None) -> int:
+    """The most feature values an upload may hold on an API host with ``memory`` bytes:
+    (memory − BASELINE_BYTES) / API_BYTES_PER_UPLOAD_VALUE, at least MIN_API_UPLOAD_VALUES;
+    2²⁵ when the memory is unknown. 24 GiB: 48M values (a 0.6 GB CSR matrix)."""
+    if memory is None:
+        return 2**25
+    return max(MIN_API_UPLOAD_VALUES, (memory - BASELINE_BYTES) // API_BYTES_PER_UPLOAD_VALUE)
+
+
 class Settings(BaseSettings):
     """Every setting of the service; ``FACEOFF_DATABASE_URL`` etc. in the environment."""
 
@@ -55,9 +70,19 @@ class Settings(BaseSettings):
     # default: the system's. Give the containers of one machine one name.
     WORKER_HOST: str = ""
     MAX_SWEEP_JOBS: int = 1000  # larger sweeps are refused with 422
+    # per-team quotas (core.jobs.check_quotas): queued jobs, and sweeps with a queued or
+    # running job; a submission over one is a 429 with Retry-After
+    TEAM_MAX_QUEUED_JOBS: int = 5000
+    TEAM_MAX_OPEN_SWEEPS: int = 20
+    QUOTA_RETRY_AFTER_SECONDS: int = 60
     MAX_UPLOAD_BYTES: int = 200 * 1024 * 1024
     MAX_JSON_BYTES: int = 1024 * 1024  # any other request body (a maximal sweep is ~0.3 MB)
     MAX_UPLOAD_DECOMPRESSED_BYTES: int = 2 * 1024**3  # a .bz2/.gz upload, once decompressed
+    # the most feature values an upload may hold, counted while it streams in (a compression
+    # bomb is refused after that many); the API validates an upload in 1 MiB blocks and never
+    # holds its matrix, so this bounds the work (time, disk) one upload costs it, not its
+    # memory. 0: sized from the API host's memory (default_api_upload_values: 48M on 24 GiB)
+    API_MAX_UPLOAD_VALUES: int = 0
     # the largest dataset registered or loaded, whatever its source (core.datasets.Caps);
     # the defaults admit every registry dataset (url: 2.4M × 3.2M, 277M non-zeros)
     MAX_SAMPLES: int = 2**25  # 33.5M examples
@@ -94,9 +119,11 @@ class Settings(BaseSettings):
     TRUSTED_PROXIES: str = "127.0.0.1,::1"
 
     @model_validator(mode="after")
-    def _size_max_nnz(self) -> Settings:
+    def _size_from_memory(self) -> Settings:
         if self.MAX_NNZ <= 0:
             self.MAX_NNZ = default_max_nnz(memory_bytes(), self.WORKER_CONCURRENCY)
+        if self.API_MAX_UPLOAD_VALUES <= 0:
+            self.API_MAX_UPLOAD_VALUES = default_api_upload_values(memory_bytes())
         return self
 
     @property

@@ -21,16 +21,19 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     ValidationInfo,
     field_validator,
 )
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
 from faceoff.solvers.catalogue import catalogue
+from faceoff.solvers.integers import int_text
 from faceoff.solvers.spec import ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
@@ -100,8 +103,57 @@ Host = Annotated[
         "letters, digits, '-', '_', dot-separated labels); default: any worker",
     ),
 ]
+# an integer field of a JSON body: a JSON integer only, not true, 3.0 or "3"
+# (solvers.integers, whose rule solver parameters follow too)
+JsonInt = Annotated[int, Strict()]
+
+
+def _integer_text(value: Any) -> Any:
+    return int_text(value) if isinstance(value, str) else value
+
+
+# an integer of a query string, path, header or form field: ASCII digits 0-9 with an optional
+# minus only, not "3_0", "٣٠", " 3" or "+3" (solvers.integers.int_text)
+TextInt = Annotated[int, BeforeValidator(_integer_text)]
 # a float field of a request: JSON's NaN, Infinity and overflowing literals (1e400) refused
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+
+# The range of the smoothed hinge's γ. The kernels divide by γ on the loss's quadratic piece,
+# φ'(z) = −b(1 − bz)/γ for 1 − γ < bz < 1 (solvers/losses.py: loss_value, loss_deriv, the
+# curvature 1/γ of loss_derivs12, the dual step's (…)/(γ + 1/s)), and through the smoothness
+# β = 1/γ that sets every step size (SPDC's √(nλ/(mγ)) and κ = R²/(λγ), the 1/β steps of the
+# primal methods). Near the kink 1 − bz is known to within ε = 2.2e-16, so φ' carries an
+# error of ε/γ: 2.2e-10 at γ = 1e-6, the order of the default tolerance on the relative gap
+# (1e-10). Below it the certified gap is rounding noise, the primal methods' steps (∝ γ)
+# vanish, and a subnormal γ makes β infinite (SPDC divided by λ·(1/β) = 0).
+GAMMA_MIN = 1e-6
+GAMMA_MAX = 1e6
+
+
+def check_gamma(value: float) -> float:
+    """``value`` if it is a usable γ (finite, in [GAMMA_MIN, GAMMA_MAX]); ValueError naming
+    gamma and the accepted range otherwise."""
+    if not (math.isfinite(value) and GAMMA_MIN <= value <= GAMMA_MAX):
+        why = (
+            f": the kernels divide by gamma, and below {GAMMA_MIN:g} the rounding error of "
+            "the loss's derivative (2.2e-16/gamma) exceeds the gap a trace certifies"
+            if value < GAMMA_MIN
+            else ""
+        )
+        raise ValueError(f"gamma must be in [{GAMMA_MIN:g}, {GAMMA_MAX:g}], got {value!r}{why}")
+    return value
+
+
+# the smoothing γ of a request (see GAMMA_MIN)
+Gamma = Annotated[
+    float,
+    Field(
+        allow_inf_nan=False,
+        description=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)}, in "
+        f"[{GAMMA_MIN:g}, {GAMMA_MAX:g}]",
+    ),
+    AfterValidator(check_gamma),
+]
 
 
 class _Strict(BaseModel):
@@ -135,9 +187,7 @@ class ObjectiveSpec(_Strict):
         None, max_length=1000, description="classes mapped to +1 (multiclass data)"
     )
     loss: Loss
-    gamma: float = Field(
-        1.0, gt=0, le=1e6, description=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)}"
-    )
+    gamma: Gamma = 1.0
     l2: float = Field(gt=0, le=1e6, description="l2 weight: l2/2·‖x‖²")
     l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
     multiclass: Multiclass | None = Field(
@@ -147,7 +197,7 @@ class ObjectiveSpec(_Strict):
         "absent: a binary or regression problem",
     )
 
-    _check_finite = field_validator("gamma", "l2", "l1")(_finite)
+    _check_finite = field_validator("l2", "l1")(_finite)
 
     @field_validator("multiclass")
     @classmethod
@@ -169,14 +219,14 @@ class JobSpec(ObjectiveSpec):
 
     solver: Text = Field(min_length=1, max_length=64)
     params: dict[Text, Any] = Field(default_factory=dict)
-    seed: int | None = Field(
+    seed: JsonInt | None = Field(
         0,
         ge=0,
         le=2**31 - 1,
         description="seed of a randomized solver; null (stored for any value given) when the "
         "solver does not use it with these parameters (GET /solvers: uses_seed)",
     )
-    repeat: int = Field(
+    repeat: JsonInt = Field(
         0,
         ge=0,
         le=1000,
@@ -291,7 +341,7 @@ class SweepSpec(_Strict):
     normalize: Normalize = "none"
     positive: list[FiniteFloat] | None = Field(None, max_length=1000)
     losses: list[Loss] = Field(min_length=1, max_length=len(LOSS_NAMES))
-    gamma: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
+    gamma: Gamma = 1.0
     l2: list[Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]] = Field(
         min_length=1, max_length=1000
     )
@@ -301,7 +351,7 @@ class SweepSpec(_Strict):
     solvers: list[SolverChoice | Annotated[Text, Field(min_length=1, max_length=64)]] = Field(
         min_length=1, max_length=1000
     )
-    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+    seeds: list[Annotated[JsonInt, Field(ge=0, le=2**31 - 1)]] = Field(
         [0], min_length=1, max_length=1000
     )
     timing_repeats: bool = Field(
@@ -353,6 +403,95 @@ def _settings_of(choice: SolverChoice) -> list[dict[str, Any]]:
     names = list(choice.params)
     values = [v if isinstance(v, list) else [v] for v in choice.params.values()]
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+
+
+def _canonical(value: Any) -> str:
+    """A value's canonical text: JSON with sorted keys (0.01 and 1e-2 are one float; 1,
+    1.0 and true stay three values)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _unique(values: list[Any]) -> tuple[list[Any], int]:
+    """(``values`` without repeats of a canonical value, first occurrences in order, how
+    many were dropped)."""
+    seen: set[str] = set()
+    kept = []
+    for value in values:
+        key = _canonical(value)
+        if key not in seen:
+            seen.add(key)
+            kept.append(value)
+    return kept, len(values) - len(kept)
+
+
+SWEEP_AXES = ("datasets", "losses", "l2", "l1", "seeds")
+
+
+def dedupe_sweep(sweep: SweepSpec) -> tuple[SweepSpec, dict[str, int]]:
+    """(the sweep with every axis free of repeated values, {axis: values dropped} for the
+    axes that had some; ``"solvers"`` counts solver settings).
+
+    An axis is a list of values; two are one when their canonical JSON is (:func:`_canonical`:
+    ``[0, 0, 0]``, ``[0.01, 1e-2]``). A solver's parameter lists are deduplicated the same
+    way, and a solver choice repeated whole is dropped. Lists no setting (the sizes are not
+    checked yet): settings of different choices that are equal once parsed with their
+    defaults (``"spdc"`` and ``{"solver": "spdc", "params": {"batch_size": 1}}``) are
+    skipped when the sweep expands (:func:`unique_settings`). Seeds count as values too:
+    ``seeds: [0, 0, 0]`` with ``timing_repeats`` is one repeat, not three.
+    """
+    updates: dict[str, Any] = {}
+    dropped: dict[str, int] = {}
+    for axis in SWEEP_AXES:
+        kept, count = _unique(getattr(sweep, axis))
+        if count:
+            updates[axis], dropped[axis] = kept, count
+    choices: list[SolverChoice | str] = []
+    seen: set[str] = set()
+    for choice in sweep.solvers:
+        if isinstance(choice, SolverChoice):
+            params = {
+                k: _unique(v)[0] if isinstance(v, list) else v for k, v in choice.params.items()
+            }
+            choice = choice.model_copy(update={"params": params})
+            key = _canonical([choice.solver, params])
+        else:
+            key = _canonical([choice, {}])
+        if key not in seen:
+            seen.add(key)
+            choices.append(choice)
+    if choices != sweep.solvers:
+        updates["solvers"] = choices
+    deduped = sweep.model_copy(update=updates)
+    if settings_dropped := n_settings(sweep) - n_settings(deduped):
+        dropped["solvers"] = settings_dropped
+    return deduped, dropped
+
+
+def _setting_key(solver: str, params: dict[str, Any]) -> str:
+    """What identifies a solver setting: its parameters parsed with their defaults (the raw
+    ones when they do not parse: expand_sweep then names the error)."""
+    spec = catalogue().get(solver)
+    if spec is not None:
+        try:
+            params = asdict(spec.parse_params(params))
+        except ParamError:
+            pass
+    return _canonical([solver, params])
+
+
+def unique_settings(sweep: SweepSpec) -> tuple[list[tuple[int, str, dict[str, Any]]], int]:
+    """([(choice index, solver, raw parameters)] of the sweep's settings, each distinct
+    setting once, in order; how many repeats were skipped). Lists every setting: check
+    :func:`n_settings` first."""
+    seen: set[str] = set()
+    settings = []
+    for index, choice in enumerate(sweep.solver_choices()):
+        for params in _settings_of(choice):
+            key = _setting_key(choice.solver, params)
+            if key not in seen:
+                seen.add(key)
+                settings.append((index, choice.solver, params))
+    return settings, n_settings(sweep) - len(settings)
 
 
 def _seeded(solver: str, params: dict[str, Any]) -> bool:
@@ -413,18 +552,19 @@ def jobs_per_solver(sweep: SweepSpec) -> dict[str, dict[str, int]]:
     seeds = len(sweep.seeds)
     out: dict[str, dict[str, int]] = {}
     for choice in sweep.solver_choices():
-        counts = out.setdefault(
+        out.setdefault(
             choice.solver,
             {"jobs": 0, "seeded": 0, "unseeded": 0, "timing_repeats": 0, "skipped": 0},
         )
-        objectives, skipped = _objectives(sweep, choice.solver)
-        for params in _settings_of(choice):
-            counts["skipped"] += skipped
-            if _seeded(choice.solver, params):
-                counts["seeded"] += objectives * seeds
-            else:
-                counts["unseeded"] += objectives
-                counts["timing_repeats"] += objectives * (seeds - 1) * int(sweep.timing_repeats)
+    for _, solver, params in unique_settings(sweep)[0]:
+        counts = out[solver]
+        objectives, skipped = _objectives(sweep, solver)
+        counts["skipped"] += skipped
+        if _seeded(solver, params):
+            counts["seeded"] += objectives * seeds
+        else:
+            counts["unseeded"] += objectives
+            counts["timing_repeats"] += objectives * (seeds - 1) * int(sweep.timing_repeats)
     for counts in out.values():
         counts["jobs"] = counts["seeded"] + counts["unseeded"] + counts["timing_repeats"]
     return out
@@ -446,34 +586,35 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
     """The canonical job specs of a sweep; SpecError naming the first invalid combination.
 
     A setting that uses the seed runs once per seed and objective; one that does not, once
-    per objective, or once per seed as timing repeats (``timing_repeats``)."""
+    per objective, or once per seed as timing repeats (``timing_repeats``). A setting equal
+    to an earlier one once parsed runs once (:func:`unique_settings`); the axes are
+    deduplicated by :func:`dedupe_sweep` before."""
     jobs = []
-    for index, choice in enumerate(sweep.solver_choices()):
-        for params in _settings_of(choice):
-            runs = _runs(sweep, _seeded(choice.solver, params))
-            for dataset, loss, form, l2, l1, (seed, repeat) in itertools.product(
-                sweep.datasets, sweep.losses, sweep.forms(), sweep.l2, sweep.l1, runs
-            ):
-                if not _supported(choice.solver, loss, form):
-                    continue
-                try:
-                    spec = JobSpec(
-                        dataset=dataset,
-                        normalize=sweep.normalize,
-                        positive=sweep.positive,
-                        loss=loss,
-                        gamma=sweep.gamma,
-                        l2=l2,
-                        l1=l1,
-                        solver=choice.solver,
-                        params=params,
-                        seed=seed,
-                        repeat=repeat,
-                        stop=sweep.stop,
-                        host=sweep.host,
-                        multiclass=form,
-                    )
-                except ValueError as err:  # pydantic ValidationError (a weight out of range)
-                    raise SpecError(("l2",), f"invalid combination: {err}") from None
-                jobs.append(canonical_job(spec, loc=("solvers", index)))
+    for index, solver, params in unique_settings(sweep)[0]:
+        runs = _runs(sweep, _seeded(solver, params))
+        for dataset, loss, form, l2, l1, (seed, repeat) in itertools.product(
+            sweep.datasets, sweep.losses, sweep.forms(), sweep.l2, sweep.l1, runs
+        ):
+            if not _supported(solver, loss, form):
+                continue
+            try:
+                spec = JobSpec(
+                    dataset=dataset,
+                    normalize=sweep.normalize,
+                    positive=sweep.positive,
+                    loss=loss,
+                    gamma=sweep.gamma,
+                    l2=l2,
+                    l1=l1,
+                    solver=solver,
+                    params=params,
+                    seed=seed,
+                    repeat=repeat,
+                    stop=sweep.stop,
+                    host=sweep.host,
+                    multiclass=form,
+                )
+            except ValueError as err:  # pydantic ValidationError (a weight out of range)
+                raise SpecError(("l2",), f"invalid combination: {err}") from None
+            jobs.append(canonical_job(spec, loc=("solvers", index)))
     return jobs

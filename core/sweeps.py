@@ -10,6 +10,11 @@ A sweep owns its jobs (``Job.sweep_id``), so its progress and results are self-c
 
 ``force=True`` always creates new jobs (and a new sweep).
 
+A sweep's axes are sets: repeated values (``seeds: [0, 0, 0]``, ``l2: [0.01, 1e-2]``) and
+solver settings equal once parsed with their defaults are dropped before it expands, and the
+sweep records how many (:func:`faceoff.core.specs.dedupe_sweep`), so no two of its jobs
+share a spec hash.
+
 A solver setting that does not use the seed (``SolverSpec.uses_seed``) runs once per
 objective, whatever the seeds, unless the sweep asks for ``timing_repeats``
 (:func:`faceoff.core.specs.expand_sweep`); :func:`solver_counts` says how many jobs of each
@@ -29,7 +34,9 @@ from faceoff.core.datasets import Caps, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.jobs import (
     REUSABLE,
+    check_host,
     check_job_memory,
+    check_quotas,
     check_stop_limits,
     dataset_shape,
     new_job,
@@ -41,12 +48,14 @@ from faceoff.core.specs import (
     SpecError,
     SweepSpec,
     check_text_at,
+    dedupe_sweep,
     dump_spec,
     expand_sweep,
     jobs_per_solver,
     least_jobs,
     spec_hash,
     sweep_size,
+    unique_settings,
 )
 
 # where a sweep's fields are, for core.labels.check_labels: its losses are a list
@@ -64,12 +73,20 @@ def submit_sweep(
     force: bool = False,
     *,
     team_id: int | None,
+    wait_for_host: bool = False,
 ) -> tuple[Sweep, list[Job], bool]:
     """(sweep, new jobs to enqueue, whether the sweep is new), owned by the team.
 
-    Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding them; deduplicates within the
-    team as in the module doc. The caller commits, then enqueues the new jobs.
+    Drops repeated values of its axes and repeated solver settings first
+    (:func:`faceoff.core.specs.dedupe_sweep`; the sweep records how many,
+    ``Sweep.duplicates_dropped``). Refuses sweeps above ``MAX_SWEEP_JOBS`` before expanding
+    them, a host no live worker serves unless ``wait_for_host``
+    (:func:`faceoff.core.jobs.check_host`), and a sweep over the team's quotas
+    (:func:`faceoff.core.jobs.check_quotas`); deduplicates within the team as in the module
+    doc. The caller commits, then enqueues the new jobs.
     """
+    spec, dropped = dedupe_sweep(spec)
+    waiting = check_host(spec.host, wait_for_host, settings)
     least = least_jobs(spec)  # every setting runs once per objective it takes
     exact = least <= settings.MAX_SWEEP_JOBS  # then its settings may be listed
     size = sweep_size(spec) if exact else least
@@ -84,6 +101,8 @@ def submit_sweep(
         check_text_at(spec.name, ("name",))
     check_stop_limits(spec.stop, settings)
     caps = Caps.of(settings)
+    if repeated := unique_settings(spec)[1]:  # settings equal once parsed
+        dropped["solvers"] = dropped.get("solvers", 0) + repeated
     specs = expand_sweep(spec)
     key = _sweep_key(spec)
     if not force:
@@ -110,14 +129,22 @@ def submit_sweep(
         )
         for job in session.scalars(query.order_by(Job.id)):
             standalone[job.spec_hash] = job
-    sweep = Sweep(name=spec.name, spec=dump_spec(spec), n_jobs=size, team_id=team_id)
+    new_jobs = sum(1 for digest in digests if digest not in standalone)
+    check_quotas(session, settings, team_id, jobs=new_jobs, sweeps=1)
+    sweep = Sweep(
+        name=spec.name,
+        spec=dump_spec(spec),
+        n_jobs=size,
+        team_id=team_id,
+        duplicates_dropped=dropped,
+    )
     session.add(sweep)
     created: list[Job] = []
     for job_spec, digest in zip(specs, digests, strict=True):
         if (existing_job := standalone.pop(digest, None)) is not None:
             existing_job.sweep = sweep
             continue
-        job = new_job(job_spec, digest, datasets[job_spec.dataset], team_id, sweep)
+        job = new_job(job_spec, digest, datasets[job_spec.dataset], team_id, sweep, waiting)
         session.add(job)
         created.append(job)
     session.flush()

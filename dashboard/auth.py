@@ -19,6 +19,8 @@ from markupsafe import escape
 
 from faceoff.core.auth import client_address, is_loopback, parse_networks, token_team, verify_token
 from faceoff.core.db import read_session
+from faceoff.core.secret_key import InsecureSecretKey as InsecureSecretKey  # for app.py
+from faceoff.core.secret_key import check_secret_key
 from faceoff.core.settings import Settings
 from faceoff.dashboard.components import database_url
 
@@ -29,12 +31,6 @@ LOGOUT_PATH = "/logout"
 STATIC_PREFIXES = ("/assets/", "/_dash-component-suites/", "/_favicon.ico")
 DASH_JSON_PREFIX = "/_dash-"  # layout, dependencies, callbacks
 SESSION_TOKEN = "token_id"
-MIN_SECRET_KEY_CHARS = 32
-# placeholders from examples and docs: anyone can read them, so anyone could sign a session
-KNOWN_SECRET_KEYS = frozenset(
-    {"change-me-to-a-long-random-string", "change-me", "changeme", "secret", "secret-key"}
-)
-MAKE_SECRET_KEY = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 AUTH_OFF = (
     "authentication is disabled on this dashboard (FACEOFF_AUTH_ENABLED=false), so it only "
     "serves this machine (127.0.0.1 or ::1); to serve other machines, set "
@@ -54,26 +50,6 @@ LOGIN_PAGE = """<!doctype html>
 <p>Ask an administrator for a token: <code>faceoff tokens create --team NAME</code>.</p>
 </main></body></html>
 """
-
-
-class InsecureSecretKey(RuntimeError):
-    """FACEOFF_SECRET_KEY cannot protect the login sessions; the message says how to fix it."""
-
-
-def check_secret_key(key: str) -> None:
-    """Raise InsecureSecretKey if ``key`` is empty, shorter than MIN_SECRET_KEY_CHARS
-    characters, a known placeholder, or made of a few repeated characters."""
-    if not key:
-        problem = "FACEOFF_SECRET_KEY is required when FACEOFF_AUTH_ENABLED is true"
-    elif key.strip().lower() in KNOWN_SECRET_KEYS or "change-me" in key.lower():
-        problem = "FACEOFF_SECRET_KEY is a published placeholder, so anyone could forge a login"
-    elif len(key) < MIN_SECRET_KEY_CHARS:
-        problem = f"FACEOFF_SECRET_KEY has {len(key)} characters, fewer than {MIN_SECRET_KEY_CHARS}"
-    elif len(set(key)) < 8:
-        problem = "FACEOFF_SECRET_KEY repeats a few characters: it is guessable"
-    else:
-        return
-    raise InsecureSecretKey(f"{problem}; set it to a random string made with {MAKE_SECRET_KEY}")
 
 
 def install(server: flask.Flask, settings: Settings) -> None:

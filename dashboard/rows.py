@@ -68,6 +68,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "n_classes": _classes(job.dataset.labels),
         "objective_hash": job.objective_hash,
         "status": job.status,
+        "waiting": job.waiting,  # "waiting for host H" (core.models.Job.waiting)
         "stop_reason": job.stop_reason,
         "n_points": job.n_points,
         "epoch": job.epoch,

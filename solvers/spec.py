@@ -27,6 +27,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from importlib import metadata
 from typing import Any, Union
 
+from faceoff.solvers.integers import strict_int
 from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, get_loss
 
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
@@ -80,12 +81,10 @@ class Param:
         if isinstance(raw, float) and not math.isfinite(raw):
             raise ParamError(self.name, f"{where}: expected a finite number, got {raw!r}")
         value: float
-        try:
-            value = int(raw) if self.kind == "int" else float(raw)
+        try:  # an integer is a JSON integer only: not true, 3.0, "3_0" (solvers.integers)
+            value = strict_int(raw) if self.kind == "int" else float(raw)
         except (TypeError, ValueError, OverflowError):  # OverflowError: float(10**400)
             raise ParamError(self.name, f"{where}: expected {expected}, got {show(raw)}") from None
-        if self.kind == "int" and isinstance(raw, float) and raw != value:
-            raise ParamError(self.name, f"{where}: expected an integer, got {raw!r}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ParamError(self.name, f"{where}: expected a finite number, got {show(raw)}")
         if (self.low is not None and value < self.low) or (

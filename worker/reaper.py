@@ -12,6 +12,9 @@ A Redis without persistence forgets its queues when it restarts. The reaper keep
 key (``faceoff:broker-epoch:<queue>``) in the broker; when it finds the key missing, it
 sends every queued job again (a duplicate message is skipped by the claim) and sets it.
 
+A job submitted with ``wait_for_host`` to a host no live worker served says it waits for
+that host (``Job.waiting_for_host``); every pass of a reaper clears that for its own host.
+
 A job is committed queued before its message is sent (by the API, or by the reaper's
 requeue), so a process that dies in between, or a broker that cannot be reached then,
 leaves a queued job without a message. ``Job.dispatched_at`` records when a job's message
@@ -33,6 +36,7 @@ import time
 import redis
 
 from faceoff.core.db import brief, is_unavailable
+from faceoff.core.machine import worker_host_name
 from faceoff.core.queue import enqueue, job_queue
 from faceoff.core.settings import Settings
 from faceoff.worker import store
@@ -104,7 +108,13 @@ class Reaper(threading.Thread):
 
     def run_once(self) -> None:
         """One pass of each duty; an error is logged and the next pass tries again."""
-        for duty in (self.resend_if_broker_lost, self.requeue_lost, self.dispatch_overdue):
+        duties = (
+            self.resend_if_broker_lost,
+            self.requeue_lost,
+            self.dispatch_overdue,
+            self.serve_waiting,
+        )
+        for duty in duties:
             try:
                 duty()
             except Exception as err:
@@ -158,6 +168,13 @@ class Reaper(threading.Thread):
                 log.warning(
                     "job %d could not be sent (%s); a later pass tries again", send.job_id, err
                 )
+
+    def serve_waiting(self) -> None:
+        """This worker serves its host: the queued jobs submitted to wait for it no longer
+        say they are waiting for a host (they wait for their turn)."""
+        served = store.host_served(self.url, worker_host_name(self.settings))
+        if served:
+            log.info("%d queued jobs pinned to this host no longer wait for a worker", served)
 
     def dispatch_overdue(self) -> None:
         """Send the queued jobs not sent for ``DISPATCH_TIMEOUT_SECONDS`` whose queue in the

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, TypeVar, cast
 import numpy as np
 from sqlalchemy import Table, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
 from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
@@ -388,6 +389,19 @@ def take_overdue(url: str, timeout: float, hosts: Sequence[str | None] | None = 
             update(Job).where(*overdue).values(dispatched_at=utcnow()).returning(Job.id, Job.spec)
         ).all()
     return sorted(_send(job_id, spec) for job_id, spec in rows)
+
+
+def host_served(url: str, host: str) -> int:
+    """A worker serves ``host``: its queued jobs no longer wait for one (``waiting_for_host``
+    cleared); how many were."""
+    with session_scope(url) as session:
+        statement = (
+            update(Job)
+            .where(Job.status == QUEUED, Job.waiting_for_host == host)
+            .values(waiting_for_host=None)
+            .execution_options(synchronize_session=False)
+        )
+        return int(cast(CursorResult[Any], session.execute(statement)).rowcount)
 
 
 def pinned_hosts(url: str) -> list[str]:

@@ -20,11 +20,11 @@ from faceoff.core import datasets as service
 from faceoff.core import uploads
 from faceoff.core.datasets import NAME_PATTERN, Caps
 from faceoff.core.errors import DataUnavailable
-from faceoff.core.specs import Loss, Normalize, SpecError
+from faceoff.core.specs import Gamma, Loss, Normalize, SpecError, TextInt
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], route_class=AuthenticatedRoute)
 
-DatasetId = Annotated[int, Path(ge=1, le=2**31 - 1, description="dataset id")]
+DatasetId = Annotated[TextInt, Path(ge=1, le=2**31 - 1, description="dataset id")]
 NOT_FOUND: Responses = {404: {"model": Message, "description": "no such dataset"}}
 EXISTS: Responses = {
     200: {"model": DatasetPublic, "description": "already registered, same source"}
@@ -75,11 +75,12 @@ def create_dataset(
         413: {
             "model": Message,
             "description": "larger than MAX_UPLOAD_BYTES, or than MAX_UPLOAD_DECOMPRESSED_BYTES "
-            "once decompressed",
+            "once decompressed, or holding more than API_MAX_UPLOAD_VALUES feature values",
         },
         422: {
-            "description": "not a valid svmlight file (FILE: line N: problem), or n_features "
-            "or the file's shape over MAX_FEATURES, MAX_SAMPLES or MAX_NNZ"
+            "description": "not a valid svmlight file (FILE: line N: problem), a container "
+            "other than one layer of gzip or bzip2, or n_features or the file's shape over "
+            "MAX_FEATURES, MAX_SAMPLES or MAX_NNZ"
         },
     },
 )
@@ -94,7 +95,7 @@ def upload_dataset(
         str | None,
         Form(min_length=1, max_length=200, pattern=NAME_PATTERN, description="default: file"),
     ] = None,
-    n_features: Annotated[int | None, Form(ge=1, le=2**31 - 1)] = None,
+    n_features: Annotated[TextInt | None, Form(ge=1, le=2**31 - 1)] = None,
 ) -> DatasetPublic:
     """Upload and register an svmlight file, private to your team (validated before it is
     registered; kept decompressed as ``<sha256>.svm``, whatever the client's file name)."""
@@ -127,7 +128,7 @@ def read_dataset_stats(
     team: TeamDep,
     loss: Loss = "logistic",
     l2: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1e-4,
-    gamma: Annotated[float, Query(gt=0, le=1e6, allow_inf_nan=False)] = 1.0,
+    gamma: Annotated[Gamma, Query()] = 1.0,
     normalize: Normalize = "none",
 ) -> DatasetStatsPublic:
     """Size, sparsity, norms and labels (cached), and the Faceoff advisor for ``loss`` and

@@ -39,7 +39,7 @@ from faceoff.core import jobs as service
 from faceoff.core.db import brief, is_unavailable, session_factory
 from faceoff.core.errors import NotFoundError
 from faceoff.core.models import TERMINAL
-from faceoff.core.specs import Loss
+from faceoff.core.specs import Loss, TextInt
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=AuthenticatedRoute)
 log = logging.getLogger("api")
@@ -56,14 +56,26 @@ Text = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^[\w.
     "",
     response_model=JobPublic,
     status_code=201,
-    responses={200: {"model": JobPublic, "description": "an identical job exists"}},
+    responses={
+        200: {"model": JobPublic, "description": "an identical job exists"},
+        422: {"description": "invalid, or pinned to a host no live worker serves"},
+        429: {"model": Message, "description": "over your team's quota of queued jobs"},
+    },
 )
 def create_job(
     body: JobCreate, response: Response, session: SessionDep, settings: SettingsDep, team: TeamDep
 ) -> JobPublic:
     """Submit a job (201), or get your team's identical queued, running or succeeded job
-    (200) unless ``force``. The dataset is a registered name or a public registry name."""
-    job, created = service.submit_job(session, body.spec(), settings, body.force, team_id=team)
+    (200) unless ``force``. The dataset is a registered name or a public registry name; a
+    ``host`` must be one a live worker serves unless ``wait_for_host``."""
+    job, created = service.submit_job(
+        session,
+        body.spec(),
+        settings,
+        body.force,
+        team_id=team,
+        wait_for_host=body.wait_for_host,
+    )
     session.commit()
     if created:
         service.enqueue_new([job], settings)
@@ -77,7 +89,7 @@ def read_jobs(
     session: SessionDep,
     team: TeamDep,
     status: Status | None = None,
-    sweep_id: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    sweep_id: Annotated[TextInt | None, Query(ge=1, le=2**31 - 1)] = None,
     solver: Text = None,
     dataset: Text = None,
     loss: Loss | None = None,
@@ -102,9 +114,9 @@ def read_job_trace(
     job_id: JobId,
     session: SessionDep,
     team: TeamDep,
-    after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1, description="only seq > this")] = -1,
+    after_seq: Annotated[TextInt, Query(ge=-1, le=2**31 - 1, description="only seq > this")] = -1,
     max_points: Annotated[
-        int | None,
+        TextInt | None,
         Query(
             ge=2,
             le=100_000,
@@ -131,10 +143,14 @@ def read_job_trace(
     response_model=JobPublic,
     responses={**NOT_FOUND, 409: {"model": Message, "description": "the job has finished"}},
 )
-def cancel_job(job_id: JobId, session: SessionDep, team: TeamDep) -> JobPublic:
-    """Cancel a job: a queued one at once, a running one at its next trace point."""
+def cancel_job(
+    job_id: JobId, session: SessionDep, settings: SettingsDep, team: TeamDep
+) -> JobPublic:
+    """Cancel a job: a queued one at once (its messages are removed from the broker), a
+    running one at its next trace point."""
     job = service.cancel_job(session, job_id, team_id=team)
     session.commit()
+    service.withdraw_cancelled(job, settings)
     return JobPublic.model_validate(job)
 
 
@@ -232,8 +248,8 @@ async def stream_job_events(
     settings: SettingsDep,
     team: TeamDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    after_seq: Annotated[int, Query(ge=-1, le=2**31 - 1)] = -1,
-    last_event_id: Annotated[int | None, Header(ge=-1, le=2**31 - 1)] = None,
+    after_seq: Annotated[TextInt, Query(ge=-1, le=2**31 - 1)] = -1,
+    last_event_id: Annotated[TextInt | None, Header(ge=-1, le=2**31 - 1)] = None,
 ) -> StreamingResponse:
     """Follow a job live: its trace points as the worker writes them (polled every 0.5 s)
     and its status changes, until it finishes. Resume with ``Last-Event-ID``. The token is

@@ -81,16 +81,20 @@ def read_references(
         objective_hash=objective_hash, dataset=dataset, loss=loss, penalty=penalty, l1=l1, l2=l2
     )
     rows, count = references.list_references(session, where, limit, offset, team_id=team)
-    return ReferencesPublic(data=[ReferencePublic.model_validate(r) for r in rows], count=count)
+    shown = references.as_read_by(session, rows, team_id=team)
+    return ReferencesPublic(data=[ReferencePublic.model_validate(r) for r in shown], count=count)
 
 
 @router.get(
     "/{objective_hash}", response_model=ReferencePublic, responses={404: {"model": Message}}
 )
 def read_reference(
-    objective_hash: Annotated[str, Path(pattern=HASH)], session: SessionDep
+    objective_hash: Annotated[str, Path(pattern=HASH)], session: SessionDep, team: TeamDep
 ) -> ReferencePublic:
     """The best certified optimum of an objective, by a job's ``objective_hash`` once a
     worker has run the job (it is then the hash of the job's data digest, loss and weights).
-    The description names the dataset only if it is shared with every team."""
-    return ReferencePublic.model_validate(references.get_reference(session, objective_hash))
+    The description names the dataset only if it is shared with every team; on a private
+    dataset, only the team whose job certified it sees that job and the data's digest."""
+    found = references.get_reference(session, objective_hash)
+    (shown,) = references.as_read_by(session, [found], team_id=team)
+    return ReferencePublic.model_validate(shown)

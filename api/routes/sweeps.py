@@ -11,10 +11,11 @@ from faceoff.api.schemas import Message, SweepCreate, SweepPublic, SweepsPublic
 from faceoff.core import jobs
 from faceoff.core import sweeps as service
 from faceoff.core.models import Sweep
+from faceoff.core.specs import TextInt
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"], route_class=AuthenticatedRoute)
 
-SweepId = Annotated[int, Path(ge=1, le=2**31 - 1, description="sweep id")]
+SweepId = Annotated[TextInt, Path(ge=1, le=2**31 - 1, description="sweep id")]
 
 
 def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
@@ -26,6 +27,7 @@ def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
         created_at=sweep.created_at,
         progress=progress,
         jobs_per_solver=service.solver_counts(sweep),
+        duplicates_dropped=sweep.duplicates_dropped or {},
     )
 
 
@@ -35,7 +37,11 @@ def _public(sweep: Sweep, progress: dict[str, int]) -> SweepPublic:
     status_code=201,
     responses={
         200: {"model": SweepPublic, "description": "an identical sweep exists"},
-        422: {"description": "invalid, or more jobs than MAX_SWEEP_JOBS"},
+        422: {
+            "description": "invalid, more jobs than MAX_SWEEP_JOBS, or pinned to a host no "
+            "live worker serves"
+        },
+        429: {"model": Message, "description": "over your team's quotas"},
     },
 )
 def create_sweep(
@@ -52,7 +58,7 @@ def create_sweep(
     that job; the others are new jobs of this sweep (a sweep owns its jobs).
     """
     sweep, new_jobs, created = service.submit_sweep(
-        session, body.spec(), settings, body.force, team_id=team
+        session, body.spec(), settings, body.force, team_id=team, wait_for_host=body.wait_for_host
     )
     session.commit()
     jobs.enqueue_new(new_jobs, settings)

@@ -15,6 +15,7 @@ from faceoff.core import analysis
 from faceoff.core.errors import DataUnavailable
 from faceoff.core.jobs import JobFilter
 from faceoff.core.labels import advice_scope
+from faceoff.core.specs import SpecError
 from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     caps,
@@ -306,7 +307,7 @@ def update(dataset_id, index, eps):
         scope = advice_scope(objective.get("multiclass"), k)
         if scope:
             advice_view = html.Div([advice_view, html.P(scope, className="status")])
-    except (DataUnavailable, LookupError) as err:
+    except (DataUnavailable, LookupError, SpecError) as err:  # SpecError: γ out of range
         stats, advice = info["stats"], None
         advice_view = html.Div(str(err), className="error")
     measured = _measured(dataset_id, objective, float(eps))

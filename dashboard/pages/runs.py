@@ -135,6 +135,8 @@ def _chosen(where: JobFilter) -> tuple:
 
 
 def _progress(row: dict) -> str:
+    if row.get("waiting"):  # a queued job pinned to a host no worker serves
+        return row["waiting"]
     if row["status"] == "running":
         return f"{100 * row['progress']:.0f}% ({row['n_points']} points)"
     return "100%" if row["status"] == "succeeded" else ""

@@ -181,15 +181,30 @@ def test_uploads_are_private_and_public_datasets_shared(secured):
     assert used.status_code == 201
     shared_job = {**JOB, "dataset": "shared-synthetic"}
     assert client.post("/api/v1/jobs", json=shared_job, headers=alpha).status_code == 201
-    # beta cannot take the name, and learns nothing about alpha's dataset
-    taken = client.post(
+    # beta learns nothing about alpha's dataset: a name is per team, so beta's own upload of
+    # that name is beta's (a 409 would tell that alpha has one), and each team sees its own
+    own = client.post(
         "/api/v1/datasets/upload",
-        files={"file": ("tiny.svm", GOOD_FILE)},
+        files={"file": ("tiny.svm", GOOD_FILE + b"-1 1:2\n")},
         data={"name": "alpha-tiny"},
         headers=beta,
     )
-    assert taken.status_code == 409
-    assert taken.json()["detail"] == "dataset name 'alpha-tiny' is taken; choose another name"
+    assert own.status_code == 201, own.text
+    assert own.json()["id"] != tiny["id"]
+    assert names(beta) == {"alpha-tiny", "shared-synthetic"}
+    for headers, dataset_id in ((alpha, tiny["id"]), (beta, own.json()["id"])):
+        job = client.post("/api/v1/jobs", json={**JOB, "dataset": "alpha-tiny"}, headers=headers)
+        assert job.json()["dataset_id"] == dataset_id
+    # a name the caller sees (its own, or a shared one) is a 409 that describes it
+    again = client.post(
+        "/api/v1/datasets/upload",
+        files={"file": ("tiny.svm", GOOD_FILE + b"-1 2:2\n")},
+        data={"name": "alpha-tiny"},
+        headers=beta,
+    )
+    assert again.status_code == 409 and f"id {own.json()['id']}" in again.json()["detail"]
+    synthetic = {**SYNTHETIC, "name": "alpha-tiny"}
+    assert client.post("/api/v1/datasets", json=synthetic, headers=beta).status_code == 409
     # nor can an upload take a public registry name from everyone
     public = client.post(
         "/api/v1/datasets/upload",

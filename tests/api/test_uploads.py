@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from faceoff.core.uploads import UploadTooLarge, compression, receive
+from faceoff.core.uploads import UploadLimits, UploadTooLarge, compression, receive
 
 MAX_BYTES = 64 * 1024
 MAX_DECOMPRESSED = 256 * 1024
@@ -188,7 +188,9 @@ def test_a_bomb_is_decompressed_in_bounded_memory(tmp_path):
     tracemalloc.start()
     try:
         with pytest.raises(UploadTooLarge, match="decompressed size exceeds the limit"):
-            receive(io.BytesIO(bomb), tmp_path, "bomb.bz2", 1 << 20, 20_000_000)
+            receive(
+                io.BytesIO(bomb), tmp_path, "bomb.bz2", UploadLimits(1 << 20, 20_000_000, 10**9)
+            )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -348,9 +348,11 @@ def test_cli_shows_the_machine_and_warns_of_unfair_timings(server, capsys, monke
     argv = ["submit", "--url", url, "--dataset", "a1a", "--loss", "logistic", "--l2", "1e-4"]
     assert main([*argv, "--solver", "agd", "--host", "bad host"]) == 2
     assert "host" in capsys.readouterr().err
+    assert main([*argv, "--solver", "agd", "--host", "vm-a"]) == 2  # no worker serves vm-a
+    assert "no live worker serves host 'vm-a'" in capsys.readouterr().err
     for solver in ("agd", "dual_cd"):
-        assert main([*argv, "--solver", solver, "--host", "vm-a"]) == 0
-    capsys.readouterr()
+        assert main([*argv, "--solver", solver, "--host", "vm-a", "--wait-for-host"]) == 0
+    assert "(queued, waiting for host vm-a)" in capsys.readouterr().out
     with session_scope(settings.database_url) as session:
         first, second = session.get(Job, 1), session.get(Job, 2)
         assert first.pinned_host == second.pinned_host == "vm-a"

@@ -43,6 +43,7 @@ FULL = {
     "concurrency_max": 2,
     "load_start": 0.5,
     "load_end": 0.75,
+    "waiting_for_host": "before",
 }
 CALLER = {"pinned_host": "after"}  # a column no transition sets, given by the caller
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from faceoff.dashboard.figures import style, vision
-from faceoff.solvers.catalogue import CATALOGUE
+from faceoff.solvers.catalogue import catalogue
 
 # Sharma, Wu & Dalal 2005, Table 1: (L*a*b*, L*a*b*, ΔE00), with the hue-mean edge cases
 SHARMA = [
@@ -65,8 +65,8 @@ def _figure(spec: list[tuple[str, int]]) -> list[tuple[str, str]]:
     return [(s, s if k == 0 else f"{s}[p={k}]") for s, n in spec for k in range(n)]
 
 
-OURS = [n for n in CATALOGUE if style.library(n) is None]
-PEERS = [n for n in CATALOGUE if style.library(n) is not None]
+OURS = [n for n in catalogue() if style.library(n) is None]
+PEERS = [n for n in catalogue() if style.library(n) is not None]
 # the sweep (six of ours, dual_cd, saga and spdc with several settings, six peers),
 # grown to 20 settings; every catalogue solver; few solvers with many settings
 FIGURES = {
@@ -84,7 +84,7 @@ FIGURES = {
         ("lightning.cd", 1),
         ("lightning.saga", 1),
     ],
-    "every solver": [(n, 2 if n == "spdc" else 1) for n in CATALOGUE],
+    "every solver": [(n, 2 if n == "spdc" else 1) for n in catalogue()],
     "three solvers": [("spdc", 8), ("dual_cd", 6), ("saga", 6)],
     "ours only": [
         ("spdc", 6),
@@ -105,7 +105,7 @@ def _random_figures(count: int) -> dict[str, list[tuple[str, int]]]:
     rng = random.Random(31)
     out = {}
     for k in range(count):
-        chosen = rng.sample(list(CATALOGUE), rng.randint(2, 12))
+        chosen = rng.sample(list(catalogue()), rng.randint(2, 12))
         counts = [1] * len(chosen)
         while sum(counts) < 20:
             counts[rng.randrange(len(chosen))] += 1

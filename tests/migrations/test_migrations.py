@@ -202,3 +202,66 @@ def test_0008_adds_dataset_labels_and_downgrades(at_0005):
         names = conn.execute(text("SELECT name FROM datasets")).scalars().all()
     engine.dispose()
     assert "labels" not in columns and "stats" in columns and names == ["bc"]
+
+
+def test_0009_makes_dataset_names_per_team_and_keeps_every_row(at_0005):
+    """Datasets (their labels too), the jobs on them and their trace points survive 0009
+    (SQLite rebuilds the table); afterwards two teams may hold one name, a team or the shared
+    datasets may not hold it twice; downgrading restores the single unique name."""
+    from alembic import command
+    from sqlalchemy.exc import IntegrityError
+
+    from faceoff.core.migrate import alembic_config
+
+    upgrade(at_0005, "0008")
+    engine = make_engine(at_0005)
+    now = datetime.now(UTC)
+    dataset = (
+        "INSERT INTO datasets (name, source, created_at, team_id, labels) "
+        "VALUES (:n, '{}', :t, :team, '{\"kind\": \"targets\"}')"
+    )
+    with engine.begin() as conn:
+        for team in ("alpha", "beta"):
+            conn.execute(
+                text("INSERT INTO teams (name, created_at) VALUES (:n, :t)"), {"n": team, "t": now}
+            )
+        conn.execute(text(dataset), {"n": "shared", "t": now, "team": None})
+        conn.execute(text(dataset), {"n": "mine", "t": now, "team": 1})
+        conn.execute(
+            text(
+                "INSERT INTO jobs (id, dataset_id, spec, spec_hash, objective_hash, solver, "
+                "loss, status, cancel_requested, attempts, created_at, n_points) VALUES (1, 2, "
+                "'{}', 'h', 'o', 'dual_cd', 'logistic', 'succeeded', false, 1, :t, 1)"
+            ),
+            {"t": now},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO trace_points (job_id, seq, iteration, epoch, time_s, primal, dual, "
+                "gap, nnz_x, extras) VALUES (1, 0, 1, 1.0, 0.01, 1.0, 0.9, 0.1, 3, '{}')"
+            )
+        )
+    engine.dispose()
+    upgrade(at_0005)
+    engine = make_engine(at_0005)
+    with engine.begin() as conn:
+        rows = conn.execute(text("SELECT id, name, team_id FROM datasets ORDER BY id")).all()
+        assert [tuple(r) for r in rows] == [(1, "shared", None), (2, "mine", 1)]
+        kept = conn.execute(text("SELECT labels FROM datasets WHERE id = 1")).scalar_one()
+        assert (json.loads(kept) if isinstance(kept, str) else kept) == {"kind": "targets"}
+        assert conn.execute(text("SELECT dataset_id FROM jobs")).scalar_one() == 2
+        assert conn.execute(text("SELECT count(*) FROM trace_points")).scalar_one() == 1
+        conn.execute(text(dataset), {"n": "mine", "t": now, "team": 2})  # beta's own "mine"
+    for name, team in (("mine", 1), ("shared", None)):
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(text(dataset), {"n": name, "t": now, "team": team})
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM datasets WHERE team_id = 2"))
+    engine.dispose()
+    command.downgrade(alembic_config(at_0005), "0008")
+    engine = make_engine(at_0005)
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(text(dataset), {"n": "mine", "t": now, "team": 2})
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM trace_points")).scalar_one() == 1
+    engine.dispose()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,15 +72,34 @@ def api_env(settings: Settings, **extra: str) -> dict[str, str]:
     }
 
 
+def address_space_limit(max_bytes: int | None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that caps the child's address space at ``max_bytes`` (RLIMIT_AS),
+    so a process that would grow past it fails (MemoryError) instead of swapping the
+    machine; None for no cap."""
+    if max_bytes is None:
+        return None
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+
+    return cap
+
+
 @contextmanager
 def running_api(
-    env: dict[str, str], log_path: Path, host: str = "127.0.0.1", timeout: float = 60.0
+    env: dict[str, str],
+    log_path: Path,
+    host: str = "127.0.0.1",
+    timeout: float = 60.0,
+    max_address_space: int | None = None,
 ) -> Iterator[ApiProcess]:
     """uvicorn serving the API on ``host`` and a free port, with ``env`` added to this
     process's environment (less its own ``FACEOFF_MAX_*`` limits, so a test sees the
-    defaults unless ``env`` sets them); stopped with SIGTERM (then SIGKILL) afterwards."""
+    defaults unless ``env`` sets them), its address space capped at ``max_address_space``
+    bytes if given; stopped with SIGTERM (then SIGKILL) afterwards."""
     api = ApiProcess(free_port(), log_path)
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("FACEOFF_MAX_")}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             api_command(host, api.port),
@@ -87,6 +107,7 @@ def running_api(
             env={**inherited, "PYTHONUNBUFFERED": "1", **env},
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=address_space_limit(max_address_space),
         )
     api.process = process
     try:

@@ -4,32 +4,46 @@ every string, oversized and malformed bodies, out-of-range ids and queries, forg
 hostile uploads, someone else's dataset name) against a real uvicorn API on PostgreSQL with
 Redis and a real worker, authentication on and two teams.
 
+Round 3 added: compression bombs of every container (round 3's 8 MB gzip of repeated
+members, bzip2 streams, a second layer, archives, a 70 MB line), extreme floats (subnormal
+γ in every body and the statistics' query), integers that are not JSON integers or ASCII
+digits, pinned hosts no worker serves (with and without ``wait_for_host``), sweeps with
+repeated axis values, look-alike public names, another team's private name, and another
+team's reference on private data.
+
 It asserts what the service promises: no answer is a 5xx, the API's memory stays under a
-stated bound throughout, the service still runs real jobs to the end afterwards and leaves
-no job queued.
+stated bound throughout (its RSS after every request, and its peak, VmHWM, at the end), the
+service still runs real jobs to the end afterwards and leaves no job queued.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
 import itertools
 import json
 import time
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 
 import httpx
 import psutil
 import pytest
+import redis
 
 from faceoff.core import auth
 from faceoff.core.db import session_scope
-from tests.reliability.servers import TINY, api_env, running_api
+from faceoff.core.queue import job_queue
+from faceoff.core.secret_key import make_secret_key
+from tests.reliability.servers import TINY, api_env, peak_rss, running_api
+from tests.reliability.test_upload_bombs import gzip_bomb, svmlight_lines
 from tests.service.workers import running_worker
 
-RSS_BOUND_BYTES = 400 * 1024**2  # the API process, measured after every request
+RSS_BOUND_BYTES = 400 * 1024**2  # the API process: after every request, and its peak
 BIG_JSON_BYTES = 8 * 1024**2  # far beyond the JSON body cap, far below the upload cap
-REPLAY_SECONDS = 240.0  # the whole replay must end well within this
+REPLAY_SECONDS = 420.0  # the whole replay must end well within this
 
 NUMBERS = [
     "NaN",
@@ -47,6 +61,12 @@ NUMBERS = [
     "[]",
     "{}",
     "true",
+    "1e-310",  # subnormal (round 3: γ = 1e-310 was a 500)
+    "5e-324",
+    '"3_0"',  # integers Python's int() reads (round 3: accepted as parameters)
+    '"\\u0663\\u0660"',  # "٣٠"
+    "3.5",
+    "3.0",
 ]
 STRINGS = [
     "\\udc00",
@@ -80,6 +100,27 @@ SWEEP = {
     "stop": {"max_epochs": 5, "max_seconds": 10},
 }
 MARK = "\x00MARK\x00"  # replaced by a raw JSON token in the serialized body
+# round 3's cases and the answer each must get
+ROUND_3 = {
+    "upload gzip bomb of round 3": 413,
+    "upload bz2 streams bomb": 413,
+    "upload gzip in gzip": 422,
+    "upload zip in gzip": 422,
+    "upload gzip in bzip2": 422,
+    "upload zip": 422,
+    "upload xz magic": 422,
+    "upload a 70 MB line": 422,
+    "upload n_features 3_0": 422,
+    "upload look-alike w8a.bz2": 409,
+    "host nohost wait=False": 422,
+    "host nohost wait=True": 201,
+    "host a9a wait=True": 201,
+    "sweep host wait=False": 422,
+    "sweep host wait=True": 201,
+    "sweep repeats": 201,
+    "stats gamma=1e-310": 422,
+    "GET /jobs?limit=3_0": 422,
+}
 
 
 @dataclass
@@ -216,8 +257,65 @@ def corpus() -> list[Request]:
     requests.append(
         Request("forwarded", "GET", "/jobs", headers={"X-Forwarded-For": "8.8.8.8, \x7f"}, token="")
     )
+    # round 3: extreme floats and not-quite integers in the statistics' query and paths
+    for name, value in itertools.product(("gamma", "l2"), ("1e-310", "5e-324", "0", "1e-7")):
+        requests.append(
+            Request(
+                f"stats {name}={value}",
+                "GET",
+                f"/datasets/1/stats?loss=smooth_hinge&{name}={value}",
+            )
+        )
+    for value in ("3_0", "%D9%A3%D9%A0", "%203", "%2B3", "1e1", "3.0"):
+        requests += [
+            Request(f"GET /jobs?limit={value}", "GET", f"/jobs?limit={value}"),
+            Request(f"GET /jobs/{value}", "GET", f"/jobs/{value}"),
+        ]
+    # round 3: pinned hosts no worker serves, with and without wait_for_host (the waiting
+    # jobs are cancelled at the end)
+    for wait in (False, True):
+        for host in ("nohost", "a9a", "x" * 253):
+            body = {**JOB, "host": host, "wait_for_host": wait}
+            requests.append(
+                _json(f"host {host[:12]} wait={wait}", "/jobs", json.dumps(body).encode())
+            )
+        sweep = {**SWEEP, "name": f"pinned wait={wait}", "host": "nohost", "wait_for_host": wait}
+        requests.append(_json(f"sweep host wait={wait}", "/sweeps", json.dumps(sweep).encode()))
+    # round 3: sweeps with repeated axis values (deduplicated: no two jobs share a hash)
+    repeated = {
+        **SWEEP,
+        "name": "repeats",
+        "l2": [0.01, 1e-2, 0.010],
+        "seeds": [0, 0, 0],
+        "datasets": ["adv-tiny", "adv-tiny"],
+        "solvers": ["dual_cd", "dual_cd", {"solver": "dual_cd", "params": {}}],
+    }
+    requests.append(_json("sweep repeats", "/sweeps", json.dumps(repeated).encode()))
+    # round 3: look-alikes of public names for shared datasets, on team b
+    for name in ("w8a.bz2", "a9a.t.bz2", "W8A.svm", "rcv1_train.binary", "breast_cancer.gz"):
+        for source in (TINY, {"kind": "sklearn", "name": "breast_cancer"}):
+            body = json.dumps({"name": name, "source": source}).encode()
+            requests.append(
+                _json(f"team b look-alike {name} {source['kind']}", "/datasets", body, "b")
+            )
     # uploads
+    bomb, _, _ = gzip_bomb()
+    lines = svmlight_lines(4_000)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("data.svm", lines)
     uploads = {
+        # round 3: compression bombs of every container, refused early
+        "gzip bomb of round 3": (bomb, {}),
+        "bz2 streams bomb": (bz2.compress(lines) * 200, {}),
+        "gzip in gzip": (gzip.compress(gzip.compress(lines * 100)), {}),
+        "zip in gzip": (gzip.compress(archive.getvalue()), {}),
+        "gzip in bzip2": (bz2.compress(gzip.compress(lines)), {}),
+        "zip": (archive.getvalue(), {}),
+        "xz magic": (b"\xfd7zXZ\x00" + b"\x00" * 64, {}),
+        "a 70 MB line": (gzip.compress(b"1 " + b"a" * 70_000_000), {}),
+        "n_features 3_0": (b"1 1:1\n-1 2:1\n", {"n_features": "3_0"}),
+        "look-alike w8a.bz2": (b"1 1:1\n-1 2:1\n", {"name": "w8a.bz2"}),
         "declared 2^31-1 features": (b"1 1:1\n-1 2:1\n", {"n_features": "2147483647"}),
         "declared 1e400 features": (b"1 1:1\n-1 2:1\n", {"n_features": "1e400"}),
         "declared -1 features": (b"1 1:1\n-1 2:1\n", {"n_features": "-1"}),
@@ -273,16 +371,17 @@ def service(postgres_url, redis_url, settings_for):
         postgres_url,
         redis_url,
         AUTH_ENABLED=True,
-        SECRET_KEY="adversarial-test-secret-key-0123456789abcdef",
-        MAX_UPLOAD_BYTES=4 * 1024**2,
+        SECRET_KEY=make_secret_key(),
+        MAX_UPLOAD_BYTES=16 * 1024**2,  # round 3's 8 MB bomb reaches decompression
     )
+    quotas = {"FACEOFF_TEAM_MAX_OPEN_SWEEPS": "1000"}  # the replay's valid sweeps all run
     tokens = {}
     with session_scope(postgres_url) as session:
         for team in ("a", "b"):
             tokens[team] = auth.create_token(session, f"team-{team}")[1]
     with (
         running_worker(settings) as worker,
-        running_api(api_env(settings), settings.HOME / "faceoff.api.log") as api,
+        running_api(api_env(settings, **quotas), settings.HOME / "faceoff.api.log") as api,
     ):
         with httpx.Client(base_url=api.url, timeout=30.0) as client:
             headers = {"Authorization": f"Bearer {tokens['a']}"}
@@ -290,11 +389,11 @@ def service(postgres_url, redis_url, settings_for):
                 "/datasets", json={"name": "adv-tiny", "source": TINY}, headers=headers
             )
             assert response.status_code == 201, response.text
-            yield client, api, worker, tokens
+            yield client, api, worker, tokens, settings
 
 
 def test_hostile_requests_get_4xx_with_bounded_memory(service):
-    client, api, worker, tokens = service
+    client, api, worker, tokens, settings = service
     process = psutil.Process(api.process.pid)
     statuses: Counter[int] = Counter()
     failures, peak = [], 0
@@ -310,6 +409,8 @@ def test_hostile_requests_get_4xx_with_bounded_memory(service):
             )
             continue
         statuses[response.status_code] += 1
+        if request.what in ROUND_3 and response.status_code != ROUND_3[request.what]:
+            failures.append(f"{request.what}: {response.status_code} {response.text[:200]}")
         if response.status_code >= 500:
             failures.append(f"{request.what}: {response.status_code} {response.text[:200]}")
         elif response.status_code >= 400:
@@ -333,14 +434,31 @@ def test_hostile_requests_get_4xx_with_bounded_memory(service):
         peak = max(peak, process.memory_info().rss)
         assert peak < RSS_BOUND_BYTES, f"API RSS {peak / 2**20:.0f} MB: stats of {dataset}"
     counts = dict(sorted(statuses.items()))
-    print(f"{len(requests)} requests, statuses {counts}, peak RSS {peak / 2**20:.0f} MB")
+    highest = peak_rss(api.process.pid)  # VmHWM: the true peak, between samples too
+    print(
+        f"{len(requests)} requests in {time.monotonic() - started:.0f} s, statuses {counts}, "
+        f"RSS after each request at most {peak / 2**20:.0f} MiB, peak (VmHWM) "
+        f"{highest / 2**20:.0f} MiB"
+    )
     assert not failures, "\n".join(failures)
+    assert highest < RSS_BOUND_BYTES, f"the API's peak RSS was {highest / 2**20:.0f} MiB"
     # nobody took a9a, breast_cancer or team a's adv-tiny (shared, as synthetic data is)
     listed = client.get("/datasets?limit=1000", headers={"Authorization": f"Bearer {tokens['b']}"})
     names = {d["name"]: d for d in listed.json()["data"]}
     assert names["adv-tiny"]["source"] == TINY
     for public in ("a9a", "breast_cancer"):
         assert public not in names or names[public]["source"]["kind"] != "synthetic"
+
+    # the jobs waiting for host nohost are cancelled, and leave nothing in the broker
+    waiting = client.get("/jobs?status=queued&limit=1000", headers=headers).json()["data"]
+    assert waiting and all(
+        job["waiting"] == f"waiting for host {job['pinned_host']}" for job in waiting
+    )
+    for job in waiting:
+        assert client.post(f"/jobs/{job['id']}/cancel", headers=headers).status_code == 200
+    with redis.Redis.from_url(settings.BROKER_URL) as broker:
+        assert broker.llen(job_queue(settings, "nohost")) == 0
+        assert broker.llen(job_queue(settings, "a9a")) == 0
 
     # ... and the service still runs real work to the end, leaving nothing queued
     response = client.post("/sweeps", json={**SWEEP, "name": "after the replay"}, headers=headers)
@@ -356,3 +474,23 @@ def test_hostile_requests_get_4xx_with_bounded_memory(service):
         raise AssertionError(f"the sweep did not finish: {progress}\n{worker.log()[-3000:]}")
     queued = client.get("/jobs?status=queued&limit=1000", headers=headers).json()["count"]
     assert queued == 0
+
+    # a reference on team a's private data tells team b neither the job nor the data's digest
+    made = client.post(
+        "/datasets/upload",
+        files={"file": ("mine.svm", b"+1 1:0.5 3:1\n-1 2:1.5\n+1 1:1 2:2 3:3\n-1 1:2\n")},
+        data={"name": "adv-private"},
+        headers=headers,
+    )
+    assert made.status_code == 201, made.text
+    job = client.post("/jobs", json={**JOB, "dataset": "adv-private"}, headers=headers).json()
+    deadline = time.monotonic() + 120
+    while (job := client.get(f"/jobs/{job['id']}", headers=headers).json())[
+        "status"
+    ] != "succeeded":
+        assert job["status"] in ("queued", "running") and time.monotonic() < deadline, job
+        time.sleep(0.2)
+    other = {"Authorization": f"Bearer {tokens['b']}"}
+    seen = client.get(f"/references/{job['objective_hash']}", headers=other).json()
+    assert seen["job_id"] is None and "data_hash" not in seen["objective"], seen
+    assert job["data_hash"] not in client.get("/references", headers=other).text

@@ -26,7 +26,7 @@ from faceoff.core.db import session_scope
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import FAILED, TERMINAL, Dataset, Job
 from faceoff.core.settings import Settings
-from faceoff.core.uploads import parse
+from faceoff.core.uploads import validate
 from tests.backends import (
     PG_HOST,
     PG_PORT,
@@ -253,7 +253,7 @@ def test_an_upload_over_the_caps_is_refused_before_it_is_parsed(tmp_path):
     tracemalloc.start()
     try:
         with pytest.raises(DatasetTooLarge) as refused:
-            parse(path, "lines.svm", None, caps)
+            validate(path, "lines.svm", None, caps)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

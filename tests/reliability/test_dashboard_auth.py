@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -20,11 +21,18 @@ from faceoff.cli.up import free_port
 from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.models import Dataset, Job, Sweep
+from faceoff.core.secret_key import (
+    MIN_ENTROPY_BITS,
+    check_secret_key,
+    entropy_bits,
+    make_secret_key,
+)
 from faceoff.core.settings import Settings
 from tests.dashboard.conftest import running_dashboard
 from tests.dashboard.factories import SETTINGS, add_sweep
 
-SECRET_KEY = "test-secret-key-for-signing-sessions"
+SECRET_KEY = make_secret_key()  # made at run time: a key written here would be published
+PUBLISHED_KEY = "h2Vq8Jx0LmRt4WzKc7NyBp3DsGf6UaEo9Ti1Xr5QkYvHn_Mw"  # random, but in the repository
 
 
 def _give(url: str, team_id: int, sweep_id: int, dataset: str) -> None:
@@ -61,10 +69,15 @@ def secured_dashboard(tmp_path_factory):
     ("key", "problem"),
     [
         ("", "is required"),
-        ("change-me-to-a-long-random-string", "published placeholder"),  # the old .env.example
-        ("Change-Me-please-to-a-long-random-string", "published placeholder"),
-        ("short-but-random-Xq9", "fewer than 32"),
-        ("ab" * 20, "repeats a few characters"),
+        ("change-me-to-a-long-random-string", "bits of entropy"),  # the old .env.example
+        ("Change-Me-please-to-a-long-random-string-0123456789", "is published"),
+        ("test-secret-key-for-signing-sessions", "bits of entropy"),  # this file's, round 2
+        ("adversarial-test-secret-key-0123456789abcdef", "is published"),  # 264 bits
+        (PUBLISHED_KEY, "is published"),  # in no list: found in this file
+        ("short-but-random-Xq9", "bits of entropy, fewer than 256"),
+        ("ab" * 20, "bits of entropy, fewer than 256"),
+        ("0123456789abcdef" * 4, "bits of entropy, fewer than 256"),
+        (str(uuid.uuid4()), "bits of entropy, fewer than 256"),  # 122 random bits
     ],
 )
 def test_auth_needs_a_strong_secret_key(key, problem):
@@ -72,7 +85,7 @@ def test_auth_needs_a_strong_secret_key(key, problem):
 
     with pytest.raises(RuntimeError, match=problem) as refused:
         create_app(Settings(DATABASE_URL="sqlite://", AUTH_ENABLED=True, SECRET_KEY=key))
-    assert "secrets.token_urlsafe(32)" in str(refused.value)
+    assert "`faceoff secret`" in str(refused.value)
 
 
 def test_env_example_ships_no_secret_key():
@@ -80,12 +93,21 @@ def test_env_example_ships_no_secret_key():
     assert re.findall(r"^FACEOFF_SECRET_KEY=(.*)$", example, re.M) == [""]
 
 
-def test_the_dashboard_refuses_to_start_with_the_placeholder_key(tmp_path):
+@pytest.mark.parametrize(
+    "key",
+    [
+        "change-me-to-a-long-random-string",
+        # the repository's own test key of round 2: a cookie signed with it logged in
+        "test-secret-key-for-signing-sessions",
+        PUBLISHED_KEY,
+    ],
+)
+def test_the_dashboard_refuses_to_start_with_a_published_key(tmp_path, key):
     env = {
         **os.environ,
         "FACEOFF_DATABASE_URL": f"sqlite:///{tmp_path / 'faceoff.db'}",
         "FACEOFF_AUTH_ENABLED": "true",
-        "FACEOFF_SECRET_KEY": "change-me-to-a-long-random-string",
+        "FACEOFF_SECRET_KEY": key,
         "FACEOFF_DASHBOARD_PORT": str(free_port()),
     }
     try:
@@ -99,7 +121,21 @@ def test_the_dashboard_refuses_to_start_with_the_placeholder_key(tmp_path):
     except subprocess.TimeoutExpired:
         pytest.fail("the dashboard started with a published secret key")
     assert done.returncode != 0
-    assert "published placeholder" in done.stderr and "Traceback" not in done.stderr
+    assert "FACEOFF_SECRET_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert "is published" in done.stderr or "bits of entropy" in done.stderr
+
+
+def test_faceoff_secret_prints_a_key_the_dashboard_accepts():
+    printed = subprocess.run(
+        [sys.executable, "-m", "faceoff.cli.main", "secret"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+    assert len(printed) == 64 and entropy_bits(printed) >= MIN_ENTROPY_BITS
+    check_secret_key(printed)
+    assert printed != make_secret_key()
 
 
 def _runs(client: httpx.Client) -> tuple[set[int], list[int]]:

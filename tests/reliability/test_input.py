@@ -208,7 +208,7 @@ def test_a_maximal_sweep_fits_the_json_body_limit(client):
         "normalize": "rows",
         "positive": [-1.2345678901234567e-300] * 1000,
         "losses": ["logistic", "smooth_hinge", "squared"],
-        "gamma": 1.2345678901234567e-300,
+        "gamma": 1.2345678901234567e-06,  # at least GAMMA_MIN
         "l2": [1.2345678901234567e-300] * 1000,
         "l1": [1.2345678901234567e-300] * 1000,
         "solvers": [{"solver": "spdc", "params": spdc}] * 1000,

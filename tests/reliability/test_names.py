@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
@@ -20,6 +21,7 @@ from faceoff.core.migrate import upgrade
 from faceoff.core.models import TERMINAL, Dataset, Job, Reference
 from tests.api.test_auth import bearer, make_token
 from tests.backends import create_pg_database, drop_pg_database, require
+from tests.reliability.servers import api_env, running_api
 from tests.service.workers import running_worker
 
 SYNTHETIC = {
@@ -170,7 +172,14 @@ def test_references_are_keyed_by_the_content_of_the_data(teams):
     for job in (other, before, after):
         ref = reference(client, alpha, job).json()
         assert ref["primal"] == pytest.approx(job["primal"], rel=1e-9), ref
-        assert ref["job_id"] == job["id"] and ref["objective"]["data_hash"] == job["data_hash"]
+    # what identifies a private dataset (the job, the data's digest) only to its team
+    for job, owner in ((other, beta), (before, alpha)):
+        shown = reference(client, owner, job).json()
+        assert shown["job_id"] == job["id"] and shown["objective"]["data_hash"] == job["data_hash"]
+    hidden = reference(client, alpha, other).json()
+    assert hidden["job_id"] is None and "data_hash" not in hidden["objective"], hidden
+    assert other["data_hash"] not in client.get("/api/v1/references", headers=alpha).text
+    assert reference(client, beta, after).json()["job_id"] == after["id"]  # a shared dataset
     assert reference(client, alpha, after).json()["objective"]["dataset"] == "shared-x"
     with session_scope(settings.database_url) as session:
         assert session.scalar(select(sa.func.count()).select_from(Reference)) == 4
@@ -232,3 +241,91 @@ def test_migration_frees_public_names_and_drops_name_keyed_references(unmigrated
         assert [name for _, name in rows] == [f"a9a.taken-{rows[0][0]}", "w8a", "mine"]
         assert session.scalars(select(Reference)).all() == []
         assert session.scalars(select(Job.data_hash)).all() == []
+
+
+# ---------------------------------------------------------------- round 3, on uvicorn
+
+
+@pytest.fixture
+def served(postgres_url, redis_url, settings_for):
+    """(httpx client of a real uvicorn API with auth on, headers of alpha and beta, worker)."""
+    settings = settings_for(postgres_url, redis_url, AUTH_ENABLED=True)
+    alpha = bearer(make_token(postgres_url, "alpha")[1])
+    beta = bearer(make_token(postgres_url, "beta")[1])
+    with (
+        running_worker(settings) as worker,
+        running_api(api_env(settings), settings.HOME / "faceoff.api.log") as api,
+        httpx.Client(base_url=api.url, timeout=30) as client,
+    ):
+        yield client, alpha, beta, worker
+
+
+def test_no_answer_tells_another_teams_private_names(served):
+    """Round 3: registering a name answered 409 for another team's private upload (an
+    existence oracle), and a reference on a private dataset showed its job and data digest
+    to every team."""
+    client, alpha, beta, worker = served
+    post = client.post
+    made = post("/datasets/upload", files={"file": ("d.svm", DATA)}, data={"name": "secret-x"},
+                headers=alpha)  # fmt: skip
+    assert made.status_code == 201, made.text
+    # beta may use the name, as an upload or a shared dataset: alpha's stays alpha's
+    mine = post("/datasets/upload", files={"file": ("d.svm", OTHER)}, data={"name": "secret-x"},
+                headers=beta)  # fmt: skip
+    assert mine.status_code == 201, mine.text
+    shared = {"name": "secret-y", "source": SYNTHETIC}
+    post("/datasets/upload", files={"file": ("d.svm", DATA)}, data={"name": "secret-y"},
+         headers=alpha)  # fmt: skip
+    assert post("/datasets", json=shared, headers=beta).status_code == 201
+    # each team's jobs on "secret-x" use its own data
+    body = {**OBJECTIVE, "dataset": "secret-x", "stop": STOP}
+    job_a = post("/jobs", json=body, headers=alpha).json()
+    job_b = post("/jobs", json=body, headers=beta).json()
+    assert job_a["dataset_id"] == made.json()["id"] and job_b["dataset_id"] == mine.json()["id"]
+    # a name the caller sees conflicts, and is described
+    again = post("/datasets", json={"name": "secret-x", "source": SYNTHETIC}, headers=beta)
+    assert again.status_code == 409 and f"id {mine.json()['id']}" in again.json()["detail"]
+
+    done = {}
+    deadline = time.monotonic() + 120
+    while len(done) < 2:
+        assert time.monotonic() < deadline, worker.log()[-3000:]
+        for job, headers in ((job_a, alpha), (job_b, beta)):
+            found = client.get(f"/jobs/{job['id']}", headers=headers).json()
+            if found["status"] in TERMINAL:
+                assert found["status"] == "succeeded", found
+                done[job["id"]] = found
+        time.sleep(0.2)
+    ref_a = done[job_a["id"]]
+    listed = client.get("/references", headers=beta)
+    assert ref_a["data_hash"] not in listed.text
+    seen = client.get(f"/references/{ref_a['objective_hash']}", headers=beta).json()
+    assert seen["job_id"] is None and "data_hash" not in seen["objective"], seen
+    own = client.get(f"/references/{ref_a['objective_hash']}", headers=alpha).json()
+    assert own["job_id"] == job_a["id"] and own["objective"]["data_hash"] == ref_a["data_hash"]
+
+
+LOOK_ALIKES = ["w8a.bz2", "a9a.t.bz2", "W8A.svm", "rcv1_train.binary", "a1a.T", "news20.bz2"]
+
+
+def test_look_alikes_of_public_names_are_refused_for_shared_datasets(served):
+    """Round 3: shared synthetic datasets took the names w8a.bz2 and a9a.t.bz2."""
+    client, alpha, beta, _ = served
+    sklearn = {"kind": "sklearn", "name": "breast_cancer"}
+    for name in LOOK_ALIKES:
+        for source in (SYNTHETIC, sklearn):
+            refused = client.post("/datasets", json={"name": name, "source": source}, headers=beta)
+            assert refused.status_code == 409, (name, refused.text)
+            assert "is reserved for the public dataset" in refused.json()["detail"]
+        upload = client.post(
+            "/datasets/upload", files={"file": ("d.svm", DATA)}, data={"name": name}, headers=alpha
+        )
+        assert upload.status_code == 409, (name, upload.text)
+    own = client.post("/datasets", json={"name": "breast_cancer.gz", "source": sklearn})
+    assert own.status_code == 401  # no token
+    own = client.post(
+        "/datasets", json={"name": "Breast_Cancer.gz", "source": sklearn}, headers=beta
+    )
+    assert own.status_code == 201, own.text  # a look-alike may name its own public data
+    names = {d["name"] for d in client.get("/datasets", headers=alpha).json()["data"]}
+    assert not names & set(LOOK_ALIKES)

@@ -60,9 +60,13 @@ def test_a_pinned_sweep_runs_on_its_host_and_every_job_carries_its_machine(
         assert created.status_code == 201, created.text
         bad = client.post("/api/v1/sweeps", json={**sweep(crowd), "host": "no such/host"})
         assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "host"]
+        refused = client.post("/api/v1/jobs", json={**job(), "host": "elsewhere"})
+        assert refused.status_code == 422 and f"live hosts: {host} " in refused.text
         elsewhere = client.post(
-            "/api/v1/jobs", json={**job(), "host": "elsewhere", "force": True}
+            "/api/v1/jobs",
+            json={**job(), "host": "elsewhere", "force": True, "wait_for_host": True},
         ).json()
+        assert elsewhere["waiting"] == "waiting for host elsewhere"
         submitted = client.post("/api/v1/sweeps", json={**sweep(crowd), "host": host})
         assert submitted.status_code == 201, submitted.text
         sweep_id = submitted.json()["id"]

@@ -51,3 +51,20 @@ def test_the_reaper_sends_each_pinned_job_to_its_hosts_queue_once(
         busy: "busy",
         idle: "idle",
     }
+
+
+def test_a_reaper_clears_the_wait_of_jobs_pinned_to_its_host(
+    database_url, redis_url, settings_for, monkeypatch
+):
+    """A job submitted with wait_for_host says it waits for its host until a worker there
+    runs its reaper (or claims it); jobs waiting for other hosts keep waiting."""
+    monkeypatch.setenv("FACEOFF_WORKER_HOST", "here")
+    settings = settings_for(database_url, redis_url)
+    mine, theirs = pinned_job(database_url, "here"), pinned_job(database_url, "there")
+    with session_scope(database_url) as session:
+        for job_id, host in ((mine, "here"), (theirs, "there")):
+            session.get(Job, job_id).waiting_for_host = host
+    Reaper(settings).serve_waiting()
+    with session_scope(database_url) as session:
+        assert session.get(Job, mine).waiting is None
+        assert session.get(Job, theirs).waiting == "waiting for host there"
