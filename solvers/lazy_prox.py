@@ -177,3 +177,26 @@ def scales(step: float, penalty: ElasticNet) -> bool:
 def scaled_x(primal: np.ndarray) -> np.ndarray:
     """x = v − w of the scaled form at S = 1 (a new array)."""
     return primal[:, V] - primal[:, W]
+
+
+# ------------------------------------------------------------------ K columns (K-class X)
+#
+# A K-class problem's iterate X has shape (n_features, K): the K coefficients of a feature
+# are read and stepped together (one read of a row of A serves the K classes), so a
+# feature's lazy state is shared by its K coefficients (one ``last``, one 1 − rᵐ) and each
+# coefficient takes :func:`catch_up_steps` with its own ḡ. The scaled form holds V and W
+# as the two planes of a (n_features, 2, K) array: X = S·v − w, one global S.
+
+
+@njit(cache=True, _nrt=False)
+def fold_columns(primal, scale):
+    """v ← S·v for the K-column scaled form ``primal`` (shape (d, 2, K)) with S =
+    ``scale``: S is then 1."""
+    for j in range(primal.shape[0]):
+        for c in range(primal.shape[2]):
+            primal[j, V, c] *= scale
+
+
+def scaled_columns(primal: np.ndarray) -> np.ndarray:
+    """X = v − w of the K-column scaled form at S = 1 (a new (d, K) array)."""
+    return primal[:, V, :] - primal[:, W, :]
