@@ -50,6 +50,7 @@ from faceoff.solvers.lazy_prox import (
     V,
     W,
     catch_up,
+    catch_up_columns,
     catch_up_steps,
     contraction_at,
     fold,
@@ -248,6 +249,7 @@ def _saga_k(data, loss, multinomial, prox, sampler, state, n_updates):
     z = np.empty(K)
     deriv = np.empty(K)
     delta = np.empty(K)
+    hard = np.empty(K, np.int64)
     visited = 0
     draws = sampler.ring[0]  # the sampler's step counter, kept in a register
     for t in range(n_updates):
@@ -263,10 +265,7 @@ def _saga_k(data, loss, multinomial, prox, sampler, state, n_updates):
             behind = t - last[j]
             if behind > 0:
                 contraction = contraction_at(table, behind, log_r)
-                for c in range(K):
-                    x[j, c] = catch_up_steps(
-                        x[j, c], gbar[j, c], behind, contraction, step, l1, l2, log_r
-                    )
+                catch_up_columns(x, gbar, j, behind, contraction, step, l1, l2, log_r, hard)
                 last[j] = t
             a = values[q]
             for c in range(K):

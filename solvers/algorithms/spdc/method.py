@@ -74,6 +74,7 @@ from faceoff.solvers.lazy_prox import (
     TABLE_SIZE,
     V,
     W,
+    catch_up_columns,
     catch_up_steps,
     contraction_at,
     fold,
@@ -612,10 +613,13 @@ class SpdcKState(NamedTuple):
     warm : array, shape (n_samples·K,) or (0,)
         The one-vs-rest dual steps' warm starts, entry i·K + c (none for multinomial).
     inv_s, coef : arrays, shape (n_samples,)
-    primal : array, shape (n_features, 3, K) or (n_features, 2, K)
-        Planes X, X_PREV, U; in the l2 kernel's scaled form, V and W.
-    last : int array, shape (n_features,) or (0,)
-        The iteration a feature's K coefficients are at (lazy updates, l1 + l2).
+    primal : array, shape (3, n_features, K) or (n_features, 2, K)
+        The planes X, X_PREV, U (each C-contiguous: the lazy kernel's catch-up of a
+        feature's K coefficients runs as one vector loop on them); in the l2 kernel's
+        scaled form, V and W of a feature side by side.
+    last : int array, shape (n_features,), (1 + K,) or (0,)
+        The iteration a feature's K coefficients are at (lazy updates, l1 + l2); in the
+        scaled form, the classes of the pending list (count, then classes).
     scratch : array, shape (n_features, 2, K) or (0, 2, K)
         A batch's Σₖ δₖaₖᵀ/(n·pₖ) and Σₖ δₖaₖᵀ/n.
     rows : int array, shape (m,)
@@ -692,6 +696,21 @@ def _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch):
                     scratch[j, 1, c] += h[c] * a
 
 
+@njit(cache=True, _nrt=False)
+def _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard):
+    """:func:`_steps_since` for the K coefficients of feature j: (x_prev, x)[j, :] after
+    steps + 1 primal steps with u[j, :] constant; ``hard`` is scratch of length K. A
+    function of its own (see :func:`faceoff.solvers.lazy_prox.catch_up_columns`)."""
+    tau, l1, l2, log_r, _ = prox
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    catch_up_columns(x, u, j, steps, contraction, tau, l1, l2, log_r, hard)
+    for c in range(x.shape[1]):
+        xp = x[j, c]
+        x_prev[j, c] = xp
+        x[j, c] = _primal_step(xp, u[j, c], 0.0, tau, lam, shrink)
+
+
 @njit(cache=True)
 def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
     """:func:`_spdc_lazy` for a K-class problem: a row's read catches up and reads the K
@@ -699,7 +718,8 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     labels = data.b
     tau, l1, l2, log_r, table = prox
-    y, warm, inv_s, coef, state, last, scratch, rows, deltas, theta, _, _ = it
+    y, warm, inv_s, coef, primal, last, scratch, rows, deltas, theta, _, _ = it
+    x, x_prev, u = primal[X], primal[X_PREV], primal[U]
     n, K = y.shape
     m = rows.shape[0]
     inv_n = 1.0 / n
@@ -711,6 +731,7 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
     delta = np.empty(K)
     g = np.empty(K)
     h = np.empty(K)
+    hard = np.empty(K, np.int64)
     work = np.empty((2, K))
     visited = 0
     ring = sampler.ring
@@ -732,24 +753,12 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
                 if behind > 0:
                     steps = behind - 1
                     contraction = contraction_at(table, steps, log_r)
-                    for c in range(K):
-                        state[j, X_PREV, c], state[j, X, c] = _steps_since(
-                            state[j, X, c],
-                            state[j, U, c],
-                            steps,
-                            contraction,
-                            tau,
-                            l1,
-                            l2,
-                            lam,
-                            shrink,
-                            log_r,
-                        )
+                    _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard)
                     last[j] = t
                 a = values[q]
                 for c in range(K):
-                    xj = state[j, X, c]
-                    z[c] += a * (xj + theta * (xj - state[j, X_PREV, c]))
+                    xj = x[j, c]
+                    z[c] += a * (xj + theta * (xj - x_prev[j, c]))
             moved = _dual_row(loss, multinomial, warm, y, k, labels[k], z, inv_s[k], delta, work)
             visited += end - start
             if m > 1:
@@ -764,12 +773,10 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
                     j = indices[q]
                     a = values[q]
                     for c in range(K):
-                        xj = state[j, X, c]
-                        state[j, X_PREV, c] = xj
-                        state[j, X, c] = _primal_step(
-                            xj, state[j, U, c], g[c] * a, tau, lam, shrink
-                        )
-                        state[j, U, c] += h[c] * a
+                        xj = x[j, c]
+                        x_prev[j, c] = xj
+                        x[j, c] = _primal_step(xj, u[j, c], g[c] * a, tau, lam, shrink)
+                        u[j, c] += h[c] * a
                     last[j] = t + 1
         if m > 1:
             _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
@@ -784,33 +791,19 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
                     j = indices[q]
                     if last[j] == t:  # not yet stepped by another row of the batch
                         for c in range(K):
-                            xj = state[j, X, c]
-                            state[j, X_PREV, c] = xj
-                            state[j, X, c] = _primal_step(
-                                xj, state[j, U, c], scratch[j, 0, c], tau, lam, shrink
-                            )
-                            state[j, U, c] += scratch[j, 1, c]
+                            xj = x[j, c]
+                            x_prev[j, c] = xj
+                            x[j, c] = _primal_step(xj, u[j, c], scratch[j, 0, c], tau, lam, shrink)
+                            u[j, c] += scratch[j, 1, c]
                             scratch[j, 0, c] = 0.0
                             scratch[j, 1, c] = 0.0
                         last[j] = t + 1
-    for j in range(state.shape[0]):
+    for j in range(x.shape[0]):
         behind = n_iters - last[j]
         if behind > 0:
             steps = behind - 1
             contraction = contraction_at(table, steps, log_r)
-            for c in range(K):
-                state[j, X_PREV, c], state[j, X, c] = _steps_since(
-                    state[j, X, c],
-                    state[j, U, c],
-                    steps,
-                    contraction,
-                    tau,
-                    l1,
-                    l2,
-                    lam,
-                    shrink,
-                    log_r,
-                )
+            _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard)
         last[j] = 0
     ring[0] = draw
     return visited
@@ -819,12 +812,15 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
 @njit(cache=True)
 def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
     """:func:`_spdc_l2` for a K-class problem: X in the scaled form column by column
-    (X = S·v − w, one global S), a row's K scores from one read, the pending list holding
-    features (their K true w and corrections). Returns nnz visited."""
+    (X = S·v − w, one global S), a row's K scores from one read. With m = 1 only the
+    classes whose dual variable moved are stepped (the others' step is the line's own):
+    the pending list holds the stepped features and ``pending_classes`` those classes
+    (count, then classes), ``saved`` their true w and corrections in that order; with
+    m > 1 every class. Returns nnz visited."""
     indptr, indices, values = data.csr
     labels = data.b
     tau, l2 = prox.step, prox.l2
-    y, warm, inv_s, coef, primal, _, scratch, rows, deltas, theta, pending, saved = it
+    y, warm, inv_s, coef, primal, classes, scratch, rows, deltas, theta, pending, saved = it
     n, K = y.shape
     m = rows.shape[0]
     inv_n = 1.0 / n
@@ -840,8 +836,12 @@ def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
     fix = np.empty(K)
     work = np.empty((2, K))
     for p in range(pending[0]):  # the corrections of the last run's last step
+        for q in range(classes[0]):
+            primal[pending[1 + p], W, classes[1 + q]] = saved[p, 0, q] - saved[p, 1, q]
+    if m > 1:  # a batch steps every class
+        classes[0] = K
         for c in range(K):
-            primal[pending[1 + p], W, c] = saved[p, 0, c] - saved[p, 1, c]
+            classes[1 + c] = c
     visited = 0
     ring = sampler.ring
     draw = ring[0]
@@ -874,29 +874,43 @@ def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
                 deltas[b, c] = delta[c]
             visited += end - start
         for p in range(pending[0]):  # the true w of the last step's features
-            for c in range(K):
-                primal[pending[1 + p], W, c] = saved[p, 0, c]
+            for q in range(classes[0]):
+                primal[pending[1 + p], W, classes[1 + q]] = saved[p, 0, q]
         pending[0] = 0
-        if m == 1:  # gⱼ = aₖⱼδ/(n·pₖ), hⱼ = aₖⱼδ/n
+        if m == 1:  # gⱼ = aₖⱼδ/(n·pₖ), hⱼ = aₖⱼδ/n, in the classes that moved
             if moved:
                 k = rows[0]
-                for c in range(K):
-                    dw[c] = delta[c] * inv_n * inv_l2
-                    dv[c] = (dw[c] - r * tau * delta[c] * coef[k]) * inv_next
-                    fix[c] = theta * tau * delta[c] * (inv_n - coef[k])
                 count = 0
+                for c in range(K):
+                    if delta[c] != 0.0:
+                        dw[count] = delta[c] * inv_n * inv_l2
+                        dv[count] = (dw[count] - r * tau * delta[c] * coef[k]) * inv_next
+                        fix[count] = theta * tau * delta[c] * (inv_n - coef[k])
+                        classes[1 + count] = c
+                        count += 1
+                classes[0] = count
+                p = 0
                 for q in range(indptr[k], indptr[k + 1]):
                     j = indices[q]
                     a = values[q]
-                    for c in range(K):
-                        w = primal[j, W, c] + dw[c] * a
-                        primal[j, V, c] += dv[c] * a
-                        primal[j, W, c] = w - fix[c] * a
-                        saved[count, 0, c] = w
-                        saved[count, 1, c] = fix[c] * a
-                    pending[1 + count] = j
-                    count += 1
-                pending[0] = count
+                    if count == K:  # every class: one vector loop
+                        for c in range(K):
+                            w = primal[j, W, c] + dw[c] * a
+                            primal[j, V, c] += dv[c] * a
+                            primal[j, W, c] = w - fix[c] * a
+                            saved[p, 0, c] = w
+                            saved[p, 1, c] = fix[c] * a
+                    else:
+                        for e in range(count):
+                            c = classes[1 + e]
+                            w = primal[j, W, c] + dw[e] * a
+                            primal[j, V, c] += dv[e] * a
+                            primal[j, W, c] = w - fix[e] * a
+                            saved[p, 0, e] = w
+                            saved[p, 1, e] = fix[e] * a
+                    pending[1 + p] = j
+                    p += 1
+                pending[0] = p
         else:
             _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
             count = 0
@@ -923,8 +937,8 @@ def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
             pending[0] = count
         scale *= r
     for p in range(pending[0]):  # true w on exit; the list is kept for the next run
-        for c in range(K):
-            primal[pending[1 + p], W, c] = saved[p, 0, c]
+        for q in range(classes[0]):
+            primal[pending[1 + p], W, classes[1 + q]] = saved[p, 0, q]
     fold_columns(primal, scale)
     ring[0] = draw
     return visited
@@ -937,7 +951,8 @@ def _spdc_k_dense(data, loss, multinomial, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     labels = data.b
     tau, l1, l2 = prox.step, prox.l1, prox.l2
-    y, warm, inv_s, coef, state, _, scratch, rows, deltas, theta, _, _ = it
+    y, warm, inv_s, coef, primal, _, scratch, rows, deltas, theta, _, _ = it
+    x, x_prev, u = primal[X], primal[X_PREV], primal[U]
     n, K = y.shape
     m = rows.shape[0]
     inv_n = 1.0 / n
@@ -962,22 +977,20 @@ def _spdc_k_dense(data, loss, multinomial, prox, sampler, it, n_iters):
                 j = indices[q]
                 a = values[q]
                 for c in range(K):
-                    xj = state[j, X, c]
-                    z[c] += a * (xj + theta * (xj - state[j, X_PREV, c]))
+                    xj = x[j, c]
+                    z[c] += a * (xj + theta * (xj - x_prev[j, c]))
             _dual_row(loss, multinomial, warm, y, k, labels[k], z, inv_s[k], delta, work)
             rows[b] = k
             for c in range(K):
                 deltas[b, c] = delta[c]
             visited += end - start
         _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
-        for j in range(state.shape[0]):  # X ← prox_{τg}(X − τ(U + G)), U ← U + H
+        for j in range(x.shape[0]):  # X ← prox_{τg}(X − τ(U + G)), U ← U + H
             for c in range(K):
-                xj = state[j, X, c]
-                state[j, X_PREV, c] = xj
-                state[j, X, c] = _primal_step(
-                    xj, state[j, U, c], scratch[j, 0, c], tau, lam, shrink
-                )
-                state[j, U, c] += scratch[j, 1, c]
+                xj = x[j, c]
+                x_prev[j, c] = xj
+                x[j, c] = _primal_step(xj, u[j, c], scratch[j, 0, c], tau, lam, shrink)
+                u[j, c] += scratch[j, 1, c]
                 scratch[j, 0, c] = 0.0
                 scratch[j, 1, c] = 0.0
     ring[0] = draw
@@ -1069,8 +1082,10 @@ class SPDC(PrimalMethod):
             warm=warm_starts(warm),
             inv_s=inv_s,
             coef=coef,
-            primal=np.zeros((d, 2 if self.scaled else 3, K)),  # V, W or X, X_PREV, U
-            last=np.zeros(d if self.lazy and not self.scaled else 0, dtype=np.int64),
+            # (d, 2, K): V, W side by side; (3, d, K): the planes X, X_PREV, U
+            primal=np.zeros((d, 2, K) if self.scaled else (3, d, K)),
+            # lazy: the iteration of each feature; scaled form: the pending classes
+            last=np.zeros(K + 1 if self.scaled else d if self.lazy else 0, dtype=np.int64),
             scratch=np.zeros((d if m > 1 or not self.lazy else 0, 2, K)),
             rows=np.zeros(m, dtype=np.int64),
             deltas=np.zeros((m, K)),
@@ -1085,7 +1100,7 @@ class SPDC(PrimalMethod):
         (n_features, K), for a K-class problem."""
         primal = self.state.primal
         if self.k_class:
-            return scaled_columns(primal) if self.scaled else primal[:, X, :].copy()
+            return scaled_columns(primal) if self.scaled else primal[X].copy()
         return scaled_x(primal) if self.scaled else primal[:, X].copy()
 
     def run(self, n_updates: int) -> int:
