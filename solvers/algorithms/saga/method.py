@@ -56,6 +56,7 @@ from faceoff.solvers.lazy_prox import (
     fold,
     fold_columns,
     lazy_prox,
+    prefetch_columns,
     scaled_columns,
     scaled_x,
     scales,
@@ -64,7 +65,7 @@ from faceoff.solvers.losses import loss_deriv
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_draw
 from faceoff.solvers.problem import Problem
-from faceoff.solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
 
 
@@ -245,18 +246,23 @@ def _saga_k(data, loss, multinomial, prox, sampler, state, n_updates):
     lam = step * l1
     shrink = 1.0 / (1.0 + step * l2)
     flat_alpha = alpha.reshape(-1)  # for prefetching a row of the table
+    flat_x, flat_gbar = x.reshape(-1), gbar.reshape(-1)
     # scratch allocated here, not passed in: LLVM then knows it does not alias X
     z = np.empty(K)
     deriv = np.empty(K)
     delta = np.empty(K)
     hard = np.empty(K, np.int64)
     visited = 0
-    draws = sampler.ring[0]  # the sampler's step counter, kept in a register
+    ring = sampler.ring
+    draws = ring[0]  # the sampler's step counter, kept in a register
     for t in range(n_updates):
         i, ahead, half = next_coordinate(sampler, draws)
         draws += 1
         prefetch_draw(indptr, indices, values, ahead, half)
         prefetch(flat_alpha, half * K)
+        following = ring[1 + (draws & (LOOKAHEAD - 1))]  # the next draw's row
+        prefetch_columns(indptr, indices, flat_x, K, following)
+        prefetch_columns(indptr, indices, flat_gbar, K, following)
         start, end = indptr[i], indptr[i + 1]
         for c in range(K):
             z[c] = 0.0
@@ -292,7 +298,7 @@ def _saga_k(data, loss, multinomial, prox, sampler, state, n_updates):
                     x[j, c], gbar[j, c], behind, contraction, step, l1, l2, log_r
                 )
         last[j] = 0
-    sampler.ring[0] = draws
+    ring[0] = draws
     return visited
 
 
@@ -322,13 +328,15 @@ def _saga_k_l2(data, loss, multinomial, prox, sampler, state, n_updates):
     inv_n_l2 = 1.0 / (n * l2)
     r = 1.0 / (1.0 + step * l2)
     flat_alpha = alpha.reshape(-1)
+    flat_primal = primal.reshape(-1)
     z = np.empty(K)
     deriv = np.empty(K)
     dv = np.empty(K)
     dw = np.empty(K)
     moved = np.empty(K, np.int64)
     visited = 0
-    draws = sampler.ring[0]
+    ring = sampler.ring
+    draws = ring[0]
     scale = 1.0  # S
     for _ in range(n_updates):
         if scale < RESCALE_BELOW:
@@ -338,6 +346,8 @@ def _saga_k_l2(data, loss, multinomial, prox, sampler, state, n_updates):
         draws += 1
         prefetch_draw(indptr, indices, values, ahead, half)
         prefetch(flat_alpha, half * K)
+        following = ring[1 + (draws & (LOOKAHEAD - 1))]  # the next draw's row
+        prefetch_columns(indptr, indices, flat_primal, 2 * K, following)
         start, end = indptr[i], indptr[i + 1]
         for c in range(K):
             z[c] = 0.0
@@ -375,7 +385,7 @@ def _saga_k_l2(data, loss, multinomial, prox, sampler, state, n_updates):
         scale *= r
         visited += end - start
     fold_columns(primal, scale)
-    sampler.ring[0] = draws
+    ring[0] = draws
     return visited
 
 

@@ -80,6 +80,7 @@ from faceoff.solvers.lazy_prox import (
     fold,
     fold_columns,
     lazy_prox,
+    prefetch_columns,
     scaled_columns,
     scaled_x,
     scales,
@@ -726,6 +727,7 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
     lam = tau * l1
     shrink = 1.0 / (1.0 + tau * l2)
     flat_y = y.reshape(-1)
+    flat_x, flat_u = x.reshape(-1), u.reshape(-1)
     # scratch allocated here, not passed in: LLVM then knows it does not alias X
     z = np.empty(K)
     delta = np.empty(K)
@@ -744,6 +746,9 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
             ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
             prefetch_draw(indptr, indices, values, ahead, half)
             prefetch(flat_y, half * K)
+            following = ring[1 + (draw & (LOOKAHEAD - 1))]  # the next draw's row
+            prefetch_columns(indptr, indices, flat_x, K, following)
+            prefetch_columns(indptr, indices, flat_u, K, following)
             start, end = indptr[k], indptr[k + 1]
             for c in range(K):
                 z[c] = 0.0
@@ -829,6 +834,7 @@ def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
     r = 1.0 / (1.0 + tau_l2)
     bar = 1.0 - theta * tau_l2  # S̄/S: x̄ = x + θ(x − x_prev) on the line
     flat_y = y.reshape(-1)
+    flat_primal = primal.reshape(-1)
     z = np.empty(K)
     delta = np.empty(K)
     dv = np.empty(K)
@@ -860,6 +866,8 @@ def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
             ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
             prefetch_draw(indptr, indices, values, ahead, half)
             prefetch(flat_y, half * K)
+            following = ring[1 + (draw & (LOOKAHEAD - 1))]  # the next draw's row
+            prefetch_columns(indptr, indices, flat_primal, 2 * K, following)
             start, end = indptr[k], indptr[k + 1]
             for c in range(K):
                 z[c] = 0.0
