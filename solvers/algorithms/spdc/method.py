@@ -74,8 +74,8 @@ from faceoff.solvers.lazy_prox import (
     TABLE_SIZE,
     V,
     W,
-    catch_up_columns,
     catch_up_steps,
+    common_walk,
     contraction_at,
     fold,
     fold_columns,
@@ -700,16 +700,28 @@ def _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch):
 @njit(cache=True, _nrt=False)
 def _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard):
     """:func:`_steps_since` for the K coefficients of feature j: (x_prev, x)[j, :] after
-    steps + 1 primal steps with u[j, :] constant; ``hard`` is scratch of length K. A
-    function of its own (see :func:`faceoff.solvers.lazy_prox.catch_up_columns`)."""
+    steps + 1 primal steps with u[j, :] constant; the common walks in one vector loop
+    (:func:`faceoff.solvers.lazy_prox.common_walk`), the others one by one; ``hard`` is
+    scratch of length K. A function of its own, as
+    :func:`faceoff.solvers.lazy_prox.catch_up_columns`."""
     tau, l1, l2, log_r, _ = prox
     lam = tau * l1
     shrink = 1.0 / (1.0 + tau * l2)
-    catch_up_columns(x, u, j, steps, contraction, tau, l1, l2, log_r, hard)
+    rare = 0
     for c in range(x.shape[1]):
-        xp = x[j, c]
-        x_prev[j, c] = xp
-        x[j, c] = _primal_step(xp, u[j, c], 0.0, tau, lam, shrink)
+        xj, uj = x[j, c], u[j, c]
+        xp, common = common_walk(xj, uj, steps, contraction, tau, l1, l2, log_r)
+        x_prev[j, c] = xp if common else x_prev[j, c]
+        x[j, c] = _primal_step(xp, uj, 0.0, tau, lam, shrink) if common else xj
+        flag = 0 if common else 1  # (an integer flag: a bool one defeats the vectorizer)
+        hard[c] = flag
+        rare |= flag
+    if rare != 0:
+        for c in range(x.shape[1]):
+            if hard[c] != 0:
+                x_prev[j, c], x[j, c] = _steps_since(
+                    x[j, c], u[j, c], steps, contraction, tau, l1, l2, lam, shrink, log_r
+                )
 
 
 @njit(cache=True)
