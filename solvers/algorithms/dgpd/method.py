@@ -78,11 +78,11 @@ of K binary problems on the same A, so the saddle function is Σₖ Lₖ(xₖ, y
   W = AX and Z = AᵀY, with no read of A. The price: a class also works on the features
   and rows the other classes made active. Measured on news20 (K = 20, smoothed hinge,
   l1 = 0.1/n; bench/results/ovr_epoch_stoch.md), against K binary active-set runs:
-  with l2 = 1/n the shared sets certify a relative gap of 1e-6 2.6× sooner (1.4 s
-  against 3.6 s: searches 27 against 94 ms); with l2 = 0.01/n, the paper's Figure 1,
-  1.2× later (32 s against 27 s), the union sets holding 5× the per-class coefficients,
-  so the rounds do 3× the per-class work (73 against 25 ms an outer iteration) while
-  the searches take half. Each class keeps its own step η₁₆ (eq. (16) with its own
+  with l2 = 1/n the shared sets certify a relative gap of 1e-6 2.5× sooner (1.3 s
+  against 3.3 s: searches 27 against 68 ms); with l2 = 0.01/n, the paper's Figure 1,
+  1.3× later (30 s against 23 s), the union sets holding 5× the per-class coefficients,
+  so the rounds take 2.6× the per-class time (60 against 23 ms an outer iteration) while
+  the searches take 0.6×. Each class keeps its own step η₁₆ (eq. (16) with its own
   sₖ = ‖xₖ − x̄ₖ‖₀: Theorem 4.2 holds class by class, the classes being independent
   problems). Cost per outer iteration (a search and ``inner_passes`` rounds):
   K·(2·Σ_{A_y} nnz(Aᵢ) + Σ_{A_x} nnz(Aʲ) + inner_passes·nnz([A]_{A_y × A_x}))
