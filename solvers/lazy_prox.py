@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.prefetch import prefetch
 
 TABLE_BITS = 8
 TABLE_LOW = 1 << TABLE_BITS  # entries of each level of the table
@@ -177,3 +178,82 @@ def scales(step: float, penalty: ElasticNet) -> bool:
 def scaled_x(primal: np.ndarray) -> np.ndarray:
     """x = v − w of the scaled form at S = 1 (a new array)."""
     return primal[:, V] - primal[:, W]
+
+
+# ------------------------------------------------------------------ K columns (K-class X)
+#
+# A K-class problem's iterate X has shape (n_features, K): the K coefficients of a feature
+# are read and stepped together (one read of a row of A serves the K classes), so a
+# feature's lazy state is shared by its K coefficients (one ``last``, one 1 − rᵐ) and each
+# coefficient takes :func:`catch_up_steps` with its own ḡ. The scaled form holds V and W
+# as the two planes of a (n_features, 2, K) array: X = S·v − w, one global S.
+
+
+@njit(cache=True, inline="always")
+def common_walk(x, gbar, m, contraction, step, l1, l2, log_r):
+    """(x after m steps, True) when :func:`catch_up_steps` takes its common walk (one
+    region, or into the dead zone for good), else (anything, False): that walk decided
+    with selects only, the same operations, so that a loop over a feature's K coefficients
+    vectorizes; a kernel hands the others to :func:`catch_up_steps`. Requires l1 > 0."""
+    c = step * gbar
+    lam = step * l1
+    outside = abs(x - c) > lam
+    sign = math.copysign(1.0, x - c)
+    fixed = -(gbar + sign * l1) * (1.0 / l2)
+    gap = sign * (fixed - c) - lam
+    common = min(abs(c) - lam, max(lam - abs(x - c), -gap)) < 0.0
+    walk = x - contraction * (x - fixed)
+    before = fixed + (1.0 - contraction) * math.exp(-log_r) * (x - fixed)
+    keep = (outside & ((gap >= 0.0) | (sign * (before - c) > lam))) | (m == 0)
+    return (walk if keep else 0.0), common
+
+
+@njit(cache=True, _nrt=False)
+def catch_up_columns(x, gbar, j, m, contraction, step, l1, l2, log_r, hard):
+    """x[j, :] ← m lazy steps of each of the K coefficients of feature j (:func:`catch_up_steps`
+    with ḡ = gbar[j, :], 1 − rᵐ = ``contraction``): the common walks in one vector loop
+    (:func:`common_walk`), the others one by one; ``hard`` is scratch of length K.
+
+    A function of its own, not inlined by Numba: its arrays come in as arguments, which
+    LLVM's vectorizer handles with cheap overlap checks (the same loop inlined in a kernel,
+    on arrays unpacked from a tuple, ran 2.6× slower)."""
+    K = x.shape[1]
+    rare = 0
+    for c in range(K):
+        value, common = common_walk(x[j, c], gbar[j, c], m, contraction, step, l1, l2, log_r)
+        x[j, c] = value if common else x[j, c]
+        flag = 0 if common else 1  # (an integer flag: a bool one defeats the vectorizer)
+        hard[c] = flag
+        rare |= flag
+    if rare != 0:
+        for c in range(K):
+            if hard[c] != 0:
+                x[j, c] = catch_up_steps(x[j, c], gbar[j, c], m, contraction, step, l1, l2, log_r)
+
+
+@njit(cache=True, _nrt=False)
+def prefetch_columns(indptr, indices, flat, width, i):
+    """Prefetch the blocks of ``width`` values that the features of row i own in ``flat``
+    (a K-column array viewed flat: a plane of shape (d, K), width K, or a scaled form of
+    shape (d, 2, K), width 2K), one hint a cache line. The K-column kernels call it for the
+    next draw's row: its features' blocks then arrive while the current row is worked on
+    (measured on news20, K = 20: a SAGA elastic-net epoch 163 → 115 ms)."""
+    for q in range(indptr[i], indptr[i + 1]):
+        base = width * indices[q]
+        for offset in range(0, width, 8):
+            prefetch(flat, base + offset)
+        prefetch(flat, base + width - 1)
+
+
+@njit(cache=True, _nrt=False)
+def fold_columns(primal, scale):
+    """v ← S·v for the K-column scaled form ``primal`` (shape (d, 2, K)) with S =
+    ``scale``: S is then 1."""
+    for j in range(primal.shape[0]):
+        for c in range(primal.shape[2]):
+            primal[j, V, c] *= scale
+
+
+def scaled_columns(primal: np.ndarray) -> np.ndarray:
+    """X = v − w of the K-column scaled form at S = 1 (a new (d, K) array)."""
+    return primal[:, V, :] - primal[:, W, :]

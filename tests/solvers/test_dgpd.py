@@ -1,7 +1,10 @@
 """DGPD (Lei et al., ICML 2017; both variants certify the reference optimum in
 test_reference): the active sets follow the supports, the greedy choices are the
 argmax/argmin of eqs. (5) and (7), the step size η is eq. (16) with ``step=theorem``, and
-Algorithm 1's default adaptive step certifies problems the theorem's η crawls on."""
+Algorithm 1's default adaptive step certifies problems the theorem's η crawls on; on
+one-vs-rest K-class problems the active sets are the union of the classes' supports, each
+class takes its own η of eq. (16), Algorithm 1 is the K binary runs, the optimum is the sum
+of the K binary optima, and the multinomial form is refused naming the supported mode."""
 
 from __future__ import annotations
 
@@ -23,12 +26,12 @@ from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.losses import loss_conj, make_loss
 from faceoff.solvers.problem import Data, Problem, build_problem
 from faceoff.solvers.run import solve
-from faceoff.solvers.spec import ParamError
+from faceoff.solvers.spec import ParamError, SupportError
 from faceoff.solvers.trace import CONVERGED, StopRules
 from faceoff.solvers.vocabulary import LOSS_NAMES
 from tests.datasets import dataset_file
 from tests.reference import reference_optimum
-from tests.solvers.problems import make_problem
+from tests.solvers.problems import make_k_problem, make_problem
 
 
 def test_supports_every_loss():
@@ -284,3 +287,94 @@ def test_step_is_a_catalogue_parameter():
     with pytest.raises(ParamError, match="adaptive, theorem") as caught:
         spec.parse_params({"step": "fast"})
     assert caught.value.param == "step"
+
+
+# ------------------------------------------------------------------------ one-vs-rest
+
+
+def test_ovr_active_sets_are_the_union_of_the_supports():
+    """Shared active sets: at the certified optimum |A_x| is the number of features with a
+    non-zero coefficient in some class, |A_y| the number of rows with a non-zero dual
+    variable in some class (up to those that reached 0 since the last search)."""
+    problem = make_k_problem("usps_k", "smooth_hinge", "elastic_net", "ovr")
+    result = solve(problem, "dgpd", {}, StopRules(tol=1e-10, max_seconds=60), seed=0)
+    assert result.stop_reason == CONVERGED, result.summary()
+    extras = result.final.extras
+    features = int(np.count_nonzero(np.any(result.x != 0, axis=1)))
+    rows = int(np.count_nonzero(np.any(result.y != 0, axis=1)))
+    assert 0 < features <= extras["active_x"] <= features + 0.02 * features + 5, extras
+    assert 0 < rows <= extras["active_y"] <= rows + 0.02 * rows + 5, extras
+    assert extras["nnz_y"] == np.count_nonzero(result.y) < result.y.size
+
+
+def test_ovr_steps_are_eq16_per_class():
+    """After a search each class k has η₁₆ with its own sₖ = #{j ∉ A_x : x̄ⱼₖ ≠ 0}, x̄ from
+    Z = AᵀY (exact after a search)."""
+    problem = make_k_problem("sparse_k", "smooth_hinge", "elastic_net", "ovr")
+    method = DGPD(problem, "active_set", None, 5, seed=0)
+    method.run(20 * problem.n_samples)
+    searches = method.istate[4]
+    while method.istate[4] == searches:  # stop right after a search
+        method.run(1)
+    z = problem.data.rmatvec(method.y) / problem.n_samples
+    x_bar = np.abs(z) > problem.penalty.l1  # x̄ = −soft(Z/n, l1)/l2 ≠ 0
+    outside = np.ones(problem.n_features, dtype=bool)
+    outside[method.act_x[: method.istate[0]]] = False
+    gaps = np.count_nonzero(x_bar[outside], axis=0)
+    np.testing.assert_array_equal(method.fstate[2], gaps)
+    assert gaps.min() != gaps.max()  # the classes differ, and so do their steps
+    for k in range(problem.n_classes):
+        assert method.fstate[0, k] == pytest.approx(_eq16(problem, gaps[k]))
+
+
+def test_ovr_basic_is_the_k_binary_runs():
+    """Algorithm 1's greedy choices are per class: a one-vs-rest run is the K binary runs."""
+    problem = make_k_problem("sparse_k", "logistic", "elastic_net", "ovr")
+    stop = StopRules(max_epochs=20, tol=0.0)
+    ovr = solve(problem, "dgpd", {"variant": "basic"}, stop, seed=0)
+    for k in range(problem.n_classes):
+        labels = np.where(problem.b == k, 1.0, -1.0)
+        binary = Problem(problem.data, labels, problem.loss, problem.penalty)
+        method = DGPD(binary, "basic", None, 5, seed=0)
+        method.run(ovr.final.iteration)
+        assert np.array_equal(ovr.x[:, k], method.x)
+
+
+def test_ovr_optimum_is_the_sum_of_the_binary_optima():
+    """The one-vs-rest objective is the sum of the K binary ones: the certified P of an OvR
+    run equals the sum of the K binary runs' certified P."""
+    problem = make_k_problem("sparse_k", "smooth_hinge", "elastic_net", "ovr")
+    stop = StopRules(tol=1e-11, max_epochs=20000, max_seconds=60)
+    ovr = solve(problem, "dgpd", {}, stop, seed=1)
+    assert ovr.stop_reason == CONVERGED
+    total = 0.0
+    for k in range(problem.n_classes):
+        labels = np.where(problem.b == k, 1.0, -1.0)
+        binary = Problem(problem.data, labels, problem.loss, problem.penalty)
+        run = solve(binary, "dgpd", {}, stop, seed=1)
+        assert run.stop_reason == CONVERGED
+        total += run.final.primal
+    assert ovr.final.primal == pytest.approx(total, rel=1e-9)
+
+
+def test_ovr_runs_are_deterministic_per_seed():
+    problem = make_k_problem("sparse_k", "logistic", "elastic_net", "ovr")
+    stop = StopRules(max_epochs=10, tol=0.0)
+    first, again = (solve(problem, "dgpd", {}, stop, seed=4) for _ in range(2))
+    other = solve(problem, "dgpd", {}, stop, seed=5)
+    assert np.array_equal(first.x, again.x)
+    assert [p.gap for p in first.trace] == [p.gap for p in again.trace]
+    assert not np.array_equal(first.x, other.x)
+
+
+def test_multinomial_is_refused_naming_the_supported_mode():
+    """No scalar greedy dual coordinate on the simplex: the catalogue declares ovr only, so
+    the API answers 422 naming it, and the method refuses a multinomial problem itself."""
+    spec = get_spec("dgpd")
+    assert spec.multiclass == ("ovr",)
+    with pytest.raises(SupportError, match="multiclass modes it supports: ovr") as caught:
+        spec.check("logistic", "l2", multiclass="multinomial")
+    assert caught.value.field == "multiclass"
+    problem = make_k_problem("dense_k", "logistic", "l2", "multinomial")
+    with pytest.raises(ValueError, match="not multinomial"):
+        DGPD(problem, "active_set", None, 5, seed=0)

@@ -1,6 +1,7 @@
 """SPDC (Zhang & Xiao; its convergence to the reference optimum is in test_reference): lazy
 (§6) == dense iterates, weighted sampling (Algorithm 3) beating uniform on uneven rows, parameter
-overrides and their validation."""
+overrides and their validation; K-class problems: lazy == dense on K columns, one-vs-rest ==
+the K binary runs, the multinomial dual step on the simplex, one run per seed."""
 
 from __future__ import annotations
 
@@ -13,17 +14,17 @@ import scipy.sparse as sp
 
 from faceoff.data.synthetic import gaussian_spread
 from faceoff.solvers.algorithms.spdc import Params
-from faceoff.solvers.algorithms.spdc.method import SPDC, PartitionSampler, step_sizes
+from faceoff.solvers.algorithms.spdc.method import SPDC, PartitionSampler, _dual_row, step_sizes
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.lazy_prox import RESCALE_BELOW
-from faceoff.solvers.losses import make_loss
+from faceoff.solvers.losses import make_loss, multinomial_conjs
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem
 from faceoff.solvers.run import solve
 from faceoff.solvers.trace import StopRules
 from faceoff.solvers.vocabulary import PENALTY_NAMES
 from tests.reference import reference_optimum
-from tests.solvers.problems import make_problem
+from tests.solvers.problems import make_k_problem, make_problem
 
 
 def _params(**overrides) -> Params:
@@ -195,3 +196,123 @@ def test_inconsistent_parameters_are_rejected():
     with pytest.raises(ValueError, match="alpha applies to sampling=weighted only") as run:
         solve(problem, "spdc", {"alpha": 0.5}, StopRules(max_epochs=1.0))
     assert str(run.value) == str(submitted.value)
+
+
+# ------------------------------------------------------------------------ K-class problems
+
+
+@cache
+def _very_sparse_k(loss: str, penalty: str, form: str) -> Problem:
+    """:func:`_very_sparse` with 4 classes (labels as class indices)."""
+    base = _very_sparse(loss, penalty)
+    labels = np.random.default_rng(8).integers(0, 4, base.n_samples)
+    return Problem(base.data, labels, base.loss, base.penalty, form, classes=np.arange(4.0))
+
+
+@pytest.mark.parametrize("batch_size", [1, 5])
+@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+@pytest.mark.parametrize(
+    "form,loss", [("ovr", "logistic"), ("ovr", "smooth_hinge"), ("multinomial", "logistic")]
+)
+def test_k_class_lazy_updates_match_dense(form, loss, penalty, batch_size):
+    """The K-column lazy kernels (Cases I-III on each column, one `last` a feature; the l2
+    scaled form with its pending classes) give the dense kernel's X and Y to 1e-10."""
+    problem = _very_sparse_k(loss, penalty, form)
+    params = {"batch_size": batch_size}
+    lazy = SPDC(problem, _params(**params, updates="lazy"), seed=11)
+    dense = SPDC(problem, _params(**params, updates="dense"), seed=11)
+    assert lazy.scaled == (penalty == "l2")
+    for chunk in (1, 10, 100, *[40] * 50):
+        assert lazy.run(chunk) == dense.run(chunk)
+        np.testing.assert_allclose(lazy.x, dense.x, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(lazy.y, dense.y, rtol=0, atol=1e-10)
+    assert lazy.x.shape == (problem.n_features, 4) and np.count_nonzero(lazy.x) > 0
+    if penalty == "elastic_net":
+        assert 0 < np.count_nonzero(lazy.x) < lazy.x.size
+
+
+@pytest.mark.parametrize("updates", ["lazy", "dense"])
+@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+def test_ovr_run_is_the_k_binary_runs(penalty, updates):
+    """One-vs-rest draws a row and steps its K dual coordinates with the binary step: column
+    k of X is the binary run on class k against the rest (same seed, same draws), to
+    rounding; so is the objective, P(X) = Σₖ Pₖ(xₖ), at every point."""
+    problem = make_k_problem("sparse_k", "smooth_hinge", penalty, "ovr")
+    ovr = SPDC(problem, _params(updates=updates), seed=5)
+    ovr.run(20 * problem.n_samples)
+    total = 0.0
+    for k in range(problem.n_classes):
+        labels = np.where(problem.b == k, 1.0, -1.0)
+        binary = Problem(problem.data, labels, problem.loss, problem.penalty)
+        run = SPDC(binary, _params(updates=updates), seed=5)
+        run.run(20 * problem.n_samples)
+        np.testing.assert_allclose(ovr.x[:, k], run.x, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ovr.y[:, k], run.y, rtol=1e-9, atol=1e-12)
+        total += binary.primal_value(run.x)
+    assert problem.primal_value(ovr.x) == pytest.approx(total, rel=1e-10)
+
+
+def _dual_objective(problem, row, label, z, s, before):
+    """⟨y, ū⟩ − φ*(y) − s/2‖y − yᵢ‖² of a multinomial row."""
+    conj = multinomial_conjs(problem.loss.params, row[None, :], np.array([label]))
+    return row @ z - conj - 0.5 * s * np.sum((row - before) ** 2)
+
+
+def test_multinomial_dual_step_is_the_entropy_prox():
+    """SPDC's dual step (5) of a multinomial row, argmax_y ⟨y, ū⟩ − φ*(y) − s/2‖y − yᵢ‖²,
+    solved as losses.simplex_step on p = y + e_label: p lies on the simplex, satisfies the
+    optimality condition (−log p + ū − s(p − p₀) constant across classes), and no point of
+    the shifted simplex nearby does better."""
+    problem = make_k_problem("dense_k", "logistic", "l2", "multinomial")
+    K = problem.n_classes
+    rng = np.random.default_rng(0)
+    y = np.zeros((3, K))
+    y[1] = rng.dirichlet(np.ones(K))
+    y[1, 2] -= 1.0  # row 1: a point of Δ − e₂, class 2
+    labels = np.array([0, 2, 1])
+    for i, s in [(0, 4.0), (1, 0.3), (2, 50.0)]:
+        z = rng.normal(size=K) * 3
+        before = y[i].copy()
+        delta, work = np.zeros(K), np.zeros((2, K))
+        _dual_row(problem.loss.params, True, np.zeros(0), y, i, labels[i], z, s, delta, work)
+        np.testing.assert_allclose(delta, y[i] - before, atol=1e-15)
+        p = y[i].copy()
+        p[labels[i]] += 1.0
+        assert p.min() > 0 and p.sum() == pytest.approx(1.0, abs=1e-12)
+        p0 = before.copy()
+        p0[labels[i]] += 1.0
+        grad = -np.log(p) + z - s * (p - p0)
+        assert np.ptp(grad) <= 1e-9 * (1 + np.abs(grad).max())
+
+        best = _dual_objective(problem, y[i], labels[i], z, s, before)
+        for _ in range(200):  # moves along the simplex (Σ = 0), staying in it
+            move = rng.normal(size=K) * 1e-3
+            move -= move.mean()
+            if (p + move).min() > 0:
+                moved = _dual_objective(problem, y[i] + move, labels[i], z, s, before)
+                assert moved <= best + 1e-12
+
+
+@pytest.mark.parametrize("form", ["ovr", "multinomial"])
+def test_k_class_runs_are_deterministic_per_seed(form):
+    problem = make_k_problem("sparse_k", "logistic", "elastic_net", form)
+    stop = StopRules(max_epochs=5, tol=0.0)
+    first, again = (solve(problem, "spdc", {}, stop, seed=4) for _ in range(2))
+    other = solve(problem, "spdc", {}, stop, seed=5)
+    assert np.array_equal(first.x, again.x)
+    assert [p.primal for p in first.trace] == [p.primal for p in again.trace]
+    assert not np.array_equal(first.x, other.x)
+
+
+def test_multinomial_steps_follow_eq_12_with_gamma_2():
+    """The multinomial form's φ* is 2-strongly convex (β = 1/2): τ, σ, θ are eq. (12)'s
+    with γ = 2, where one-vs-rest logistic takes the binary γ = 4."""
+    ovr = SPDC(make_k_problem("dense_k", "logistic", "l2", "ovr"), _params(), seed=0)
+    multinomial = make_k_problem("dense_k", "logistic", "l2", "multinomial")
+    method = SPDC(multinomial, _params(), seed=0)
+    norms = np.sqrt(multinomial.data.row_sq_norms)
+    expected = step_sizes(norms, multinomial.penalty.l2, 2.0, 1, False, None)[:3]
+    assert (method.tau, method.sigma, method.theta) == expected
+    assert (ovr.tau, ovr.sigma) == step_sizes(norms, multinomial.penalty.l2, 4.0, 1, False, None)[
+        :2
+    ]

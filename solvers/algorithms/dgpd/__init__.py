@@ -45,4 +45,6 @@ SPEC = SolverSpec(
     params=Params,
     # Algorithm 1 is greedy in both coordinates; the seed orders Algorithm 2's rounds
     seeded=SeedWhen("variant", ("active_set",)),
+    # the multinomial form's dual rows live on a simplex: no scalar greedy dual coordinate
+    multiclass=("ovr",),
 )

@@ -13,7 +13,7 @@ class Params:
         1.0,
         low=1e-3,
         high=10.0,
-        help="step = step_scale / (3·L_max), L_max = β·max‖aᵢ‖² + l2",
+        help="step = step_scale / (3·L_max), L_max = β·max‖aᵢ‖² + l2 (β = 1/2 for multinomial)",
     )
 
 
@@ -23,4 +23,5 @@ SPEC = SolverSpec(
     "Defazio, Bach & Lacoste-Julien 2014",
     "primal",
     params=Params,
+    multiclass=("ovr", "multinomial"),
 )

@@ -21,10 +21,23 @@ for all coordinates at the end of every chunk. For l2 alone the map contracts ev
 coordinate toward −ḡⱼ/l2 by the same factor, and x is held in the scaled form of
 :mod:`faceoff.solvers.lazy_prox` (x = S·v − ḡ/l2, one global S): nothing is caught up
 (:func:`_saga_l2`).
+
+K-class problems (one job, X of shape (n_features, K)): a row's table entry holds its K
+derivatives, αᵢ = ∇φ(Xᵀaᵢ) ∈ R^K — one-vs-rest φ'(aᵢᵀxₖ, bᵢₖ) with bᵢₖ = +1 if yᵢ = k else
+−1, derived from the class index on the fly; multinomial softmax(Xᵀaᵢ) − e_{yᵢ} — and ḡ
+has shape (n_features, K). A step reads row i once: it brings the K coefficients of each
+feature of the row up to date (one ``last`` and one 1 − rᵐ a feature, shared by its K
+coefficients), forms the K scores, and steps the K coefficients of each feature
+(:func:`_saga_k`); in the scaled form only the classes whose derivative changed are
+written (:func:`_saga_k_l2`: for one-vs-rest with the smoothed hinge most rows move few
+of their K classes). L_max takes the row margins' smoothness β of ``problem.smoothness``:
+the loss's own for one-vs-rest, 1/2 for the multinomial (the Hessian of log Σ exp,
+diag(p) − ppᵀ, has eigenvalues ≤ 1/2), so ∇fᵢ is β‖aᵢ‖²-Lipschitz in X (Frobenius).
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -37,8 +50,14 @@ from faceoff.solvers.lazy_prox import (
     V,
     W,
     catch_up,
+    catch_up_columns,
+    catch_up_steps,
+    contraction_at,
     fold,
+    fold_columns,
     lazy_prox,
+    prefetch_columns,
+    scaled_columns,
     scaled_x,
     scales,
 )
@@ -46,7 +65,7 @@ from faceoff.solvers.losses import loss_deriv
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_draw
 from faceoff.solvers.problem import Problem
-from faceoff.solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate
 from faceoff.solvers.trace import Recorder
 
 
@@ -175,8 +194,205 @@ def _saga_l2(data, loss, prox, sampler, state, n_updates):
     return visited
 
 
+@njit(cache=True, _nrt=False)
+def _row_derivs(loss, multinomial, z, label, out):
+    """out ← ∇φ at a row's K scores ``z``: φ'(zₖ, ±1) for one-vs-rest (+1 for the row's
+    class ``label``), softmax(z) − e_label for the multinomial form."""
+    K = z.shape[0]
+    if multinomial:
+        top = z[0]
+        for c in range(1, K):
+            top = max(top, z[c])
+        total = 0.0
+        for c in range(K):
+            out[c] = math.exp(z[c] - top)
+            total += out[c]
+        inv = 1.0 / total
+        for c in range(K):
+            out[c] *= inv
+        out[label] -= 1.0
+    else:
+        for c in range(K):
+            out[c] = loss_deriv(loss, z[c], 1.0 if c == label else -1.0)
+
+
+class SagaKState(NamedTuple):
+    """A K-class saga run's iterate and gradient table (a Numba tuple).
+
+    x, gbar : arrays, shape (n_features, K)
+        The iterate X and ḡ = Aᵀα/n.
+    alpha : array, shape (n_samples, K)
+        ∇φ(Xᵀaᵢ) at each row's last visit.
+    last : int array, shape (n_features,)
+        The step from which a feature's K coefficients are behind (lazy updates).
+    """
+
+    x: np.ndarray
+    gbar: np.ndarray
+    alpha: np.ndarray
+    last: np.ndarray
+
+
+@njit(cache=True)
+def _saga_k(data, loss, multinomial, prox, sampler, state, n_updates):
+    """:func:`_saga` for a K-class problem (class indices ``data.b``): a row read serves
+    its K scores and the steps of its features' K coefficients; returns nnz visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    step, l1, l2, log_r, table = prox
+    x, gbar, alpha, last = state
+    n, K = alpha.shape
+    inv_n = 1.0 / n
+    lam = step * l1
+    shrink = 1.0 / (1.0 + step * l2)
+    flat_alpha = alpha.reshape(-1)  # for prefetching a row of the table
+    flat_x, flat_gbar = x.reshape(-1), gbar.reshape(-1)
+    # scratch allocated here, not passed in: LLVM then knows it does not alias X
+    z = np.empty(K)
+    deriv = np.empty(K)
+    delta = np.empty(K)
+    hard = np.empty(K, np.int64)
+    visited = 0
+    ring = sampler.ring
+    draws = ring[0]  # the sampler's step counter, kept in a register
+    for t in range(n_updates):
+        i, ahead, half = next_coordinate(sampler, draws)
+        draws += 1
+        prefetch_draw(indptr, indices, values, ahead, half)
+        prefetch(flat_alpha, half * K)
+        following = ring[1 + (draws & (LOOKAHEAD - 1))]  # the next draw's row
+        prefetch_columns(indptr, indices, flat_x, K, following)
+        prefetch_columns(indptr, indices, flat_gbar, K, following)
+        start, end = indptr[i], indptr[i + 1]
+        for c in range(K):
+            z[c] = 0.0
+        for q in range(start, end):  # catch up the K columns on aᵢ's support, z = Xᵀaᵢ
+            j = indices[q]
+            behind = t - last[j]
+            if behind > 0:
+                contraction = contraction_at(table, behind, log_r)
+                catch_up_columns(x, gbar, j, behind, contraction, step, l1, l2, log_r, hard)
+                last[j] = t
+            a = values[q]
+            for c in range(K):
+                z[c] += a * x[j, c]
+        _row_derivs(loss, multinomial, z, labels[i], deriv)
+        for c in range(K):
+            delta[c] = deriv[c] - alpha[i, c]
+            alpha[i, c] = deriv[c]
+        for q in range(start, end):  # X ← prox(X − η(aᵢδᵀ + ḡ)) ;  ḡ += aᵢδᵀ/n
+            j = indices[q]
+            a = values[q]
+            for c in range(K):
+                v = x[j, c] - step * (delta[c] * a + gbar[j, c])
+                x[j, c] = soft_threshold(v, lam) * shrink
+                gbar[j, c] += delta[c] * a * inv_n
+            last[j] = t + 1
+        visited += end - start
+    for j in range(x.shape[0]):
+        behind = n_updates - last[j]
+        if behind > 0:
+            contraction = contraction_at(table, behind, log_r)
+            for c in range(K):
+                x[j, c] = catch_up_steps(
+                    x[j, c], gbar[j, c], behind, contraction, step, l1, l2, log_r
+                )
+        last[j] = 0
+    ring[0] = draws
+    return visited
+
+
+class SagaKL2State(NamedTuple):
+    """A K-class saga run's iterate in the scaled form (l2 alone; a Numba tuple).
+
+    primal : array, shape (n_features, 2, K)
+        Planes V and W: X = S·v − w, w = ḡ/l2 (S = 1 between runs).
+    alpha : array, shape (n_samples, K)
+        ∇φ(Xᵀaᵢ) at each row's last visit.
+    """
+
+    primal: np.ndarray
+    alpha: np.ndarray
+
+
+@njit(cache=True)
+def _saga_k_l2(data, loss, multinomial, prox, sampler, state, n_updates):
+    """:func:`_saga_l2` for a K-class problem: the K scores of a row from one read, then
+    vⱼ, wⱼ written only for the classes whose derivative changed (all K in one vector
+    loop when they all did). Returns nnz visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    step, l2 = prox.step, prox.l2
+    primal, alpha = state
+    n, K = alpha.shape
+    inv_n_l2 = 1.0 / (n * l2)
+    r = 1.0 / (1.0 + step * l2)
+    flat_alpha = alpha.reshape(-1)
+    flat_primal = primal.reshape(-1)
+    z = np.empty(K)
+    deriv = np.empty(K)
+    dv = np.empty(K)
+    dw = np.empty(K)
+    moved = np.empty(K, np.int64)
+    visited = 0
+    ring = sampler.ring
+    draws = ring[0]
+    scale = 1.0  # S
+    for _ in range(n_updates):
+        if scale < RESCALE_BELOW:
+            fold_columns(primal, scale)
+            scale = 1.0
+        i, ahead, half = next_coordinate(sampler, draws)
+        draws += 1
+        prefetch_draw(indptr, indices, values, ahead, half)
+        prefetch(flat_alpha, half * K)
+        following = ring[1 + (draws & (LOOKAHEAD - 1))]  # the next draw's row
+        prefetch_columns(indptr, indices, flat_primal, 2 * K, following)
+        start, end = indptr[i], indptr[i + 1]
+        for c in range(K):
+            z[c] = 0.0
+        for q in range(start, end):  # z = Xᵀaᵢ
+            j = indices[q]
+            a = values[q]
+            for c in range(K):
+                z[c] += a * (scale * primal[j, V, c] - primal[j, W, c])
+        _row_derivs(loss, multinomial, z, labels[i], deriv)
+        count = 0
+        inv_scale_r = 1.0 / (scale * r)
+        for c in range(K):
+            delta = deriv[c] - alpha[i, c]
+            alpha[i, c] = deriv[c]
+            if delta != 0.0:
+                dw[count] = delta * inv_n_l2
+                dv[count] = (dw[count] - r * step * delta) * inv_scale_r
+                moved[count] = c
+                count += 1
+        if count == K:
+            for q in range(start, end):
+                j = indices[q]
+                a = values[q]
+                for c in range(K):
+                    primal[j, V, c] += dv[c] * a
+                    primal[j, W, c] += dw[c] * a
+        elif count > 0:
+            for q in range(start, end):
+                j = indices[q]
+                a = values[q]
+                for p in range(count):
+                    c = moved[p]
+                    primal[j, V, c] += dv[p] * a
+                    primal[j, W, c] += dw[p] * a
+        scale *= r
+        visited += end - start
+    fold_columns(primal, scale)
+    ring[0] = draws
+    return visited
+
+
 class SAGA(PrimalMethod):
     """State of one saga run (see module docstring)."""
+
+    state: SagaState | SagaL2State | SagaKState | SagaKL2State
 
     def __init__(self, problem: Problem, step_scale: float, seed: int) -> None:
         data = problem.data
@@ -184,12 +400,25 @@ class SAGA(PrimalMethod):
         n, d = data.n_samples, data.n_features
         self.n_coords = n
         self.nnz_per_update = data.nnz / n
-        l_max = problem.loss.smoothness * float(data.row_sq_norms.max()) + problem.penalty.l2
+        l_max = problem.smoothness * float(data.row_sq_norms.max()) + problem.penalty.l2
         self.prox = lazy_prox(float(step_scale) / (3.0 * l_max), problem.penalty)
         self.sampler = Sampler(n, "uniform", seed)
         self.scaled = scales(self.prox.step, problem.penalty)
-        if self.scaled:
-            self.state: SagaState | SagaL2State = SagaL2State(np.zeros((d, 2)), np.zeros(n))
+        self.k_class = problem.multiclass is not None
+        if self.k_class:
+            self.multinomial = problem.multiclass == "multinomial"
+            K = problem.n_classes
+            if self.scaled:
+                self.state = SagaKL2State(np.zeros((d, 2, K)), np.zeros((n, K)))
+            else:
+                self.state = SagaKState(
+                    x=np.zeros((d, K)),
+                    gbar=np.zeros((d, K)),
+                    alpha=np.zeros((n, K)),
+                    last=np.zeros(d, dtype=np.int64),
+                )
+        elif self.scaled:
+            self.state = SagaL2State(np.zeros((d, 2)), np.zeros(n))
         else:
             self.state = SagaState(
                 x=np.zeros(d),
@@ -200,11 +429,24 @@ class SAGA(PrimalMethod):
 
     @property
     def x(self) -> np.ndarray:
-        """The iterate (the kernel's array, or x = v − w of the scaled form)."""
+        """The iterate (the kernel's array, or x = v − w of the scaled form); X, shape
+        (n_features, K), for a K-class problem."""
+        if self.k_class:
+            return scaled_columns(self.state.primal) if self.scaled else self.state.x
         return scaled_x(self.state.primal) if self.scaled else self.state.x
 
     def run(self, n_updates: int) -> int:
         problem = self.problem
+        if self.k_class:
+            return (_saga_k_l2 if self.scaled else _saga_k)(
+                problem.rows,
+                problem.loss.params,
+                self.multinomial,
+                self.prox,
+                self.sampler.state,
+                self.state,
+                n_updates,
+            )
         return (_saga_l2 if self.scaled else _saga)(
             problem.rows,
             problem.loss.params,

@@ -48,6 +48,7 @@ SPEC = SolverSpec(
     "primal",
     params=Params,
     rules=(OnlyWith("alpha", "sampling", "weighted"),),
+    multiclass=("ovr", "multinomial"),
     # seeded even at batch_size ≥ n, where every block holds one row and the seed
     # changes nothing: the parameters do not tell n
 )

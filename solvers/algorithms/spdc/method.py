@@ -33,6 +33,28 @@ iteration of the last update in one row of a (d, 4) array (:func:`_spdc_lazy`). 
 iteration costs O(nnz of the sampled rows); at the end of each run of iterations every
 coordinate is brought up to date (O(d)), so the trace evaluates the true x.
 ``updates="dense"`` runs the same iteration with O(d) vector updates, a reference for tests.
+
+K-class problems (one job; X of shape (n_features, K), Y of shape (n_samples, K)): a drawn
+row is read once and serves its K dual coordinates. The K scores ū = X̄ᵀaₖ come from one
+pass over aₖ, the K dual steps follow, and one more pass steps the K coefficients of each
+feature of the row (a feature's lazy state — the iteration it is at — is shared by its K
+coefficients, so a row's read catches all K up with one 1 − rᵐ). The primal side is the
+binary one column by column (g is separable), so the l2 scaled form and the Cases I-III
+walks apply to each column unchanged (:func:`_spdc_k_lazy`, :func:`_spdc_k_l2`,
+:func:`_spdc_k_dense`). The dual step of a row (:func:`_dual_row`):
+
+* one-vs-rest: the binary step (5) for each class, yₖ꜀ with label bₖ꜀ = +1 if the row is of
+  class c else −1 — K independent SPDC runs sharing A and the draws, so an OvR run's X
+  equals the K binary runs' columns (up to rounding);
+* multinomial: yₖ ← argmax_{y ∈ R^K} {⟨y, ū⟩ − φ*(y) − pₖn/(2σm)·‖y − yₖ‖²} with
+  φ*(y) = Σ꜀ p꜀ log p꜀ on p = y + e_{label} ∈ Δ. Writing the objective in p,
+  ⟨y, ū⟩ = ⟨p, ū⟩ − ū_label (a constant) and ‖y − yₖ‖² = ‖p − p₀‖² with p₀ = yₖ + e_label,
+  so p maximizes −Σ p log p + ⟨p, ū⟩ − s/2‖p − p₀‖² over Δ with s = pₖn/(σm) = ``inv_s``:
+  exactly :func:`faceoff.solvers.losses.simplex_step` (z = ū, s = ``inv_s``), and
+  yₖ = p − e_label. SPDC's analysis carries over with a block dual coordinate: the
+  coupling ⟨yₖ, Xᵀaₖ⟩ is bounded by ‖aₖ‖·‖X‖_F·‖yₖ‖ (R = maxᵢ‖aᵢ‖ as before) and φ* is
+  γ-strongly convex with γ = 1/β = 2 (β = 1/2, ``problem.smoothness``: on the simplex's
+  directions Σ v = 0, vᵀdiag(1/p)v ≥ ‖v‖₁² ≥ 2‖v‖²), so eq. (12) gives τ, σ, θ with γ = 2.
 """
 
 from __future__ import annotations
@@ -53,13 +75,18 @@ from faceoff.solvers.lazy_prox import (
     V,
     W,
     catch_up_steps,
+    common_walk,
+    contraction_at,
     fold,
+    fold_columns,
     lazy_prox,
+    prefetch_columns,
+    scaled_columns,
     scaled_x,
     scales,
     tabulated,
 )
-from faceoff.solvers.losses import dual_step, prefetch_warm, warm_starts
+from faceoff.solvers.losses import EXACT_TOL, dual_step, prefetch_warm, simplex_step, warm_starts
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_draw
 from faceoff.solvers.problem import Problem
@@ -576,6 +603,420 @@ def _spdc_dense(data, loss, prox, sampler, it, n_iters):
     return visited
 
 
+# ------------------------------------------------------------------- K-class kernels
+
+
+class SpdcKState(NamedTuple):
+    """The iterate, steps and scratch of a K-class spdc run (a Numba tuple); as
+    :class:`SpdcState` with a class axis.
+
+    y : array, shape (n_samples, K)
+    warm : array, shape (n_samples·K,) or (0,)
+        The one-vs-rest dual steps' warm starts, entry i·K + c (none for multinomial).
+    inv_s, coef : arrays, shape (n_samples,)
+    primal : array, shape (3, n_features, K) or (n_features, 2, K)
+        The planes X, X_PREV, U (each C-contiguous: the lazy kernel's catch-up of a
+        feature's K coefficients runs as one vector loop on them); in the l2 kernel's
+        scaled form, V and W of a feature side by side.
+    last : int array, shape (n_features,), (1 + K,) or (0,)
+        The iteration a feature's K coefficients are at (lazy updates, l1 + l2); in the
+        scaled form, the classes of the pending list (count, then classes).
+    scratch : array, shape (n_features, 2, K) or (0, 2, K)
+        A batch's Σₖ δₖaₖᵀ/(n·pₖ) and Σₖ δₖaₖᵀ/n.
+    rows : int array, shape (m,)
+    deltas : array, shape (m, K)
+        A batch's rows and their dual changes.
+    theta : float
+    pending, saved : arrays, shapes (1 + c,) and (c, 2, K)
+        The l2 kernel's pending features and their true w and x̄'s correction.
+    """
+
+    y: np.ndarray
+    warm: np.ndarray
+    inv_s: np.ndarray
+    coef: np.ndarray
+    primal: np.ndarray
+    last: np.ndarray
+    scratch: np.ndarray
+    rows: np.ndarray
+    deltas: np.ndarray
+    theta: float
+    pending: np.ndarray
+    saved: np.ndarray
+
+
+@njit(cache=True, _nrt=False)
+def _dual_row(loss, multinomial, warm, y, i, label, z, inv_s, delta, work):
+    """Row i's K dual coordinates stepped at its scores ``z`` = X̄ᵀaᵢ with 1/σ = ``inv_s``
+    (module docstring): the binary step (5) per class for one-vs-rest, the entropy prox on
+    the simplex for the multinomial form; ``delta`` ← the changes, ``work`` (2, K) scratch.
+    Returns whether any coordinate moved."""
+    K = z.shape[0]
+    moved = False
+    if multinomial:
+        p = work[0]
+        for c in range(K):
+            p[c] = y[i, c]
+        p[label] += 1.0  # p₀ = yᵢ + e_label ∈ Δ
+        simplex_step(loss, z, p, inv_s, work[1], EXACT_TOL)
+        p[label] -= 1.0
+        for c in range(K):
+            delta[c] = p[c] - y[i, c]
+            y[i, c] = p[c]
+            moved |= delta[c] != 0.0
+        return moved
+    for c in range(K):
+        old = y[i, c]
+        new = dual_step(loss, warm, i * K + c, old, z[c], 1.0 if c == label else -1.0, inv_s)[0]
+        delta[c] = new - old
+        y[i, c] = new
+        moved |= new != old
+    return moved
+
+
+@njit(cache=True)
+def _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch):
+    """scratch[:, 0] = Σₖ aₖδₖᵀ/(n·pₖ), scratch[:, 1] = Σₖ aₖδₖᵀ/n over a batch's rows
+    (:func:`_accumulate` with K columns)."""
+    K = deltas.shape[1]
+    g = np.empty(K)
+    h = np.empty(K)
+    for b in range(rows.shape[0]):
+        k = rows[b]
+        moved = False
+        for c in range(K):
+            g[c] = deltas[b, c] * coef[k]
+            h[c] = deltas[b, c] * inv_n
+            moved |= deltas[b, c] != 0.0
+        if moved:
+            for q in range(indptr[k], indptr[k + 1]):
+                j = indices[q]
+                a = values[q]
+                for c in range(K):
+                    scratch[j, 0, c] += g[c] * a
+                    scratch[j, 1, c] += h[c] * a
+
+
+@njit(cache=True, _nrt=False)
+def _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard):
+    """:func:`_steps_since` for the K coefficients of feature j: (x_prev, x)[j, :] after
+    steps + 1 primal steps with u[j, :] constant; the common walks in one vector loop
+    (:func:`faceoff.solvers.lazy_prox.common_walk`), the others one by one; ``hard`` is
+    scratch of length K. A function of its own, as
+    :func:`faceoff.solvers.lazy_prox.catch_up_columns`."""
+    tau, l1, l2, log_r, _ = prox
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    rare = 0
+    for c in range(x.shape[1]):
+        xj, uj = x[j, c], u[j, c]
+        xp, common = common_walk(xj, uj, steps, contraction, tau, l1, l2, log_r)
+        x_prev[j, c] = xp if common else x_prev[j, c]
+        x[j, c] = _primal_step(xp, uj, 0.0, tau, lam, shrink) if common else xj
+        flag = 0 if common else 1  # (an integer flag: a bool one defeats the vectorizer)
+        hard[c] = flag
+        rare |= flag
+    if rare != 0:
+        for c in range(x.shape[1]):
+            if hard[c] != 0:
+                x_prev[j, c], x[j, c] = _steps_since(
+                    x[j, c], u[j, c], steps, contraction, tau, l1, l2, lam, shrink, log_r
+                )
+
+
+@njit(cache=True)
+def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
+    """:func:`_spdc_lazy` for a K-class problem: a row's read catches up and reads the K
+    coefficients of each of its features; returns nnz visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    tau, l1, l2, log_r, table = prox
+    y, warm, inv_s, coef, primal, last, scratch, rows, deltas, theta, _, _ = it
+    x, x_prev, u = primal[X], primal[X_PREV], primal[U]
+    n, K = y.shape
+    m = rows.shape[0]
+    inv_n = 1.0 / n
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    flat_y = y.reshape(-1)
+    flat_x, flat_u = x.reshape(-1), u.reshape(-1)
+    # scratch allocated here, not passed in: LLVM then knows it does not alias X
+    z = np.empty(K)
+    delta = np.empty(K)
+    g = np.empty(K)
+    h = np.empty(K)
+    hard = np.empty(K, np.int64)
+    work = np.empty((2, K))
+    visited = 0
+    ring = sampler.ring
+    draw = ring[0]
+    ahead_block = (draw + LOOKAHEAD) % m
+    for t in range(n_iters):
+        for b in range(m):
+            k, ahead, half = _next_row(sampler, draw, ahead_block)
+            draw += 1
+            ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
+            prefetch_draw(indptr, indices, values, ahead, half)
+            prefetch(flat_y, half * K)
+            following = ring[1 + (draw & (LOOKAHEAD - 1))]  # the next draw's row
+            prefetch_columns(indptr, indices, flat_x, K, following)
+            prefetch_columns(indptr, indices, flat_u, K, following)
+            start, end = indptr[k], indptr[k + 1]
+            for c in range(K):
+                z[c] = 0.0
+            for q in range(start, end):  # catch up the K columns on aₖ's support, ū = X̄ᵀaₖ
+                j = indices[q]
+                behind = t - last[j]
+                if behind > 0:
+                    steps = behind - 1
+                    contraction = contraction_at(table, steps, log_r)
+                    _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard)
+                    last[j] = t
+                a = values[q]
+                for c in range(K):
+                    xj = x[j, c]
+                    z[c] += a * (xj + theta * (xj - x_prev[j, c]))
+            moved = _dual_row(loss, multinomial, warm, y, k, labels[k], z, inv_s[k], delta, work)
+            visited += end - start
+            if m > 1:
+                rows[b] = k
+                for c in range(K):
+                    deltas[b, c] = delta[c]
+            elif moved:  # X ← prox_{τg}(X − τ(U + aₖδᵀ/(n·pₖ))), U ← U + aₖδᵀ/n
+                for c in range(K):
+                    g[c] = delta[c] * coef[k]
+                    h[c] = delta[c] * inv_n
+                for q in range(start, end):
+                    j = indices[q]
+                    a = values[q]
+                    for c in range(K):
+                        xj = x[j, c]
+                        x_prev[j, c] = xj
+                        x[j, c] = _primal_step(xj, u[j, c], g[c] * a, tau, lam, shrink)
+                        u[j, c] += h[c] * a
+                    last[j] = t + 1
+        if m > 1:
+            _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
+            for b in range(m):  # step the moved rows' support once, K columns a feature
+                k = rows[b]
+                moved = False
+                for c in range(K):
+                    moved |= deltas[b, c] != 0.0
+                if not moved:
+                    continue
+                for q in range(indptr[k], indptr[k + 1]):
+                    j = indices[q]
+                    if last[j] == t:  # not yet stepped by another row of the batch
+                        for c in range(K):
+                            xj = x[j, c]
+                            x_prev[j, c] = xj
+                            x[j, c] = _primal_step(xj, u[j, c], scratch[j, 0, c], tau, lam, shrink)
+                            u[j, c] += scratch[j, 1, c]
+                            scratch[j, 0, c] = 0.0
+                            scratch[j, 1, c] = 0.0
+                        last[j] = t + 1
+    for j in range(x.shape[0]):
+        behind = n_iters - last[j]
+        if behind > 0:
+            steps = behind - 1
+            contraction = contraction_at(table, steps, log_r)
+            _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard)
+        last[j] = 0
+    ring[0] = draw
+    return visited
+
+
+@njit(cache=True)
+def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
+    """:func:`_spdc_l2` for a K-class problem: X in the scaled form column by column
+    (X = S·v − w, one global S), a row's K scores from one read. With m = 1 only the
+    classes whose dual variable moved are stepped (the others' step is the line's own):
+    the pending list holds the stepped features and ``pending_classes`` those classes
+    (count, then classes), ``saved`` their true w and corrections in that order; with
+    m > 1 every class. Returns nnz visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    tau, l2 = prox.step, prox.l2
+    y, warm, inv_s, coef, primal, classes, scratch, rows, deltas, theta, pending, saved = it
+    n, K = y.shape
+    m = rows.shape[0]
+    inv_n = 1.0 / n
+    inv_l2 = 1.0 / l2
+    tau_l2 = tau * l2
+    r = 1.0 / (1.0 + tau_l2)
+    bar = 1.0 - theta * tau_l2  # S̄/S: x̄ = x + θ(x − x_prev) on the line
+    flat_y = y.reshape(-1)
+    flat_primal = primal.reshape(-1)
+    z = np.empty(K)
+    delta = np.empty(K)
+    dv = np.empty(K)
+    dw = np.empty(K)
+    fix = np.empty(K)
+    work = np.empty((2, K))
+    for p in range(pending[0]):  # the corrections of the last run's last step
+        for q in range(classes[0]):
+            primal[pending[1 + p], W, classes[1 + q]] = saved[p, 0, q] - saved[p, 1, q]
+    if m > 1:  # a batch steps every class
+        classes[0] = K
+        for c in range(K):
+            classes[1 + c] = c
+    visited = 0
+    ring = sampler.ring
+    draw = ring[0]
+    ahead_block = (draw + LOOKAHEAD) % m
+    scale = 1.0  # S
+    for _ in range(n_iters):
+        if scale < RESCALE_BELOW:
+            fold_columns(primal, scale)
+            scale = 1.0
+        scale_bar = scale * bar
+        inv_next = 1.0 / (scale * r)
+        moved = False
+        for b in range(m):
+            k, ahead, half = _next_row(sampler, draw, ahead_block)
+            draw += 1
+            ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
+            prefetch_draw(indptr, indices, values, ahead, half)
+            prefetch(flat_y, half * K)
+            following = ring[1 + (draw & (LOOKAHEAD - 1))]  # the next draw's row
+            prefetch_columns(indptr, indices, flat_primal, 2 * K, following)
+            start, end = indptr[k], indptr[k + 1]
+            for c in range(K):
+                z[c] = 0.0
+            for q in range(start, end):  # ū = X̄ᵀaₖ
+                j = indices[q]
+                a = values[q]
+                for c in range(K):
+                    z[c] += a * (scale_bar * primal[j, V, c] - primal[j, W, c])
+            moved = _dual_row(loss, multinomial, warm, y, k, labels[k], z, inv_s[k], delta, work)
+            rows[b] = k
+            for c in range(K):
+                deltas[b, c] = delta[c]
+            visited += end - start
+        for p in range(pending[0]):  # the true w of the last step's features
+            for q in range(classes[0]):
+                primal[pending[1 + p], W, classes[1 + q]] = saved[p, 0, q]
+        pending[0] = 0
+        if m == 1:  # gⱼ = aₖⱼδ/(n·pₖ), hⱼ = aₖⱼδ/n, in the classes that moved
+            if moved:
+                k = rows[0]
+                count = 0
+                for c in range(K):
+                    if delta[c] != 0.0:
+                        dw[count] = delta[c] * inv_n * inv_l2
+                        dv[count] = (dw[count] - r * tau * delta[c] * coef[k]) * inv_next
+                        fix[count] = theta * tau * delta[c] * (inv_n - coef[k])
+                        classes[1 + count] = c
+                        count += 1
+                classes[0] = count
+                p = 0
+                for q in range(indptr[k], indptr[k + 1]):
+                    j = indices[q]
+                    a = values[q]
+                    if count == K:  # every class: one vector loop
+                        for c in range(K):
+                            w = primal[j, W, c] + dw[c] * a
+                            primal[j, V, c] += dv[c] * a
+                            primal[j, W, c] = w - fix[c] * a
+                            saved[p, 0, c] = w
+                            saved[p, 1, c] = fix[c] * a
+                    else:
+                        for e in range(count):
+                            c = classes[1 + e]
+                            w = primal[j, W, c] + dw[e] * a
+                            primal[j, V, c] += dv[e] * a
+                            primal[j, W, c] = w - fix[e] * a
+                            saved[p, 0, e] = w
+                            saved[p, 1, e] = fix[e] * a
+                    pending[1 + p] = j
+                    p += 1
+                pending[0] = p
+        else:
+            _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
+            count = 0
+            for b in range(m):  # each feature of the batch's support once
+                k = rows[b]
+                for q in range(indptr[k], indptr[k + 1]):
+                    j = indices[q]
+                    touched = False
+                    for c in range(K):
+                        touched |= scratch[j, 0, c] != 0.0 or scratch[j, 1, c] != 0.0
+                    if touched:  # (zero: the step is the line's own, or done already)
+                        for c in range(K):
+                            gj, hj = scratch[j, 0, c], scratch[j, 1, c]
+                            w = primal[j, W, c] + hj * inv_l2
+                            fj = theta * tau * (hj - gj)
+                            primal[j, V, c] += (hj * inv_l2 - r * tau * gj) * inv_next
+                            primal[j, W, c] = w - fj
+                            saved[count, 0, c] = w
+                            saved[count, 1, c] = fj
+                            scratch[j, 0, c] = 0.0
+                            scratch[j, 1, c] = 0.0
+                        pending[1 + count] = j
+                        count += 1
+            pending[0] = count
+        scale *= r
+    for p in range(pending[0]):  # true w on exit; the list is kept for the next run
+        for q in range(classes[0]):
+            primal[pending[1 + p], W, classes[1 + q]] = saved[p, 0, q]
+    fold_columns(primal, scale)
+    ring[0] = draw
+    return visited
+
+
+@njit(cache=True)
+def _spdc_k_dense(data, loss, multinomial, prox, sampler, it, n_iters):
+    """:func:`_spdc_dense` for a K-class problem (O(d·K) primal updates); returns nnz
+    visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    tau, l1, l2 = prox.step, prox.l1, prox.l2
+    y, warm, inv_s, coef, primal, _, scratch, rows, deltas, theta, _, _ = it
+    x, x_prev, u = primal[X], primal[X_PREV], primal[U]
+    n, K = y.shape
+    m = rows.shape[0]
+    inv_n = 1.0 / n
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    z = np.empty(K)
+    delta = np.empty(K)
+    work = np.empty((2, K))
+    visited = 0
+    ring = sampler.ring
+    draw = ring[0]
+    ahead_block = (draw + LOOKAHEAD) % m
+    for _ in range(n_iters):
+        for b in range(m):
+            k = _next_row(sampler, draw, ahead_block)[0]
+            draw += 1
+            ahead_block = ahead_block + 1 if ahead_block + 1 < m else 0
+            start, end = indptr[k], indptr[k + 1]
+            for c in range(K):
+                z[c] = 0.0
+            for q in range(start, end):  # ū = X̄ᵀaₖ
+                j = indices[q]
+                a = values[q]
+                for c in range(K):
+                    xj = x[j, c]
+                    z[c] += a * (xj + theta * (xj - x_prev[j, c]))
+            _dual_row(loss, multinomial, warm, y, k, labels[k], z, inv_s[k], delta, work)
+            rows[b] = k
+            for c in range(K):
+                deltas[b, c] = delta[c]
+            visited += end - start
+        _accumulate_k(rows, deltas, indptr, indices, values, coef, inv_n, scratch)
+        for j in range(x.shape[0]):  # X ← prox_{τg}(X − τ(U + G)), U ← U + H
+            for c in range(K):
+                xj = x[j, c]
+                x_prev[j, c] = xj
+                x[j, c] = _primal_step(xj, u[j, c], scratch[j, 0, c], tau, lam, shrink)
+                u[j, c] += scratch[j, 1, c]
+                scratch[j, 0, c] = 0.0
+                scratch[j, 1, c] = 0.0
+    ring[0] = draw
+    return visited
+
+
 # ----------------------------------------------------------------------------- method
 
 
@@ -603,7 +1044,7 @@ class SPDC(PrimalMethod):
         tau, sigma, theta, alpha = step_sizes(
             row_norms,
             problem.penalty.l2,
-            1.0 / problem.loss.smoothness,
+            1.0 / problem.smoothness,  # γ: 2 for the multinomial form (module docstring)
             m,
             weighted,
             params.alpha,
@@ -629,6 +1070,12 @@ class SPDC(PrimalMethod):
         # the most coordinates one batch steps: its m longest rows (or d), in O(n)
         longest = np.partition(data.row_nnz, n - m)[n - m :].sum() if self.scaled else 0
         touched = int(min(longest, d))
+        self.k_class = problem.multiclass is not None
+        if self.k_class:
+            self.multinomial = problem.multiclass == "multinomial"
+            self.state = self._k_state(inv_s, coef, touched)
+            self.y = self.state.y
+            return
         self.state = SpdcState(
             y=np.zeros(n),
             warm=warm_starts(n),
@@ -644,15 +1091,52 @@ class SPDC(PrimalMethod):
         )
         self.y = self.state.y
 
+    def _k_state(self, inv_s: np.ndarray, coef: np.ndarray, touched: int) -> SpdcKState:
+        """The state of the K-class kernels (:class:`SpdcKState`)."""
+        problem = self.problem
+        n, d, K = problem.n_samples, problem.n_features, problem.n_classes
+        m = self.sampler.offsets.shape[0] - 1
+        warm = 0 if self.multinomial else n * K  # one-vs-rest keeps the binary warm starts
+        return SpdcKState(
+            y=np.zeros((n, K)),
+            warm=warm_starts(warm),
+            inv_s=inv_s,
+            coef=coef,
+            # (d, 2, K): V, W side by side; (3, d, K): the planes X, X_PREV, U
+            primal=np.zeros((d, 2, K) if self.scaled else (3, d, K)),
+            # lazy: the iteration of each feature; scaled form: the pending classes
+            last=np.zeros(K + 1 if self.scaled else d if self.lazy else 0, dtype=np.int64),
+            scratch=np.zeros((d if m > 1 or not self.lazy else 0, 2, K)),
+            rows=np.zeros(m, dtype=np.int64),
+            deltas=np.zeros((m, K)),
+            theta=self.theta,
+            pending=np.zeros(1 + touched, dtype=np.int64),
+            saved=np.zeros((touched, 2, K)),
+        )
+
     @property
     def x(self) -> np.ndarray:
-        """The primal iterate (a copy; v − w in the l2 kernel's scaled form)."""
+        """The primal iterate (a copy; v − w in the l2 kernel's scaled form); X, shape
+        (n_features, K), for a K-class problem."""
         primal = self.state.primal
+        if self.k_class:
+            return scaled_columns(primal) if self.scaled else primal[X].copy()
         return scaled_x(primal) if self.scaled else primal[:, X].copy()
 
     def run(self, n_updates: int) -> int:
-        kernel = _spdc_l2 if self.scaled else _spdc_lazy if self.lazy else _spdc_dense
         problem = self.problem
+        if self.k_class:
+            kernel_k = _spdc_k_l2 if self.scaled else _spdc_k_lazy if self.lazy else _spdc_k_dense
+            return kernel_k(
+                problem.rows,
+                problem.loss.params,
+                self.multinomial,
+                self.prox,
+                self.sampler.state,
+                self.state,
+                n_updates,
+            )
+        kernel = _spdc_l2 if self.scaled else _spdc_lazy if self.lazy else _spdc_dense
         return kernel(
             problem.rows,
             problem.loss.params,
