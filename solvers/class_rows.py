@@ -5,17 +5,23 @@ A K-class kernel keeps its iterate C-ordered, X of shape (n_features, K) or A·X
 non-zero of A serves the K classes. Numba's loop vectorizer vectorizes a loop over those K
 values, but such a loop nests inside the loop over the non-zeros of a row (or column) of
 A, so every non-zero restarts it (trip-count and alias checks, a remainder) and reloads and
-stores the K running sums. The two loops here are written in LLVM IR instead (numba
-``intrinsic``), with the sums kept in vector registers over the whole row of A: 4-wide
-vectors, up to ``BLOCK`` classes a pass, the last vector masked (no read or write past the
-row). news20 with K = 20: the pass of K margins in 7.4 ms, against 12.5 ms for the nested
-loops (best of 9, same order; bench/run_ovr_epoch.py measures the kernels).
+stores the K running sums. :func:`class_dot` and :func:`class_axpy` are written in LLVM IR
+instead (numba ``intrinsic``), the sums kept in vector registers over the whole row of A:
+4-wide vectors, up to ``BLOCK`` classes a pass, the last vector masked (no read or write
+past the row). news20 (K = 20, rows in random order): the pass of K margins in 7.4 ms
+against 12.5 ms for the nested loops, a binary pass 3.0 ms (best of 9); 8-wide vectors
+were no faster (the rows of X come from memory: bench/run_ovr_epoch.py).
 
 The arithmetic is the scalar loop's, in the same order — a product, then a sum, never
-fused — so a class's values are bitwise those of a loop over that class alone.
+fused — so a class's values are bitwise those of a loop over that class alone: no
+fast-math is needed for the speed (it could not change a certificate, which is computed
+from the iterate afresh, but it would part a one-vs-rest run from the binary runs it
+equals). :func:`exp_lanes` is an exp that a loop over the classes vectorizes.
 """
 
 from __future__ import annotations
+
+import math
 
 from llvmlite import ir
 from numba import njit, types
@@ -233,3 +239,47 @@ def class_axpy_soft(indices, values, start, end, z, x, width, coef, penalty):
     for offset in range(0, width, BLOCK):
         lanes = min(BLOCK, width - offset)
         _axpy_soft(indices, values, start, end, z, x, width, offset, lanes, coef, (l1, 1.0 / l2))
+
+
+@intrinsic
+def _double_of_bits(typingctx, bits):
+    """The float64 whose IEEE bits are the int64 ``bits``."""
+    if not isinstance(bits, types.Integer) or bits.bitwidth != 64:
+        return None
+    sig = types.float64(bits)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _F64)
+
+    return sig, codegen
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 in its high 32 bits: k·_LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_EXP_MIN = -708.0  # below: e^x < 3.3e-308, taken as 0 (2^k stays normal: k ≥ −1021)
+_EXP_MAX = 709.782712893384  # above: +inf
+# 1/m! for m = 12, 11, ..., 1, 0: e^r's Taylor series, exact to < 1 ulp for |r| ≤ ln2/2
+_TAYLOR = tuple(1.0 / math.factorial(m) for m in range(12, -1, -1))
+
+
+@njit(cache=True, _nrt=False, fastmath={"contract"})
+def exp_lanes(x):
+    """e^x within 2 ulp, in code a loop over classes vectorizes (a libm call does not: 5.6 ns
+    an exp from a compiled loop, ~1 ns here on AVX2): x = k·ln 2 + r, |r| ≤ ln2/2, e^r by its
+    Taylor polynomial of degree 12 (fused multiply-adds) and 2^k from its exponent bits
+    (Cody & Waite's reduction). 0 below −708 (e^x < 3.3e−308: no subnormal results), +inf
+    above 709.78, NaN for NaN. A kernel's own iterate may follow it; a certificate never
+    does (trace points evaluate the loss with numpy's exp)."""
+    clamped = min(max(x, _EXP_MIN), _EXP_MAX)
+    k = math.floor(clamped * _LOG2E + 0.5)
+    r = (clamped - k * _LN2_HI) - k * _LN2_LO
+    p = _TAYLOR[0]
+    for m in range(1, 13):
+        p = p * r + _TAYLOR[m]
+    scaled = (p + p) * _double_of_bits((int(k) + 1022) << 52)  # p·2^k, k up to 1024
+    if x < _EXP_MIN:
+        return 0.0
+    if x > _EXP_MAX:
+        return math.inf
+    return scaled if x == x else x  # NaN: k's conversion was undefined
