@@ -27,4 +27,5 @@ SPEC = SolverSpec(
     "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
     "primal",
     params=Params,
+    multiclass=("ovr", "multinomial"),
 )
