@@ -235,9 +235,11 @@ def test_one_vs_rest_optimum_is_the_sum_of_the_binary_optima():
         for c in range(problem.n_classes)
     ]
     assert all(part.stop_reason == CONVERGED for part in parts)
-    total = sum(part.final.primal for part in parts)
-    assert result.final.primal == pytest.approx(total, rel=1e-10)
-    np.testing.assert_allclose(result.x, np.stack([p.x for p in parts], axis=1), atol=1e-6)
+    assert result.final.primal == pytest.approx(sum(p.final.primal for p in parts), rel=1e-10)
+    # P is l2-strongly convex: ‖x − x*‖² ≤ 2·gap/l2, for the K-class run and each binary one
+    gaps = result.final.gap + sum(p.final.gap for p in parts)
+    distance = np.linalg.norm(result.x - np.stack([p.x for p in parts], axis=1))
+    assert distance <= 2.0 * np.sqrt(2.0 * gaps / problem.penalty.l2)
 
 
 @pytest.mark.parametrize("penalty", ["l2", "elastic_net"])
@@ -334,3 +336,21 @@ def test_one_vs_rest_shrinking_leaves_out_rows_held_in_every_class(l1):
     assert shrunk.final.epoch < plain.final.epoch, (shrunk.final.epoch, plain.final.epoch)
     p_ref = reference_optimum(problem)[0]
     assert abs(shrunk.final.primal - p_ref) <= 1e-8 * abs(p_ref), (shrunk.final.primal, p_ref)
+
+
+@pytest.mark.parametrize(
+    "form,loss,l1",
+    [("ovr", "smooth_hinge", 0.0), ("ovr", "logistic", 1e-5), ("multinomial", "logistic", 0.0)],
+)
+def test_catalyst_certifies_ill_conditioned_k_class_problems(form, loss, l1):
+    """Catalyst's outer step on the whole X (κ > 0 here: l2 = 1e-5): certified at the
+    reference optimum of the K-class problem."""
+    data, labels = _classes("dense_k")
+    problem = build_problem(data, labels, loss, l1=l1, l2=1e-5, multiclass=form)
+    assert catalyst_kappa(problem) > 0.0
+    result = _run(problem, "catalyst", tol=1e-10)
+    last = result.final
+    assert result.stop_reason == CONVERGED, result.summary()
+    assert -1e-12 <= last.gap <= 1e-10 * max(1.0, abs(last.primal))
+    p_ref = reference_optimum(problem)[0]
+    assert abs(last.primal - p_ref) <= 1e-8 * max(1.0, abs(p_ref)), (last.primal, p_ref)

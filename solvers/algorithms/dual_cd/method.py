@@ -12,6 +12,12 @@ permutation per epoch (as liblinear and lightning do; outside the paper's analys
 ``accelerate="catalyst"`` runs it inside Catalyst's proximal point loop (:class:`DualCD`).
 ``shrinking="on"`` (permutation passes, smoothed hinge) leaves out of the passes the rows
 whose dual variable is held at a bound of its box (:func:`_dual_cd_shrinking`).
+
+K-class problems (X of shape (d, K), Y of shape (n, K)) run the same algorithm with one
+draw of a row serving the K classes: one-vs-rest (:func:`_dual_cd_ovr`, every option;
+shrinking per row, :func:`_dual_cd_ovr_shrinking`) and multinomial
+(:func:`_dual_cd_multinomial`, the row's step on its simplex; shrinking runs as off: no
+box).
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ c = min(β‖A_:ⱼ‖²/n, (hⱼ − l2)·ρ(|d|·maxᵢ|A_ij|)) with ρ the lo
 (``losses.curvature_growth``: e^t for the logistic). So (1 − σ)·Δ + d²/2·(c + l2) ≤ 0
 accepts the step as the test would; for the logistic that holds whenever no margin moves
 by more than log 1.98 ≈ 0.68, which is every step once the iterate settles.
+
+K-class problems (X of shape (d, K), A·X of shape (n, K)) move a feature's K coefficients
+together (:func:`_primal_cd_classes`): K steps one-vs-rest, one block step multinomial.
 """
 
 from __future__ import annotations
@@ -318,6 +321,25 @@ def _block_newton_accepted(data, penalty, Ax, start, end, x, j, d, grad, p):
     return change <= SIGMA * decrease
 
 
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _bound_steps(X, j, grad, lipschitz, l1, delta):
+    """Eq. (7)'s steps on feature j's K coefficients, xⱼ ← prox(xⱼ − ∇ⱼ/u'ⱼ) coordinatewise,
+    their changes in ``delta``, as one loop over the classes that vectorizes (the binary
+    kernel's arithmetic); returns whether any coefficient moved."""
+    K = X.shape[1]
+    for c in range(K):
+        xj = X[j, c]
+        x_new = xj - grad[c] / lipschitz
+        if l1 > 0.0:
+            x_new = soft_threshold(x_new, l1 / lipschitz)
+        delta[c] = x_new - xj
+        X[j, c] = x_new if delta[c] != 0.0 else xj
+    moved = False
+    for c in range(K):
+        moved |= delta[c] != 0.0
+    return moved
+
+
 @njit(cache=True)
 def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
     """``n_updates`` steps of Algorithm 1 on a K-class problem: feature j's K coefficients
@@ -381,32 +403,36 @@ def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
             if block:
                 visited += end - start
                 block = _block_newton_accepted(data, penalty, Ax, start, end, X, j, delta, grad, p)
-        moved = False
-        for c in range(K):
-            xj = X[j, c]
-            x_new = target[c] if block else xj
-            if newton and not multinomial:  # the binary kernel's Newton step, class c
-                h = curvature[c] * inv_n + l2
-                x_new = xj - grad[c] / h
-                if l1 > 0.0:
-                    x_new = soft_threshold(x_new, l1 / h)
-                d = x_new - xj
-                if d != 0.0 and not _surely_accepted(
-                    loss, penalty, xj, d, grad[c], curvature[c] * inv_n, loss_bound[j], col_max[j]
-                ):
-                    visited += end - start
-                    if not _class_newton_accepted(
-                        data, loss, penalty, Ax, c, start, end, xj, d, grad[c]
+        if newton:
+            moved = False
+            for c in range(K):
+                xj = X[j, c]
+                x_new = target[c] if block else xj
+                if not multinomial:  # the binary kernel's Newton step, class c
+                    h = curvature[c] * inv_n + l2
+                    x_new = xj - grad[c] / h
+                    if l1 > 0.0:
+                        x_new = soft_threshold(x_new, l1 / h)
+                    d = x_new - xj
+                    local = curvature[c] * inv_n
+                    if d != 0.0 and not _surely_accepted(
+                        loss, penalty, xj, d, grad[c], local, loss_bound[j], col_max[j]
                     ):
-                        x_new = xj
-            if x_new == xj and not block:  # eq. (7)'s step
-                x_new = xj - grad[c] / lipschitz[j]
-                if l1 > 0.0:
-                    x_new = soft_threshold(x_new, l1 / lipschitz[j])
-            delta[c] = x_new - xj
-            if delta[c] != 0.0:
-                X[j, c] = x_new
-                moved = True
+                        visited += end - start
+                        if not _class_newton_accepted(
+                            data, loss, penalty, Ax, c, start, end, xj, d, grad[c]
+                        ):
+                            x_new = xj
+                if x_new == xj and not block:  # eq. (7)'s step
+                    x_new = xj - grad[c] / lipschitz[j]
+                    if l1 > 0.0:
+                        x_new = soft_threshold(x_new, l1 / lipschitz[j])
+                delta[c] = x_new - xj
+                if delta[c] != 0.0:
+                    X[j, c] = x_new
+                    moved = True
+        else:
+            moved = _bound_steps(X, j, grad, lipschitz[j], l1, delta)
         if moved:  # Ax += A_:ⱼ·δᵀ, in the classes that moved
             class_axpy(indices, values, start, end, ax_flat, K, delta)
         visited += end - start
