@@ -1,5 +1,6 @@
 """primal_cd ``step=newton``: the bound that skips Armijo's pass accepts only what the test
-accepts (its correctness against the reference is in test_reference)."""
+accepts (its correctness against the reference is in test_reference). K-class problems:
+one-vs-rest is K binary runs in one, the multinomial block step descends."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from faceoff.solvers.algorithms.primal_cd.method import (
 )
 from faceoff.solvers.losses import curvature_growth, loss_derivs12, make_loss
 from faceoff.solvers.penalties import ElasticNet
-from faceoff.solvers.problem import Data, Problem
+from faceoff.solvers.problem import Data, Problem, build_problem
+from faceoff.solvers.run import solve
+from faceoff.solvers.trace import CONVERGED, StopRules
+from tests.solvers.problems import make_k_problem
 
 
 def _problem(loss: str, l1: float, density: float = 0.2, seed: int = 3) -> Problem:
@@ -102,3 +106,98 @@ def test_settled_logistic_sweeps_skip_the_test():
     visits = [method.run(d) for _ in range(30)]
     assert sum(visits) > 30 * nnz  # on the way, some long steps went to the test
     assert visits[-5:] == [nnz] * 5
+
+
+# ----------------------------------------------------------------------------- K classes
+
+
+def _binary_of_class(problem, c: int):
+    """The binary problem of class c of a one-vs-rest problem: its labels ±1."""
+    labels = np.where(problem.b == c, 1.0, -1.0)
+    l1, l2 = problem.penalty.params
+    return build_problem(problem.data, labels, problem.loss.name, problem.loss.gamma, l1=l1, l2=l2)
+
+
+@pytest.mark.parametrize("step", ["fixed", "newton"])
+@pytest.mark.parametrize("sampling", ["uniform", "importance", "permutation"])
+@pytest.mark.parametrize(
+    "loss,penalty",
+    [("smooth_hinge", "l2"), ("squared", "elastic_net"), ("logistic", "elastic_net")],
+)
+def test_one_vs_rest_is_k_binary_runs(loss, penalty, sampling, step):
+    """A column's draw serves the K classes: with the same seed, each column of X and A·X is
+    the binary kernel's run on that class's ±1 labels, to the last bit where the kernels
+    take the loss module's φ' (all but the logistic's fixed step, whose vectorized exp is
+    within 2 ulp of libm's)."""
+    problem = make_k_problem("sparse_k", loss, penalty, "ovr")
+    steps = 9 * problem.n_features + 7
+    method = PrimalCD(problem, sampling, seed=4, step=step)
+    method.run(steps)
+    for c in range(problem.n_classes):
+        binary = PrimalCD(_binary_of_class(problem, c), sampling, seed=4, step=step)
+        binary.run(steps)
+        if loss == "logistic" and step == "fixed":
+            np.testing.assert_allclose(method.x[:, c], binary.x, rtol=1e-10, atol=1e-14)
+            continue
+        np.testing.assert_array_equal(method.x[:, c], binary.x)
+        np.testing.assert_array_equal(method.state.Ax[:, c], binary.state.Ax)
+
+
+def test_one_vs_rest_optimum_is_the_sum_of_the_binary_optima():
+    problem = make_k_problem("dense_k", "logistic", "elastic_net", "ovr")
+    stop = StopRules(max_epochs=3000.0, tol=1e-11)
+    params = {"sampling": "permutation"}
+    result = solve(problem, "primal_cd", params, stop, seed=1)
+    assert result.stop_reason == CONVERGED
+    parts = [
+        solve(_binary_of_class(problem, c), "primal_cd", params, stop, seed=1)
+        for c in range(problem.n_classes)
+    ]
+    assert all(part.stop_reason == CONVERGED for part in parts)
+    assert result.final.primal == pytest.approx(sum(p.final.primal for p in parts), rel=1e-10)
+    # P is l2-strongly convex: ‖x − x*‖² ≤ 2·gap/l2, for the K-class run and each binary one
+    gaps = result.final.gap + sum(p.final.gap for p in parts)
+    distance = np.linalg.norm(result.x - np.stack([p.x for p in parts], axis=1))
+    assert distance <= 2.0 * np.sqrt(2.0 * gaps / problem.penalty.l2)
+
+
+@pytest.mark.parametrize("penalty", ["l2", "elastic_net"])
+def test_multinomial_block_steps_never_increase_the_objective(penalty):
+    """Each block step minimizes a quadratic model that lies above P along the block (the
+    softmax Hessian ≼ I/2): P never increases, step after step."""
+    problem = make_k_problem("dense_k", "logistic", penalty, "multinomial")
+    method = PrimalCD(problem, "uniform", seed=0)
+    values = [problem.primal_value(method.x)]
+    for _ in range(300):
+        method.run(1)
+        values.append(problem.primal_value(method.x))
+    assert np.all(np.diff(values) <= 1e-15 * np.abs(values[1:]))
+    assert values[-1] < values[0]
+
+
+@pytest.mark.parametrize(
+    "form,loss,params",
+    [
+        ("ovr", "logistic", {"sampling": "importance"}),
+        ("ovr", "smooth_hinge", {"step": "newton"}),
+        ("multinomial", "logistic", {}),
+        ("multinomial", "logistic", {"step": "newton", "sampling": "permutation"}),
+    ],
+)
+def test_k_class_runs_are_deterministic_for_a_seed(form, loss, params):
+    problem = make_k_problem("sparse_k", loss, "elastic_net", form)
+    stop = StopRules(max_epochs=20.0)
+    first, again, other = (solve(problem, "primal_cd", params, stop, seed=s) for s in (5, 5, 6))
+    np.testing.assert_array_equal(first.x, again.x)
+    assert [p.primal for p in first.trace] == [p.primal for p in again.trace]
+    assert not np.array_equal(first.x, other.x)
+
+
+def test_k_class_runs_are_the_same_however_they_are_chunked():
+    problem = make_k_problem("sparse_k", "logistic", "l2", "multinomial")
+    d = problem.n_features
+    whole, chunked = (PrimalCD(problem, "permutation", seed=2, step="newton") for _ in range(2))
+    visited = whole.run(10 * d + 3)
+    assert sum(chunked.run(k) for k in (1, d - 1, 3 * d, 3, 6 * d)) == visited
+    np.testing.assert_array_equal(whole.x, chunked.x)
+    np.testing.assert_array_equal(whole.state.Ax, chunked.state.Ax)

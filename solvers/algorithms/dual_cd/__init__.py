@@ -34,8 +34,10 @@ class Params:
         "and is pushed outward more than last pass's largest violation is left "
         "out of the next passes, all rows come back once the rest is settled; "
         "the certificate is always the full problem's. Smoothed hinge only (the "
-        "other losses' dual variables never sit at a bound: they run as off). "
-        "w8a, l2 = 1e-6: 6× faster to 1e-6 (bench/README.md)",
+        "other losses' dual variables never sit at a bound: they run as off; so does "
+        "the multinomial form, whose row of dual variables lives on a simplex the "
+        "entropy keeps it inside of). One-vs-rest: a row leaves when each of its K "
+        "classes is held at a bound. w8a, l2 = 1e-6: 6× faster to 1e-6 (bench/README.md)",
     )
 
 
@@ -50,4 +52,5 @@ SPEC = SolverSpec(
         OnlyWith("shrinking", "step", "exact", when="on"),
         OnlyWith("shrinking", "accelerate", "none", when="on"),
     ),
+    multiclass=("ovr", "multinomial"),
 )

@@ -12,6 +12,12 @@ permutation per epoch (as liblinear and lightning do; outside the paper's analys
 ``accelerate="catalyst"`` runs it inside Catalyst's proximal point loop (:class:`DualCD`).
 ``shrinking="on"`` (permutation passes, smoothed hinge) leaves out of the passes the rows
 whose dual variable is held at a bound of its box (:func:`_dual_cd_shrinking`).
+
+K-class problems (X of shape (d, K), Y of shape (n, K)) run the same algorithm with one
+draw of a row serving the K classes: one-vs-rest (:func:`_dual_cd_ovr`, every option;
+shrinking per row, :func:`_dual_cd_ovr_shrinking`) and multinomial
+(:func:`_dual_cd_multinomial`, the row's step on its simplex; shrinking runs as off: no
+box).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.algorithms.dual_cd import Params
+from faceoff.solvers.class_rows import class_axpy, class_axpy_soft, class_dot
 from faceoff.solvers.driver import run_chunked
 from faceoff.solvers.losses import (
     EXACT_TOL,
@@ -30,10 +37,11 @@ from faceoff.solvers.losses import (
     dual_step,
     loss_deriv,
     prefetch_warm,
+    simplex_step,
     warm_starts,
 )
 from faceoff.solvers.penalties import ElasticNet, soft_threshold
-from faceoff.solvers.prefetch import prefetch, prefetch_draw, prefetch_row
+from faceoff.solvers.prefetch import prefetch, prefetch_draw, prefetch_row, prefetch_span
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate, shuffle_prefix
 from faceoff.solvers.trace import Recorder
@@ -42,18 +50,19 @@ from faceoff.solvers.trace import Recorder
 class DualState(NamedTuple):
     """The iterate and per-coordinate steps of a dual_cd run (a Numba tuple).
 
-    y : array, shape (n_samples,)
-    z, x : arrays, shape (n_features,)
-        z = −Aᵀy/n (kept only when l1 > 0) and x = ∇g*(z).
+    y : array, shape (n_samples,), or (n_samples, K) for a K-class problem
+    z, x : arrays, shape (n_features,), or (n_features, K)
+        z = −Aᵀy/n (kept only when l1 > 0; a K-class run's has no rows otherwise) and
+        x = ∇g*(z).
     inv_s : array, shape (n_samples,)
         ‖aᵢ‖²/(l2·n), the curvature of the exact step.
-    warm : array, shape (n_samples,)
+    warm : array, shape of y
         The exact step's warm starts (:func:`~faceoff.solvers.losses.dual_step`).
     fixed_step : bool
         Quartz's fixed step yᵢ += ηᵢ(φ'(aᵢᵀx) − yᵢ) instead of the exact one.
     eta : array, shape (n_samples,)
         θ/qᵢ of the fixed step.
-    inner : array, shape (3,)
+    inner : array, shape (3,), or (K, 3) for a K-class problem (one row a class)
         The exact step's tolerance (logistic: :func:`~faceoff.solvers.losses.dual_step`),
         and the Newton iterations and steps counted since it was last reviewed.
     """
@@ -231,6 +240,252 @@ def _dual_cd_shrinking(data, loss, penalty, rng, state, active, shrink, n_update
     return visited
 
 
+# ---------------------------------------------------------------- K-class problems
+#
+# X (d, K) and Y (n, K) are C-ordered: a row of X, the K coefficients of one feature, is one
+# read. A step draws a row i as the binary kernel does and serves the K classes with one
+# pass over aᵢ for its K margins Xᵀaᵢ and one pass updating the rows of X that aᵢ indexes,
+# only in the classes whose dual variable moved (solvers.class_rows: the K classes of a row
+# of X as vectors).
+
+
+@njit(cache=True, _nrt=False)
+def _move_classes(indices, values, start, end, change, penalty, Z, X):
+    """Z −= aᵢ·Δyᵢᵀ/n and X = ∇g*(Z) along aᵢ (A's CSR [start, end)), in the classes whose
+    dual variable moved: :func:`_move` for K classes in one pass. ``change`` holds −Δyᵢₖ/n
+    (0 for a class that did not move: it is not touched), scaled by 1/l2 in place when
+    l1 = 0 (Z is not kept then: X = Z/l2)."""
+    l1, l2 = penalty
+    K = X.shape[1]
+    if l1 > 0.0:
+        class_axpy_soft(
+            indices, values, start, end, Z.reshape(-1), X.reshape(-1), K, change, penalty
+        )
+        return
+    inv_l2 = 1.0 / l2
+    for c in range(K):
+        change[c] *= inv_l2
+    class_axpy(indices, values, start, end, X.reshape(-1), K, change)
+
+
+@njit(cache=True)
+def _dual_cd_ovr(data, loss, penalty, sampler, state, n_updates):
+    """``n_updates`` steps of Algorithm 2 on the one-vs-rest problem (K binary problems on
+    the same rows, bᵢₖ = +1 if sample i is of class k, −1 otherwise): one draw of a row i
+    serves the K classes — the K margins Xᵀaᵢ from one pass over aᵢ, K 1-D steps (the
+    binary kernel's, exact or fixed), then one pass over aᵢ updating the classes whose
+    dual variable moved (the others are not touched). Each class runs the binary kernel's
+    arithmetic on its labels, the inexact logistic step's tolerance kept per class
+    (``inner`` of shape (K, 3)): a class's column is the binary run's, the same numbers
+    (tested). Returns nnz visited (a row counts once, whatever K)."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    Y, Z, X, inv_s, warm, fixed_step, eta, inner = state
+    n_samples, K = Y.shape
+    flat, y_flat, warm = X.reshape(-1), Y.reshape(-1), warm.reshape(-1)  # views
+    margins = np.empty(K)
+    change = np.empty(K)  # −Δyᵢₖ/n, 0 for a class that did not move
+    visited = 0
+    draws = sampler.ring[0]  # the sampler's step counter, kept in a register
+    for _ in range(n_updates):
+        i, ahead, half = next_coordinate(sampler, draws)
+        draws += 1
+        prefetch_draw(indptr, indices, values, ahead, half)
+        prefetch_span(y_flat, half * K, (half + 1) * K)
+        prefetch(labels, half)
+        prefetch(inv_s, half)
+        prefetch_warm(loss, warm, half * K)
+        start, end = indptr[i], indptr[i + 1]
+        class_dot(indices, values, start, end, flat, K, margins)  # margins = Xᵀaᵢ
+        label = labels[i]
+        moved = False
+        for c in range(K):
+            b = 1.0 if c == label else -1.0
+            y_old = Y[i, c]
+            if fixed_step:  # Quartz's step (Faceoff §7)
+                y_new = y_old + eta[i] * (loss_deriv(loss, margins[c], b) - y_old)
+            else:  # the exact coordinate maximization, at class c's tolerance
+                y_new, iterations = dual_step(
+                    loss, warm, i * K + c, y_old, margins[c], b, inv_s[i], inner[c, 0]
+                )
+                _review_tolerance(inner, c, iterations, n_samples)
+            change[c] = 0.0
+            if y_new != y_old:
+                Y[i, c] = y_new
+                change[c] = -(y_new - y_old) / n_samples
+                moved = True
+        if moved:
+            _move_classes(indices, values, start, end, change, penalty, Z, X)
+        visited += end - start
+    sampler.ring[0] = draws
+    return visited
+
+
+@njit(cache=True, _nrt=False)
+def _review_tolerance(inner, c, iterations, n_samples):
+    """Count class c's step (``inner[c]`` = tolerance, Newton iterations, steps) and review
+    its tolerance once per n steps, as :func:`_dual_cd` does."""
+    inner[c, 1] += iterations
+    inner[c, 2] += 1
+    if inner[c, 2] >= n_samples:
+        if inner[c, 1] <= 0.1 * n_samples:
+            inner[c, 0] = max(0.1 * inner[c, 0], INNER_TOL_MIN)
+        inner[c, 1] = inner[c, 2] = 0.0
+
+
+@njit(cache=True)
+def _dual_cd_ovr_shrinking(data, loss, penalty, rng, state, active, shrink, n_updates):
+    """``n_updates`` exact steps of permutation passes over the active rows of the
+    one-vs-rest problem, with :func:`_dual_cd_shrinking`'s shrinking applied per row: a row
+    leaves the active set when each of its K pairs (i, k) sits at a bound of its box and is
+    pushed outward beyond last pass's largest violation (the thresholds taken over all
+    pairs, as for one problem: the K problems' sum); a row that stays takes the K steps of
+    :func:`_dual_cd_ovr`. Per row, not per pair: what a step costs is its passes over aᵢ,
+    which serve the K classes at once; a pair held at a bound inside an active row moves no
+    column of X already (it is not a class that moved), so leaving out single pairs would
+    save only their 1-D steps. Returns nnz visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    Y, Z, X, inv_s, warm = state.y, state.z, state.x, state.inv_s, state.warm
+    n_samples, K = Y.shape
+    flat, y_flat, warm = X.reshape(-1), Y.reshape(-1), warm.reshape(-1)  # views
+    margins = np.empty(K)
+    change = np.empty(K)
+    visited = 0
+    size, pos = int(shrink[SIZE]), int(shrink[POS])
+    pg_max_old, pg_min_old = shrink[PG_MAX_OLD], shrink[PG_MIN_OLD]
+    pg_max, pg_min, settle = shrink[PG_MAX], shrink[PG_MIN], shrink[SETTLE]
+    for _ in range(n_updates):
+        if pos >= size:  # a pass ended: settle or shrink, then a fresh random order
+            if pg_max - pg_min <= settle:
+                if size == n_samples:
+                    settle = max(0.1 * settle, SETTLE_MIN)
+                size = n_samples
+                pg_max_old, pg_min_old = math.inf, -math.inf
+            else:
+                pg_max_old = pg_max if pg_max > 0.0 else math.inf
+                pg_min_old = pg_min if pg_min < 0.0 else -math.inf
+            pg_max, pg_min = -math.inf, math.inf
+            shuffle_prefix(rng, active, size)
+            pos = 0
+        if pos + LOOKAHEAD < size:
+            prefetch(indptr, active[pos + LOOKAHEAD])
+        if pos + LOOKAHEAD // 2 < size:
+            half = active[pos + LOOKAHEAD // 2]
+            prefetch_row(indptr, indices, values, half)
+            prefetch_span(y_flat, half * K, (half + 1) * K)
+            prefetch(labels, half)
+            prefetch(inv_s, half)
+        i = active[pos]
+        start, end = indptr[i], indptr[i + 1]
+        class_dot(indices, values, start, end, flat, K, margins)
+        visited += end - start
+        label = labels[i]
+        held = 0  # pairs at a bound and pushed outward
+        row_max, row_min = -math.inf, math.inf
+        for c in range(K):
+            b = 1.0 if c == label else -1.0
+            g, side = dual_box_violation(loss, Y[i, c], margins[c], b)
+            projected = g
+            if side < 0:
+                held += g < pg_min_old
+                projected = max(g, 0.0)
+            elif side > 0:
+                held += g > pg_max_old
+                projected = min(g, 0.0)
+            row_max = max(row_max, projected)
+            row_min = min(row_min, projected)
+        if held == K:  # every pair held: leave the row out
+            size -= 1
+            active[pos], active[size] = active[size], active[pos]
+            continue
+        pg_max = max(pg_max, row_max)
+        pg_min = min(pg_min, row_min)
+        pos += 1
+        moved = False
+        for c in range(K):
+            b = 1.0 if c == label else -1.0
+            y_old = Y[i, c]
+            y_new = dual_step(loss, warm, i * K + c, y_old, margins[c], b, inv_s[i])[0]
+            change[c] = 0.0
+            if y_new != y_old:
+                Y[i, c] = y_new
+                change[c] = -(y_new - y_old) / n_samples
+                moved = True
+        if moved:
+            _move_classes(indices, values, start, end, change, penalty, Z, X)
+    shrink[SIZE], shrink[POS] = size, pos
+    shrink[PG_MAX_OLD], shrink[PG_MIN_OLD] = pg_max_old, pg_min_old
+    shrink[PG_MAX], shrink[PG_MIN], shrink[SETTLE] = pg_max, pg_min, settle
+    return visited
+
+
+@njit(cache=True)
+def _dual_cd_multinomial(data, loss, penalty, sampler, state, n_updates):
+    """``n_updates`` steps of Algorithm 2 on the multinomial problem, whose dual variables
+    of a row, yᵢ ∈ Δ − e_{bᵢ}, move together: the K margins zᵢ = Xᵀaᵢ from one pass over
+    aᵢ, then the row's exact step on the simplex (prox-SDCA for the multiclass logistic,
+    Shalev-Shwartz & Zhang 2014, §6: p = yᵢ + e_{bᵢ} maximizes
+    −Σ p log p + ⟨p, zᵢ⟩ − s/2‖p − p₀‖², s = ‖aᵢ‖²/(l2·n),
+    :func:`~faceoff.solvers.losses.simplex_step`), or with ``fixed_step`` Quartz's step in
+    its K-dimensional form yᵢ += ηᵢ(∇φ(zᵢ) − yᵢ), ∇φ(zᵢ) = softmax(zᵢ) − e_{bᵢ} (a convex
+    combination of two points of Δ − e_{bᵢ}: it stays there; θ with the multinomial's
+    β = 1/2), then one pass over aᵢ updating X = ∇g*(−AᵀY/n) in the classes that moved.
+    Returns nnz visited."""
+    indptr, indices, values = data.csr
+    labels = data.b
+    Y, Z, X, inv_s, _, fixed_step, eta, _ = state
+    n_samples, K = Y.shape
+    flat, y_flat = X.reshape(-1), Y.reshape(-1)  # views
+    margins = np.empty(K)
+    p = np.empty(K)
+    scratch = np.empty(K)
+    change = np.empty(K)
+    visited = 0
+    draws = sampler.ring[0]  # the sampler's step counter, kept in a register
+    for _ in range(n_updates):
+        i, ahead, half = next_coordinate(sampler, draws)
+        draws += 1
+        prefetch_draw(indptr, indices, values, ahead, half)
+        prefetch_span(y_flat, half * K, (half + 1) * K)
+        prefetch(labels, half)
+        prefetch(inv_s, half)
+        start, end = indptr[i], indptr[i + 1]
+        class_dot(indices, values, start, end, flat, K, margins)
+        label = labels[i]
+        if fixed_step:  # p ← p + η(softmax(zᵢ) − p), scratch ← softmax(zᵢ)
+            top = -math.inf
+            for c in range(K):
+                top = max(top, margins[c])
+            total = 0.0
+            for c in range(K):
+                scratch[c] = math.exp(margins[c] - top)
+                total += scratch[c]
+            for c in range(K):
+                y_old = Y[i, c]
+                grad = scratch[c] / total - (1.0 if c == label else 0.0)
+                p[c] = y_old + eta[i] * (grad - y_old)
+        else:  # the exact step on the simplex, from p₀ = yᵢ + e_{bᵢ}
+            for c in range(K):
+                p[c] = Y[i, c]
+            p[label] += 1.0
+            simplex_step(loss, margins, p, inv_s[i], scratch, EXACT_TOL)
+            p[label] -= 1.0
+        moved = False
+        for c in range(K):  # p holds the new yᵢ
+            y_old = Y[i, c]
+            change[c] = 0.0
+            if p[c] != y_old:
+                Y[i, c] = p[c]
+                change[c] = -(p[c] - y_old) / n_samples
+                moved = True
+        if moved:
+            _move_classes(indices, values, start, end, change, penalty, Z, X)
+        visited += end - start
+    sampler.ring[0] = draws
+    return visited
+
+
 class DualCD:
     """State of one dual_cd run (see module docstring).
 
@@ -262,7 +517,7 @@ class DualCD:
         self.problem = problem
         n = data.n_samples
         l1, l2 = problem.penalty.params
-        beta = problem.loss.smoothness
+        beta = problem.smoothness  # the loss's; 1/2 for the multinomial form
         self.kappa = catalyst_kappa(problem) if accelerate == "catalyst" else 0.0
         l2 = l2 + self.kappa  # the subproblem's l2
         self.subproblem = ElasticNet(l1, l2)
@@ -272,18 +527,24 @@ class DualCD:
         q = self.sampler.probabilities
         self.nnz_per_update = float(q @ data.row_nnz)
         theta = float(np.min(q * l2 * n / (beta * data.row_sq_norms + l2 * n)))
+        K = problem.n_classes
+        binary = problem.multiclass is None
+        inner = np.array([INNER_TOL_START, 0.0, 0.0])
         self.state = DualState(
-            y=np.zeros(n),
-            z=np.zeros(data.n_features),
-            x=np.zeros(data.n_features),
+            y=np.zeros(problem.dual_shape),
+            # z is kept when l1 > 0 only (a binary run allocates it anyway)
+            z=np.zeros(problem.coef_shape if binary or l1 > 0.0 else (0, K)),
+            x=np.zeros(problem.coef_shape),
             inv_s=data.row_sq_norms / (l2 * n),
-            warm=warm_starts(n),
+            warm=warm_starts(n * K).reshape(problem.dual_shape),
             fixed_step=step == "fixed",
             eta=theta / q,
-            inner=np.array([INNER_TOL_START, 0.0, 0.0]),
+            inner=inner if binary else np.tile(inner, (K, 1)),  # per class (one-vs-rest)
         )
         self.y = self.state.y
-        # the other losses' dual variables never sit at a bound: nothing to shrink
+        self.kernel = _KERNELS[problem.multiclass]
+        # the other losses' dual variables never sit at a bound: nothing to shrink (the
+        # multinomial form's, the logistic's, neither)
         self.shrinking = shrinking == "on" and problem.loss.dual_box
         if self.shrinking:
             self.active = np.arange(n, dtype=np.int64)
@@ -291,15 +552,16 @@ class DualCD:
         if self.kappa > 0.0:
             root_q = math.sqrt(problem.penalty.l2 / l2)
             self.momentum = (1.0 - root_q) / (1.0 + root_q)
-            self.centre = np.zeros(data.n_features)
-            self.previous = np.zeros(data.n_features)  # x_{k−1}
+            self.centre = np.zeros(problem.coef_shape)
+            self.previous = np.zeros(problem.coef_shape)  # x_{k−1}
             self.residual = math.inf  # ‖c_{k−1} − x_{k−1}‖²
             self.left = CATALYST_EPOCHS * n  # steps left in this subproblem
 
     def _kernel(self, n_updates: int) -> int:
         problem = self.problem
+        plain, shrinking = self.kernel
         if self.shrinking:
-            return _dual_cd_shrinking(
+            return shrinking(
                 problem.rows,
                 problem.loss.params,
                 self.subproblem.params,
@@ -309,7 +571,7 @@ class DualCD:
                 self.shrink,
                 n_updates,
             )
-        return _dual_cd(
+        return plain(
             problem.rows,
             problem.loss.params,
             self.subproblem.params,
@@ -334,11 +596,11 @@ class DualCD:
 
     def _extrapolate(self) -> None:
         """Catalyst's outer step (:func:`_catalyst_step`)."""
-        self.residual = _catalyst_step(
-            self.state.x,
-            self.state.z,
-            self.centre,
-            self.previous,
+        self.residual = _catalyst_step(  # on X and Z of a K-class run as vectors
+            self.state.x.reshape(-1),
+            self.state.z.reshape(-1),
+            self.centre.reshape(-1),
+            self.previous.reshape(-1),
             self.kappa,
             self.momentum,
             self.subproblem.params,
@@ -398,7 +660,16 @@ def catalyst_kappa(problem: Problem) -> float:
     data = problem.data
     n = data.n_samples
     radius = float(np.mean(data.row_sq_norms)) if n else 0.0
-    return max(problem.loss.smoothness * radius / (n + 1) - problem.penalty.l2, 0.0)
+    return max(problem.smoothness * radius / (n + 1) - problem.penalty.l2, 0.0)
+
+
+# the (plain, shrinking) kernels of each form (None: a binary or regression problem); the
+# multinomial form never shrinks (its loss has no box)
+_KERNELS = {
+    None: (_dual_cd, _dual_cd_shrinking),
+    "ovr": (_dual_cd_ovr, _dual_cd_ovr_shrinking),
+    "multinomial": (_dual_cd_multinomial, None),
+}
 
 
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:

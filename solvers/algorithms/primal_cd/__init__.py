@@ -17,7 +17,10 @@ class Params:
         help="the fixed step 1/u'ⱼ of Faceoff eq. (7), or a Newton coordinate step on "
         "the local curvature with Armijo's test (as CDN and lightning's CD): "
         "faster for logistic on sparse data, slower for the smoothed hinge, "
-        "whose curvature jumps at its kinks (bench/README.md)",
+        "whose curvature jumps at its kinks (bench/README.md). Multinomial: the "
+        "block Hessian's diagonal with Armijo's test on the block (to a gap of 1e-8: "
+        "news20 l2 = 1e-4 24 s against 50 s, usps l2 = 1e-5 6 s against 41 s, "
+        "usps l2 = 1e-3 1.6 s against 0.9 s)",
     )
 
 
@@ -27,4 +30,5 @@ SPEC = SolverSpec(
     "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
     "primal",
     params=Params,
+    multiclass=("ovr", "multinomial"),
 )
