@@ -266,6 +266,7 @@ def test_docker_compose_for_a_team(tmp_path, request, capsys, record_property):
         env_file = _env_file(tmp_path / "env")
         env = {
             **os.environ,
+            "COLUMNS": "160",  # docker-compose 1.29's ps table, unwrapped
             "ENV_FILE": str(env_file),
             "FACEOFF_IMAGE": images.app,
             "POSTGRES_IMAGE": images.postgres,
@@ -339,8 +340,9 @@ def test_docker_compose_for_a_team(tmp_path, request, capsys, record_property):
         hosts = {j["worker_host"] for j in jobs}
         assert len(hosts) >= 2, f"the scaled workers shared the sweep: {hosts}"
         ps = compose("ps")
-        running_workers = [line for line in ps.splitlines() if "worker" in line and " Up" in line]
-        assert len(running_workers) == WORKERS, ps
+        workers = compose("ps", "-q", "worker").split()
+        states = docker("inspect", "--format", "{{.State.Status}}", *workers).stdout.split()
+        assert states == ["running"] * WORKERS, ps
         with clock("pg_dump through compose (README's backup)"):
             dump = compose("exec", "-T", "postgres", "pg_dump", "-U", "faceoff", "-d", "faceoff")
         assert "COPY public.trace_points" in dump and "COPY public.jobs" in dump
