@@ -68,13 +68,14 @@ DATASET = {
         "seed": 0,
     },
 }
-# 36 jobs of up to 3 s of solver time each: long enough to scale and restart the workers while
-# it runs (tol 0 and small l2, so that most run their time out)
+# 48 jobs of up to 3 s of solver time each: long enough to scale and restart the workers while
+# it runs (tol 0 and small l2, so that most run their time out); on a quiet 2-core machine
+# 36 jobs left ~20 s of work at the restart
 SWEEP = {
     "name": "compose e2e",
     "datasets": [DATASET["name"]],
     "losses": ["logistic"],
-    "l2": [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
+    "l2": [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10],
     "solvers": ["dual_cd", "primal_cd", "saga", "agd", "lbfgs", "sklearn.lbfgs"],
     "stop": {"max_epochs": 1e7, "max_seconds": 3, "tol": 0},
 }
