@@ -1,14 +1,18 @@
-"""docker-compose.yml is valid and its commands work: no Docker engine runs here, so the file is
-checked statically and the same commands are run natively against this machine's
-PostgreSQL and Redis (a 20-job sweep through the API, deduplication, cancellation)."""
+"""docker-compose.yml is valid and its commands work, without a Docker engine: the file is
+checked statically (both compose generations read all of it; images and ports are variables
+whose defaults are the official images and the usual ports) and the same commands are run
+natively against this machine's PostgreSQL and Redis (a 20-job sweep through the API,
+deduplication, cancellation). tests/deploy/test_compose_real.py runs the file in Docker."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -82,6 +86,105 @@ def test_every_command_exists_in_the_project(service):
         assert argv[0] == "uvicorn", argv
         module, attr = argv[1].split(":")
         assert hasattr(importlib.import_module(module), attr), argv
+
+
+def test_both_compose_generations_read_the_whole_file():
+    """No syntax only Compose v2 knows: docker-compose 1.29 rejects env_file's long form
+    (path/required) and misreads a ${VAR:-default} nested in another's default."""
+    text = (REPO / "docker-compose.yml").read_text()
+    assert "version" not in COMPOSE  # obsolete in v2, and 1.29 then reads the Compose spec
+    assert not re.search(r"\$\{[^}]*\$\{", text), "nested ${...} defaults"
+    assert not re.search(r"!(reset|override)\b", text)
+    assert not {"include", "name"} & set(COMPOSE)
+    for name, service in SERVICES.items():
+        env_file = service.get("env_file")
+        files = env_file if isinstance(env_file, list) else [env_file] * (env_file is not None)
+        assert all(isinstance(f, str) for f in files), (name, env_file)
+        assert not {"develop", "post_start", "pre_stop"} & set(service), name
+        for dependency in service.get("depends_on", {}).values():
+            assert dependency["condition"] in (
+                "service_started",
+                "service_healthy",
+                "service_completed_successfully",
+            ), (name, dependency)
+
+
+def test_images_and_ports_are_variables_defaulting_to_the_official_ones():
+    images = {name: _substitute(SERVICES[name]["image"], {}) for name in SERVICES}
+    assert images["postgres"] == "postgres:16" and images["redis"] == "redis:7"
+    assert {images[name] for name in OURS} == {"faceoff:latest"}
+    local = _substitute(SERVICES["postgres"]["image"], {"POSTGRES_IMAGE": "local/pg:1"})
+    assert local == "local/pg:1"
+    dockerfile = (REPO / "Dockerfile").read_text()
+    default_base = re.search(r"^ARG PYTHON_IMAGE=(\S+)$", dockerfile, re.M)
+    assert default_base and default_base.group(1) == "python:3.11-slim"
+    for name in OURS:
+        build_arg = SERVICES[name]["build"]["args"]["PYTHON_IMAGE"]
+        assert _substitute(build_arg, {}) == default_base.group(1), name
+    for name, port in (("api", "8000"), ("dashboard", "8050")):
+        (published,) = SERVICES[name]["ports"]
+        assert _substitute(published, {}) == f"{port}:{port}"
+        variable = f"{name.upper()}_PUBLISH"
+        loopback = _substitute(published, {variable: "127.0.0.1:18000"})
+        assert loopback == f"127.0.0.1:18000:{port}", name
+
+
+def test_compose_config_accepts_the_file(tmp_path):
+    """The installed compose command (docker-compose 1.29, or Compose v2) parses the file; no
+    engine is needed for `config`."""
+    compose = _installed_compose()
+    if compose is None:
+        pytest.skip("no compose command installed (docker-compose or the Compose v2 plugin)")
+    env_file = tmp_path / "env"
+    env_file.write_text((REPO / ".env.example").read_text())
+    env = {**os.environ, "ENV_FILE": str(env_file), "API_PUBLISH": "127.0.0.1:18000"}
+    argv = [*compose, "--file", str(REPO / "docker-compose.yml"), "--env-file", str(env_file)]
+    result = subprocess.run([*argv, "config"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)
+    database_url = config["services"]["api"]["environment"]["FACEOFF_DATABASE_URL"]
+    assert database_url.startswith("postgresql+psycopg://faceoff:change-me@postgres:5432/")
+    assert "127.0.0.1" in str(config["services"]["api"]["ports"])
+
+
+def _installed_compose() -> list[str] | None:
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    docker = shutil.which("docker")
+    if (
+        docker
+        and subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0
+    ):
+        return [docker, "compose"]
+    return None
+
+
+def test_the_image_has_no_server_command_of_its_own_but_the_api():
+    """The services' commands live in docker-compose.yml, the dashboard's in one place (it
+    changes server there); the image installs no development extra."""
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "faceoff.dashboard" not in dockerfile
+    assert "[dev" not in dockerfile and "--reload" not in dockerfile
+    cmd = re.search(r"^CMD (.+)$", dockerfile, re.M)
+    assert cmd and json.loads(cmd.group(1)) == command_of("api")
+
+
+def test_dockerignore_sends_only_what_the_dockerfile_copies():
+    """A whitelist: the build context holds no virtualenv, git history or caches."""
+    lines = [
+        line
+        for line in (REPO / ".dockerignore").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert lines[0] == "*", "everything is left out first, then what is copied let in"
+    dockerfile = (REPO / "Dockerfile").read_text()
+    sources = {
+        source
+        for line in dockerfile.splitlines()
+        if line.startswith("COPY ") and "--from" not in line
+        for source in line.split()[1:-1]
+    }
+    assert sources <= {line.removeprefix("!") for line in lines if line.startswith("!")}
 
 
 def test_dockerfile_copies_every_package_the_commands_need():
