@@ -60,6 +60,10 @@ KERNEL_NAMES = (
     "multinomial_values_derivs",
     "multinomial_conjs",
     "simplex_step",
+    "softmax_row",
+    "multinomial_row_increment",
+    "loss_deriv_lanes",
+    "ovr_row_gradient",
 )
 
 

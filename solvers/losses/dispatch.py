@@ -62,7 +62,13 @@ MULTINOMIAL = (
     "multinomial_values_derivs",
     "multinomial_conjs",
     "simplex_step",
+    "softmax_row",
+    "multinomial_row_increment",
 )
+# What a loss module may define for a kernel's loop over a row's K classes: φ' in code that
+# loop vectorizes, (γ, z, b) -> φ'(z, b) (the logistic's exp as arithmetic, not a libm call);
+# the loss's ``deriv`` serves where it has none.
+LANES = ("deriv_lanes",)
 
 
 def _load(name: str):
@@ -82,11 +88,12 @@ def _load(name: str):
             )
     if module.INFO.multinomial:
         missing = [function for function in MULTINOMIAL if not hasattr(module, function)]
-        if missing or not isinstance(module.simplex_step, Dispatcher):
+        jitted = ("simplex_step", "softmax_row", "multinomial_row_increment")
+        if missing or not all(isinstance(getattr(module, f), Dispatcher) for f in jitted):
             raise LossModuleError(
                 f"loss {name!r} ({module.__file__}) declares multinomial=True but lacks "
-                f"{', '.join(missing) or 'a jitted simplex_step'}: it must define "
-                f"{', '.join(MULTINOMIAL)} (simplex_step with @njit)"
+                f"{', '.join(missing) or 'a jitted function'}: it must define "
+                f"{', '.join(MULTINOMIAL)} ({', '.join(jitted)} with @njit)"
             )
     return module
 
@@ -127,6 +134,24 @@ def _chain_of(name: str) -> Callable:
 
 
 _value = _chain_of("value")
+_deriv_lanes = _chain([(m.INFO.code, getattr(m, "deriv_lanes", m.deriv)) for m in MODULES])
+
+
+def _class_gradient(module) -> Callable:
+    """``row(gamma, Z, i, label, v, grad)``: grad[c] += v·φ'(Z[i, c], bᵢ꜀) for the K classes
+    of sample i, bᵢ꜀ = +1 for its class, −1 for the others, with the module's vectorizable
+    φ' (``deriv_lanes``, else ``deriv``): one loss's loop, which vectorizes (a dispatch inside
+    the loop over the classes would not)."""
+    deriv = getattr(module, "deriv_lanes", module.deriv)
+
+    def row(gamma, Z, i, label, v, grad):
+        for c in range(Z.shape[1]):
+            grad[c] += deriv(gamma, Z[i, c], 1.0 if c == label else -1.0) * v
+
+    return register_jitable(_nrt=False, error_model="numpy")(row)
+
+
+_ovr_row_gradient = _chain([(m.INFO.code, _class_gradient(m)) for m in MODULES])
 _deriv = _chain_of("deriv")
 _derivs12 = _chain_of("derivs12")
 _increment = _chain_of("increment")
@@ -148,6 +173,23 @@ def loss_deriv(loss, z, b):
     """φ'(z, b), the derivative in z."""
     code, gamma = loss
     return _deriv(code, gamma, (z, b))
+
+
+@njit(cache=True)
+def loss_deriv_lanes(loss, z, b):
+    """φ'(z, b) as :func:`loss_deriv`, in the form a loop over a row's K classes vectorizes
+    (a loss module's ``deriv_lanes`` where it has one: the logistic's exp as arithmetic)."""
+    code, gamma = loss
+    return _deriv_lanes(code, gamma, (z, b))
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def ovr_row_gradient(loss, Z, i, label, v, grad):
+    """grad[c] += v·φ'(Z[i, c], bᵢ꜀) over the K classes of row i of a one-vs-rest problem's
+    margins Z (bᵢ꜀ = +1 for c = ``label``, −1 otherwise): a column step's K partial
+    derivatives, one non-zero Aᵢⱼ = v at a time, as a loop that vectorizes."""
+    code, gamma = loss
+    _ovr_row_gradient(code, gamma, (Z, i, label, v, grad))
 
 
 @njit(cache=True)
@@ -398,3 +440,24 @@ def simplex_step(loss, z, p, s, u, tol):
     length K. Returns the iterations it took."""
     code, gamma = loss
     return _simplex_step(code, gamma, (z, p, s, u, tol))
+
+
+if _MULTINOMIAL:
+    _softmax_row = _chain([(m.INFO.code, m.softmax_row) for m in _MULTINOMIAL.values()])
+    _row_increment = _chain(
+        [(m.INFO.code, m.multinomial_row_increment) for m in _MULTINOMIAL.values()]
+    )
+
+
+@njit(cache=True, _nrt=False)
+def softmax_row(loss, Z, i, p):
+    """p ← ∇φ(Z[i]) + e_{yᵢ} = softmax(Z[i]) for the K-class form (length K, in place)."""
+    code, gamma = loss
+    _softmax_row(code, gamma, (Z, i, p))
+
+
+@njit(cache=True, _nrt=False)
+def multinomial_row_increment(loss, Z, i, v, d, label, p):
+    """φ(Z[i] + v·d, label) − φ(Z[i], label) of the K-class form (``p``: scratch, K)."""
+    code, gamma = loss
+    return _row_increment(code, gamma, (Z, i, v, d, label, p))

@@ -42,6 +42,7 @@ import math
 import numpy as np
 from numba import njit
 
+from faceoff.solvers.class_rows import exp_lanes
 from faceoff.solvers.losses import CONJ_DOMAIN_TOL, LossInfo
 
 INFO = LossInfo(
@@ -88,6 +89,17 @@ def deriv(gamma, z, b):
     """φ'(z, b) = −b·σ(−b·z)."""
     m = b * z
     return -b * _sigmoid(-m)
+
+
+@njit(cache=True, _nrt=False)
+def deriv_lanes(gamma, z, b):
+    """φ'(z, b) = −b·σ(−b·z) in code a loop over a row's K classes vectorizes: the exp is
+    :func:`~faceoff.solvers.class_rows.exp_lanes` (within 2 ulp of libm's, which no loop
+    vectorizes: primal_cd's one-vs-rest epoch on news20 in 60 ms against 151 ms)."""
+    m = b * z
+    e = exp_lanes(-abs(m))
+    s = 1.0 / (1.0 + e)
+    return -b * (e * s if m >= 0.0 else s)
 
 
 @njit(cache=True)
@@ -401,3 +413,37 @@ def simplex_step(gamma, z, p, s, u, tol):
     for k in range(K):
         p[k] /= total
     return iterations
+
+
+@njit(cache=True, _nrt=False, fastmath=True, error_model="numpy")
+def softmax_row(gamma, Z, i, p):
+    """p ← softmax(Z[i]), the row's probabilities (shifted by its largest score: no
+    overflow; fastmath and :func:`~faceoff.solvers.class_rows.exp_lanes` let the loops over
+    the K classes vectorize — a kernel's own iterate follows it, a certificate never does)."""
+    K = Z.shape[1]
+    top = Z[i, 0]
+    for c in range(1, K):
+        top = max(top, Z[i, c])
+    total = 0.0
+    for c in range(K):
+        p[c] = exp_lanes(Z[i, c] - top)
+        total += p[c]
+    inv = 1.0 / total
+    for c in range(K):
+        p[c] *= inv
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def multinomial_row_increment(gamma, Z, i, v, d, label, p):
+    """φ(zᵢ + v·d, yᵢ) − φ(zᵢ, yᵢ) = log Σₖ pₖ·exp(v·dₖ) − v·d_{yᵢ}, p = softmax(zᵢ) (shifted
+    by the largest exponent: no overflow, no cancellation of two log-sum-exps; ``p`` scratch
+    of length K): a block step's change of the loss on row i."""
+    softmax_row(gamma, Z, i, p)
+    K = Z.shape[1]
+    top = v * d[0]
+    for c in range(1, K):
+        top = max(top, v * d[c])
+    total = 0.0
+    for c in range(K):
+        total += p[c] * exp_lanes(v * d[c] - top)
+    return top + math.log(total) - v * d[label]

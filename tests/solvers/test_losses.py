@@ -33,6 +33,7 @@ from faceoff.solvers.losses import (
     loss_conj,
     loss_conjs,
     loss_deriv,
+    loss_deriv_lanes,
     loss_derivs,
     loss_derivs12,
     loss_dual_step,
@@ -43,11 +44,14 @@ from faceoff.solvers.losses import (
     make_loss,
     multinomial_conjs,
     multinomial_derivs,
+    multinomial_row_increment,
     multinomial_values,
     multinomial_values_derivs,
+    ovr_row_gradient,
     prefetch_warm,
     read_info,
     simplex_step,
+    softmax_row,
     warm_starts,
 )
 
@@ -456,7 +460,26 @@ SCALAR_CALLS = {  # every jitted dispatcher, with arguments of the right types
         simplex_step,
         (UNKNOWN, np.ones(3), np.full(3, 1 / 3), 1.0, np.empty(3), 1e-12),
     ),
+    "softmax_row": (softmax_row, (UNKNOWN, np.ones((2, 3)), 1, np.empty(3))),
+    "multinomial_row_increment": (
+        multinomial_row_increment,
+        (UNKNOWN, np.ones((2, 3)), 1, 0.5, np.ones(3), 0, np.empty(3)),
+    ),
+    "loss_deriv_lanes": (loss_deriv_lanes, (UNKNOWN, 0.5, 1.0)),
+    "ovr_row_gradient": (ovr_row_gradient, (UNKNOWN, np.ones((2, 3)), 1, 0, 0.5, np.zeros(3))),
 }
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_the_lane_derivative_is_the_derivative(name):
+    """loss_deriv_lanes (a loss's vectorizable φ', or its φ') agrees with loss_deriv to a
+    few ulps over margins of both signs, zero, ±800 and the smoothed hinge's kinks."""
+    params, rng = make_loss(name, 0.5).params, np.random.default_rng(7)
+    z = np.concatenate([30 * rng.standard_normal(500), [0.0, 1.0, 0.5, -800.0, 800.0]])
+    for b in (1.0, -1.0):
+        for zi in z:
+            got, want = loss_deriv_lanes(params, zi, b), loss_deriv(params, zi, b)
+            assert got == pytest.approx(want, rel=4e-16 * 8, abs=1e-300)
 
 
 def test_every_dispatcher_is_tested_for_an_unknown_code():

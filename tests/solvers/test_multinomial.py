@@ -12,9 +12,11 @@ from faceoff.solvers.losses import (
     make_loss,
     multinomial_conjs,
     multinomial_derivs,
+    multinomial_row_increment,
     multinomial_values,
     multinomial_values_derivs,
     simplex_step,
+    softmax_row,
 )
 from faceoff.solvers.vocabulary import LOSS_NAMES, get_loss
 
@@ -104,3 +106,24 @@ def test_the_row_step_maximizes_its_objective(seed):
         )
         best = max(best, h(found.x))
     assert h(p) >= best - 1e-9 * (1.0 + abs(best))
+
+
+def test_the_row_functions_kernels_use_agree_with_the_sums():
+    """softmax_row is the gradient plus e_y, and multinomial_row_increment the change of a
+    row's loss, as the vector sums compute them (to rounding)."""
+    rng = np.random.default_rng(3)
+    Z, y = _rows(rng, n=20, K=6)
+    G = multinomial_derivs(LOGISTIC, Z, y)
+    p = np.empty(6)
+    for i in range(20):
+        softmax_row(LOGISTIC, Z, i, p)
+        expected = G[i].copy()
+        expected[y[i]] += 1.0
+        np.testing.assert_allclose(p, expected, atol=1e-14)
+        d, v = rng.normal(size=6), rng.normal()
+        moved = Z[i : i + 1] + v * d
+        change = multinomial_values(LOGISTIC, moved, y[i : i + 1]) - multinomial_values(
+            LOGISTIC, Z[i : i + 1], y[i : i + 1]
+        )
+        got = multinomial_row_increment(LOGISTIC, Z, i, v, d, y[i], p)
+        assert got == pytest.approx(change, rel=1e-12, abs=1e-13)

@@ -25,21 +25,22 @@ together (:func:`_primal_cd_classes`): K steps one-vs-rest, one block step multi
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from faceoff.solvers.algorithms.primal_cd import Params
-from faceoff.solvers.class_rows import class_axpy, exp_lanes
+from faceoff.solvers.class_rows import class_axpy
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.losses import (
     curvature_growth,
-    get_loss,
     loss_deriv,
     loss_derivs12,
     loss_increment,
+    multinomial_row_increment,
+    ovr_row_gradient,
+    softmax_row,
 )
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_span
@@ -166,13 +167,11 @@ def _primal_cd(data, loss, penalty, sampler, state, n_updates):
 # X (d, K) and A·X (n, K) are C-ordered: the K coefficients of feature j are one read, and so
 # are the K margins of sample i. A step draws a column j and moves its K coefficients
 # together, from one pass over the column for the K partial derivatives (∇φ at a row's K
-# margins computed as the row is read: the exps of the logistic as a loop over the classes
-# that vectorizes, solvers.class_rows.exp_lanes) and one pass updating A·X
+# margins computed as the row is read: the loss's loss_deriv_lanes, whose loop over the classes
+# vectorizes) and one pass updating A·X
 # (solvers.class_rows.class_axpy). Keeping ∇φ(A·X) beside A·X instead, updated along the
 # rows a step moves, took 45 ms an epoch on news20 (K = 20, smoothed hinge) against 34 ms:
 # one more (n, K) array to read and write for the same number of derivatives.
-
-LOGISTIC = get_loss("logistic").code
 
 
 class ClassState(NamedTuple):
@@ -200,9 +199,9 @@ def _ovr_gradient(data, loss, newton, start, end, Ax, grad, curvature):
     """grad[k] = Σᵢ Aᵢⱼ·φ'(Ax[i, k], bᵢₖ) over column j = A's CSC [start, end), bᵢₖ = +1 if
     sample i is of class k, −1 otherwise, and with ``newton`` curvature[k] =
     Σᵢ φ''·Aᵢⱼ², each summed as the binary kernel sums it. The loop over a row's K classes
-    vectorizes; the logistic's φ' = −b·σ(−b·z) takes its exp from
-    :func:`~faceoff.solvers.class_rows.exp_lanes` there (the loss module's is libm's, which
-    no loop vectorizes: 151 ms an epoch on news20 against 60 ms)."""
+    vectorizes: the loss's ``ovr_row_gradient`` (its φ' as ``deriv_lanes``, the logistic's exp
+    as arithmetic, not libm's, which no loop vectorizes: 151 ms an epoch on news20 against
+    60 ms)."""
     _, indices, values = data.csc
     labels = data.b
     K = Ax.shape[1]
@@ -217,46 +216,18 @@ def _ovr_gradient(data, loss, newton, start, end, Ax, grad, curvature):
                 d1, d2 = loss_derivs12(loss, Ax[i, c], 1.0 if c == label else -1.0)
                 grad[c] += d1 * v
                 curvature[c] += d2 * v * v
-    elif loss.code == LOGISTIC:
-        for k in range(start, end):
-            i, v = indices[k], values[k]
-            label = labels[i]
-            for c in range(K):
-                b = 1.0 if c == label else -1.0
-                m = b * Ax[i, c]
-                e = exp_lanes(-abs(m))
-                s = 1.0 / (1.0 + e)
-                grad[c] += -b * (e * s if m >= 0.0 else s) * v
     else:
         for k in range(start, end):
             i, v = indices[k], values[k]
-            label = labels[i]
-            for c in range(K):
-                grad[c] += loss_deriv(loss, Ax[i, c], 1.0 if c == label else -1.0) * v
-
-
-@njit(cache=True, _nrt=False, fastmath=True, error_model="numpy")
-def _softmax(Ax, i, p):
-    """p = softmax(Ax[i]) (fastmath: the row's max and sum reordered, vectorized; this is
-    the kernel's own iterate, which a certificate never reads)."""
-    K = Ax.shape[1]
-    top = Ax[i, 0]
-    for c in range(1, K):
-        top = max(top, Ax[i, c])
-    total = 0.0
-    for c in range(K):
-        p[c] = exp_lanes(Ax[i, c] - top)
-        total += p[c]
-    inv = 1.0 / total
-    for c in range(K):
-        p[c] *= inv
+            ovr_row_gradient(loss, Ax, i, labels[i], v, grad)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
-def _softmax_gradient(data, newton, start, end, Ax, grad, curvature, p):
+def _softmax_gradient(data, loss, newton, start, end, Ax, grad, curvature, p):
     """The multinomial form's :func:`_ovr_gradient`: grad = Σᵢ Aᵢⱼ·(pᵢ − e_{bᵢ}) and
     curvature = Σᵢ Aᵢⱼ²·pᵢ∘(1 − pᵢ) (the diagonal of the softmax Hessian), pᵢ =
-    softmax(Ax[i]) computed per row read (``p``: scratch of length K)."""
+    softmax(Ax[i]) computed per row read by the loss's ``softmax_row`` (``p``: scratch of
+    length K)."""
     _, indices, values = data.csc
     labels = data.b
     K = Ax.shape[1]
@@ -265,7 +236,7 @@ def _softmax_gradient(data, newton, start, end, Ax, grad, curvature, p):
         curvature[c] = 0.0
     for k in range(start, end):
         i, v = indices[k], values[k]
-        _softmax(Ax, i, p)
+        softmax_row(loss, Ax, i, p)
         for c in range(K):
             grad[c] += p[c] * v
             if newton:
@@ -291,26 +262,18 @@ def _class_newton_accepted(data, loss, penalty, Ax, c, start, end, xj, d, grad):
 
 
 @njit(cache=True)
-def _block_newton_accepted(data, penalty, Ax, start, end, x, j, d, grad, p):
+def _block_newton_accepted(data, loss, penalty, Ax, start, end, x, j, d, grad, p):
     """Armijo's test for the multinomial block step d (length K) on feature j:
     P(X + eⱼdᵀ) − P(X) ≤ σ·Δ, Δ = ⟨∇ⱼ, d⟩ + l1(‖xⱼ + d‖₁ − ‖xⱼ‖₁), the loss's change along the
-    column summed as Σᵢ log Σₖ pᵢₖ·exp(Aᵢⱼdₖ) − Aᵢⱼd_{bᵢ}, pᵢ = softmax(Ax[i]) (shifted by
-    the largest exponent: no overflow; ``p`` scratch of length K)."""
+    column summed by the loss's ``multinomial_row_increment`` (``p`` scratch of length K)."""
     _, indices, values = data.csc
     labels = data.b
     l1, l2 = penalty
     K = Ax.shape[1]
     change = 0.0
     for k in range(start, end):
-        i, v = indices[k], values[k]
-        _softmax(Ax, i, p)
-        top = v * d[0]
-        for c in range(1, K):
-            top = max(top, v * d[c])
-        total = 0.0
-        for c in range(K):
-            total += p[c] * exp_lanes(v * d[c] - top)
-        change += top + math.log(total) - v * d[labels[i]]
+        i = indices[k]
+        change += multinomial_row_increment(loss, Ax, i, values[k], d, labels[i], p)
     change /= labels.shape[0]
     decrease = 0.0
     for c in range(K):
@@ -386,7 +349,7 @@ def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
         prefetch(lipschitz, half)
         start, end = indptr[j], indptr[j + 1]
         if multinomial:
-            _softmax_gradient(data, newton, start, end, Ax, grad, curvature, p)
+            _softmax_gradient(data, loss, newton, start, end, Ax, grad, curvature, p)
         else:
             _ovr_gradient(data, loss, newton, start, end, Ax, grad, curvature)
         for c in range(K):
@@ -402,7 +365,9 @@ def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
                 block = block or delta[c] != 0.0
             if block:
                 visited += end - start
-                block = _block_newton_accepted(data, penalty, Ax, start, end, X, j, delta, grad, p)
+                block = _block_newton_accepted(
+                    data, loss, penalty, Ax, start, end, X, j, delta, grad, p
+                )
         if newton:
             moved = False
             for c in range(K):
