@@ -8,7 +8,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from tests.service.conftest import settings_for, sqlite_url  # noqa: F401
 from tests.service.test_api import LOCAL
 
 W8A = {"name": "w8a", "source": {"kind": "registry", "name": "w8a"}}
