@@ -172,7 +172,11 @@ async def _client(
 async def _run_clients(api_url: str, clients: int, seconds: float, poll: float) -> LoadResult:
     result = LoadResult(clients, seconds, poll, wall=0.0)
     seeds = itertools.count(1)  # one event loop: next() is never called concurrently
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    # an idle connection is dropped by the client before uvicorn's 5 s keep-alive ends it:
+    # with both at 5 s a request can leave on a connection the server is closing (ReadError)
+    limits = httpx.Limits(
+        max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(base_url=api_url, timeout=REQUEST_TIMEOUT, limits=limits) as http:
         started = time.monotonic()
         stop_at = started + seconds

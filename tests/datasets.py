@@ -127,7 +127,8 @@ def _find(name: str) -> Path | None:
         found = locate(spec, mirror=mirror_folder(), cache=cache_dir(), progress=False)
     except DatasetUnavailableError as err:
         if downloadable:
-            _download_failure = _download_failure or str(err).rpartition(" failed: ")[2]
+            reason = str(err).rpartition(" failed: ")[2].partition("; put ")[0]
+            _download_failure = _download_failure or reason
             _unavailable[name] = (name, "download", _download_failure)
         else:
             _unavailable[name] = (spec.sources[0].file, "mirror", "")

@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
-from tests.service.test_api import LOCAL
+from tests.api.test_routes import LOCAL
 
 W8A = {"name": "w8a", "source": {"kind": "registry", "name": "w8a"}}
 

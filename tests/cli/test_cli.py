@@ -321,7 +321,11 @@ def test_solve_a_k_class_problem(tmp_path, form):
     ("content", "extra", "words"),
     [
         (THREE, ["--positive", "1"], ["--positive makes a binary problem", "--multiclass"]),
-        (THREE, ["--solver", "dual_cd"], ["solver 'dual_cd' does not solve multiclass 'ovr'"]),
+        (
+            THREE,
+            ["--solver", "dgpd", "--multiclass", "multinomial"],
+            ["solver 'dgpd' does not solve multiclass 'multinomial'"],
+        ),
         (THREE, ["--loss", "smooth_hinge"], []),  # ovr takes the smoothed hinge: runs
         ("0.5 1:1\n1.5 2:1\n", [], ["integer class labels, found 0.5"]),
         ("1 1:1\n1 2:1\n", [], ["at least 2 classes, the labels take 1 value: 1"]),

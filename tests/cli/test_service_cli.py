@@ -410,8 +410,8 @@ def test_cli_k_class_submit_sweep_and_status(server, tmp_path, capsys, monkeypat
     assert main(["submit", *argv, "--solver", "lbfgs"]) == 2
     (err,) = capsys.readouterr().err.strip().splitlines()
     assert err.startswith("faceoff submit: error: positive: dataset 'four' has 4 classes")
-    assert main(["submit", *argv, "--solver", "dual_cd", "--multiclass", "multinomial"]) == 2
-    assert "multiclass: solver 'dual_cd' does not solve" in capsys.readouterr().err
+    assert main(["submit", *argv, "--solver", "dgpd", "--multiclass", "multinomial"]) == 2
+    assert "multiclass: solver 'dgpd' does not solve" in capsys.readouterr().err
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(
         "datasets: [four]\nlosses: [logistic, smooth_hinge]\nl2: [1.0e-3]\n"

@@ -123,5 +123,5 @@ def test_client_submits_k_class_jobs_and_reads_labels(server, tmp_path):
         with pytest.raises(ClientError, match="^positive: dataset 'three' has 3 classes"):
             client.submit_job(spec)  # no silent binarization
         with pytest.raises(ClientError, match="^multiclass: ") as refused:
-            client.submit_job({**spec, "solver": "dual_cd"}, multiclass="ovr")
+            client.submit_job({**spec, "solver": "dgpd"}, multiclass="multinomial")
         assert refused.value.status == 422

@@ -165,7 +165,9 @@ def test_the_service_validates_runs_and_lists_the_new_solver(
         low = httpx.post(f"{api.url}/jobs", json={**job, "params": {"refresh": 0}}, timeout=30)
         assert low.status_code == 422 and "'refresh'" in low.text, low.text
         stop = {"max_epochs": 2000, "max_seconds": 60, "tol": 1e-10}
-        typed = {**job, "params": {"refresh": "20"}, "stop": stop}  # stored as the int 20
+        text = httpx.post(f"{api.url}/jobs", json={**job, "params": {"refresh": "20"}}, timeout=30)
+        assert text.status_code == 422 and "expected an integer" in text.text, text.text
+        typed = {**job, "params": {"refresh": 20}, "stop": stop}
         accepted = httpx.post(f"{api.url}/jobs", json=typed, timeout=30)
         assert accepted.status_code == 201, accepted.text
         assert accepted.json()["spec"]["params"] == {"refresh": 20}, accepted.json()

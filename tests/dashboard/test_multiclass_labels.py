@@ -109,10 +109,12 @@ def test_dataset_page_shows_the_class_counts_and_the_advisor_per_class(client, s
     ]
     outputs = [
         ("dataset-title", "children"),
+        ("dataset-source", "children"),
         ("dataset-stats", "children"),
         ("dataset-advice", "children"),
         ("dataset-measured", "children"),
         ("dataset-verdict", "children"),
+        ("dataset-fairness", "children"),
         ("dataset-graph", "figure"),
         ("dataset-share", "href"),
     ]

@@ -90,7 +90,7 @@ def test_a_plugin_s_method_defaults_to_the_method_module_beside_its_spec(tmp_pat
     spec = found["acme.beside"]
     assert spec.module == "acme_pkg.method"
     assert spec.schema == (Param("memory", "int", 5, "h", 1, 9),)
-    assert spec.parse_params({"memory": "7"}).memory == 7
+    assert spec.parse_params({"memory": 7}).memory == 7
 
 
 def test_a_plugin_that_asks_for_the_catalogue_at_import_is_reported(tmp_path, monkeypatch):

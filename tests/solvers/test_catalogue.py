@@ -290,8 +290,10 @@ def test_params_fields_carry_their_schema():
         Param("count", "int", 3, "a count", 1, 9),
         Param("scale", "float", None, "auto when None", 0.0, 1.0),
     )
-    parsed = spec.parse_params({"count": "4", "scale": 0.5})
+    parsed = spec.parse_params({"count": 4, "scale": 0.5})
     assert parsed == _Params(count=4, scale=0.5) and isinstance(parsed.count, int)
+    with pytest.raises(ParamError, match="'count'.*expected an integer, got '4'"):
+        spec.parse_params({"count": "4"})  # a JSON integer only (solvers.integers)
     with pytest.raises(AttributeError):
         parsed.count = 5  # frozen: a method cannot change what was checked
 

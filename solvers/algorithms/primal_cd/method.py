@@ -262,8 +262,9 @@ def _class_newton_accepted(data, loss, penalty, Ax, c, start, end, xj, d, grad):
 
 
 @njit(cache=True)
-def _block_newton_accepted(data, loss, penalty, Ax, start, end, x, j, d, grad, p):
-    """Armijo's test for the multinomial block step d (length K) on feature j:
+def _block_newton_accepted(data, loss, penalty, Ax, start, end, xj, d, grad, p):
+    """Armijo's test for the multinomial block step d (length K) on feature j (row ``xj``
+    of X):
     P(X + eⱼdᵀ) − P(X) ≤ σ·Δ, Δ = ⟨∇ⱼ, d⟩ + l1(‖xⱼ + d‖₁ − ‖xⱼ‖₁), the loss's change along the
     column summed by the loss's ``multinomial_row_increment`` (``p`` scratch of length K)."""
     _, indices, values = data.csc
@@ -277,7 +278,7 @@ def _block_newton_accepted(data, loss, penalty, Ax, start, end, x, j, d, grad, p
     change /= labels.shape[0]
     decrease = 0.0
     for c in range(K):
-        xc, dc = x[j, c], d[c]
+        xc, dc = xj[c], d[c]
         shrink = l1 * (abs(xc + dc) - abs(xc))
         change += l2 * dc * (xc + 0.5 * dc) + shrink
         decrease += grad[c] * dc + shrink
@@ -366,7 +367,7 @@ def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
             if block:
                 visited += end - start
                 block = _block_newton_accepted(
-                    data, loss, penalty, Ax, start, end, X, j, delta, grad, p
+                    data, loss, penalty, Ax, start, end, X[j], delta, grad, p
                 )
         if newton:
             moved = False
