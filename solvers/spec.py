@@ -31,7 +31,7 @@ from faceoff.solvers.integers import strict_int
 from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, get_loss
 
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
-DEFAULT_INSTALL = 'pip install "faceoff[peers]"'  # how to install what a peer requires
+DEFAULT_INSTALL = 'pip install "faceoff-bench[peers]"'  # how to install what a peer requires
 
 
 def show(value: Any) -> str:
