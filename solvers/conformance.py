@@ -50,7 +50,7 @@ TIME_LIMIT = 1.0  # max_seconds of the time-limit run
 CLOCK_RATIO = 2.0  # the traced and quiet seconds per epoch agree within this factor
 HIDDEN_SHARE = 0.2  # of wall time a run may spend outside the clock and the evaluations
 MEMORY_SLACK = 8 << 20  # bytes beyond the estimate: allocator, evaluation temporaries
-GRACE = 5.0  # seconds a run may outlive its own budget before it is killed
+GRACE = 3.0  # seconds a run may outlive its own budget before it is killed
 WARMUP_SECONDS = 600.0  # compiling every kernel of a plug-in on a slow machine
 
 
