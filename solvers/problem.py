@@ -126,11 +126,11 @@ class Data:
     A : ndarray or scipy sparse matrix, shape (n_samples, n_features)
         Converted to float64 once. Explicit zeros of sparse input are kept.
 
-    Attributes (the plug-in API, docs/plugins.md)
+    Attributes
     ----------
     n_samples, n_features, nnz : int
         The shape and the stored entries (every entry of dense input); an epoch is nnz
-        visits.
+        visits. These attributes are part of the plug-in API (docs/plugins.md).
     is_sparse : bool
         Whether A came sparse (dense input runs through the same CSR kernels).
     csr, csc : Compressed
