@@ -62,14 +62,14 @@ def plugin_api_problem(required: Any, provided: str = PLUGIN_API) -> str | None:
         return None
     from faceoff import __version__
 
-    here = f"this Faceoff ({DISTRIBUTION} {__version__}) provides plug-in API {provided}"
+    here = f"this Faceoff ({DISTRIBUTION} {__version__}) provides {provided}"
     if wanted[0] >= have[0]:
         return (
-            f"it requires the Faceoff plug-in API {required}, newer than {here}: upgrade "
-            f"Faceoff (pip install -U {DISTRIBUTION}) or install an older release of the plug-in"
+            f"it requires the Faceoff plug-in API {required}, but {here}: upgrade Faceoff "
+            f"(pip install -U {DISTRIBUTION}) or install an older release of the plug-in"
         )
     return (
-        f"it was written for the Faceoff plug-in API {required}, and {here}, which is not "
+        f"it was written for the Faceoff plug-in API {required}, but {here}, which is not "
         f"compatible: install a release of the plug-in written for {have[0]}.x "
         "(docs/plugins.md, Stability)"
     )

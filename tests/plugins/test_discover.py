@@ -129,13 +129,13 @@ def test_a_plugin_needing_another_plugin_api_is_left_out_saying_which(monkeypatc
     found, broken = discover_plugins(catalogue(), entries)
     assert set(found) == {"acme.same"}
     errors = {b.name: b.error for b in broken}
-    here = f"this Faceoff (faceoff-bench {faceoff.__version__}) provides plug-in API 1.0"
+    here = f"this Faceoff (faceoff-bench {faceoff.__version__}) provides 1.0"
     assert errors["acme.newer"] == (
-        f"it requires the Faceoff plug-in API 1.7, newer than {here}: upgrade Faceoff "
+        f"it requires the Faceoff plug-in API 1.7, but {here}: upgrade Faceoff "
         "(pip install -U faceoff-bench) or install an older release of the plug-in"
     )
-    assert errors["acme.major"].startswith("it requires the Faceoff plug-in API 2.0, newer")
+    assert errors["acme.major"].startswith("it requires the Faceoff plug-in API 2.0, but")
     assert errors["acme.older"].startswith(
-        f"it was written for the Faceoff plug-in API 0.9, and {here}, which is not compatible"
+        f"it was written for the Faceoff plug-in API 0.9, but {here}, which is not compatible"
     )
     assert errors["acme.junk"] == "plugin_api '1' must be a version MAJOR.MINOR such as '1.0'"
