@@ -337,6 +337,7 @@ class Child:
         self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
         self.process: Any = None
         self.connection: Any = None
+        self.warmed = False
 
     def _start(self) -> None:
         parent, child = self.context.Pipe()
@@ -349,14 +350,21 @@ class Child:
 
     def call(self, task: Any, deadline: float) -> dict:
         """The result of ``task``; ``{"killed": seconds}`` if it outlived ``deadline``
-        seconds, ``{"died": exit code}`` if the process died on it."""
+        seconds, ``{"died": exit code}`` if the process died on it. A process started
+        after the first warm-up is warmed up again first: no run pays for compilation."""
         if self.process is None or not self.process.is_alive():
             self._start()
+            if self.warmed and task != "warmup":
+                again = self.call("warmup", WARMUP_SECONDS)
+                if again:
+                    return again
         began = time.monotonic()
         self.connection.send(task)
         try:
             if self.connection.poll(deadline):
-                return self.connection.recv()
+                result = self.connection.recv()
+                self.warmed |= task == "warmup" and not result
+                return result
         except (EOFError, OSError):
             self.process.join(5)
             died = self.process.exitcode
@@ -608,87 +616,110 @@ def check_solver(
         listed = {entry.name for entry in entry_points(group=GROUP)}
         plugins = [n for n in specs if n in listed] or ["none installed"]
         raise CheckError(f"unknown solver {name!r}; plug-ins: {', '.join(plugins)}")
-    checks = [c for c in CHECKS if c in set(checks)]
+    wanted = [c for c in CHECKS if c in set(checks)]
     spec = specs[name]
     report = Report(name, origin_of(name))
-    wanted = spec.plugin_api or PLUGIN_API
     progress(
-        f"checking {name} ({report.origin}; written for plug-in API {wanted}, this Faceoff "
-        f"provides {PLUGIN_API})"
+        f"checking {name} ({report.origin}; written for plug-in API "
+        f"{spec.plugin_api or PLUGIN_API}, this Faceoff provides {PLUGIN_API})"
     )
     if "." not in name and report.origin != "built-in":
         progress(f"note: {name!r} has no namespace; name a plug-in's solvers 'lab.method'")
     child = Child(name)
+
+    def found(finding: Finding) -> None:
+        report.findings.append(finding)
+        _said(progress, finding)
+
     try:
         warm = child.call("warmup", WARMUP_SECONDS)
         if warm:  # killed, died or raised: nothing else can run
-            failed = _failed_run(warm, "warm-up (runs.warmup: every kernel on tiny problems)")
-            report.findings.append(Finding("warmup", False, str(failed)))
-            _said(progress, report.findings[-1])
+            found(Finding("warmup", False, str(_failed_run(warm, WARMUP_WHAT))))
             return report
         progress(f"warm-up: {time.monotonic() - began:.1f} s")
         traces: list[tuple[str, list]] = []
-        if "certification" in checks or "monotone_time" in checks:
-            lines, failures, worst = [], [], 0.0
-            for case in certification_cases(spec):
-                run = Run(case, reference=True)
-                result = child.call(run, run.deadline())
-                good, line, distance = judge_certification(case, result, tol)
-                lines.append(line)
-                worst = max(worst, distance)
-                if not good:
-                    failures.append(line)
-                progress(f"  {'ok  ' if good else 'FAIL'} {line}")
-                if "points" in result:
-                    traces.append((case.label(), result["points"]))
-            if "certification" in checks:
-                summary = (
-                    f"{len(lines)} problems (dense and sparse, each declared loss, penalty and "
-                    f"K-class form): final P and gap within {worst:.1e} of P* (allowed {tol:g})"
-                )
-                if failures:
-                    summary = f"{len(failures)} of {len(lines)} problems: {failures[0]}"
-                report.findings.append(Finding("certification", not failures, summary, lines))
-                _said(progress, report.findings[-1])
-        big = big_case(spec)
-        if "honest_clock" in checks:
-            clock_case = Case(big.loss, big.penalty, "sparse", n=5000, d=500, density=0.02)
-            calibration = child.call(Run(clock_case, 1e9, 0.3, 0.0), 0.3 + GRACE)
-            failed = _failed_run(calibration, clock_case.label())
-            if failed is not None:
-                report.findings.append(Finding("honest_clock", False, failed))
-            else:
-                epochs = max(calibration["points"][-1][1], 1e-2)
-                traced, quiet = [], []
-                for _ in range(2):
-                    for target, is_quiet in ((traced, False), (quiet, True)):
-                        run = Run(clock_case, epochs, 30.0, 0.0, quiet=is_quiet)
-                        target.append(child.call(run, run.deadline()))
-                report.findings.append(judge_clock(traced, quiet, clock_case.label()))
-                traces += [(clock_case.label(), r["points"]) for r in traced if "points" in r]
-            _said(progress, report.findings[-1])
-        if "monotone_time" in checks:
-            report.findings.append(judge_monotone(traces))
-            _said(progress, report.findings[-1])
+        if "certification" in wanted or "monotone_time" in wanted:
+            certified = _certify(child, spec, tol, traces, progress)
+            if "certification" in wanted:
+                found(certified)
+        if "honest_clock" in wanted:
+            found(_clock(child, big_case(spec), traces))
+        if "monotone_time" in wanted:
+            found(judge_monotone(traces))
         stopped: list[dict] = []
         for check in ("cancel", "time_limit"):
-            if check in checks or ("memory" in checks and not stopped):
-                if check == "cancel":
-                    run = Run(big, 1e9, 600.0, 0.0, cancel_after=CANCEL_AFTER)
-                else:
-                    run = Run(big, 1e9, TIME_LIMIT, 0.0)
-                result = child.call(run, run.deadline())
+            if check in wanted or ("memory" in wanted and not stopped):
+                result = _stop_run(child, check, big_case(spec))
                 stopped.append(result)
-                if check in checks:
-                    report.findings.append(judge_stop(check, result, big.label()))
-                    _said(progress, report.findings[-1])
-        if "memory" in checks:
-            report.findings.append(judge_memory(stopped, big.label()))
-            _said(progress, report.findings[-1])
+                if check in wanted:
+                    found(judge_stop(check, result, big_case(spec).label()))
+        if "memory" in wanted:
+            found(judge_memory(stopped, big_case(spec).label()))
     finally:
         child.close()
         report.seconds = time.monotonic() - began
     return report
+
+
+WARMUP_WHAT = "warm-up (solvers.run.warmup: every declared case on tiny problems)"
+
+
+def _certify(
+    child: Child,
+    spec: SolverSpec,
+    tol: float,
+    traces: list[tuple[str, list]],
+    progress: Callable[[str], None],
+) -> Finding:
+    """The certification runs (their traces appended to ``traces``) and their finding."""
+    lines, failures, worst = [], [], 0.0
+    for case in certification_cases(spec):
+        run = Run(case, reference=True)
+        result = child.call(run, run.deadline())
+        good, line, distance = judge_certification(case, result, tol)
+        lines.append(line)
+        worst = max(worst, distance)
+        if not good:
+            failures.append(line)
+        progress(f"  {'ok  ' if good else 'FAIL'} {line}")
+        if "points" in result:
+            traces.append((case.label(), result["points"]))
+    if failures:
+        summary = f"{len(failures)} of {len(lines)} problems: {failures[0]}"
+    else:
+        summary = (
+            f"{len(lines)} problems (dense and sparse, each declared loss, penalty and K-class "
+            f"form): final P and gap within {worst:.1e} of P* (allowed {tol:g})"
+        )
+    return Finding("certification", not failures, summary, lines)
+
+
+def _clock(child: Child, big: Case, traces: list[tuple[str, list]]) -> Finding:
+    """A calibration run of about 0.3 s of solver time, then twice to its epoch count with
+    trace points and twice without (their traces appended to ``traces``)."""
+    case = Case(big.loss, big.penalty, "sparse", n=5000, d=500, density=0.02)
+    calibration = child.call(Run(case, 1e9, 0.3, 0.0), 0.3 + CANCEL_WITHIN + GRACE)
+    failed = _failed_run(calibration, case.label())
+    if failed is not None:
+        return Finding("honest_clock", False, failed)
+    epochs = max(calibration["points"][-1][1], 1e-2)
+    traced: list[dict] = []
+    quiet: list[dict] = []
+    for _ in range(2):
+        for results, is_quiet in ((traced, False), (quiet, True)):
+            run = Run(case, epochs, 30.0, 0.0, quiet=is_quiet)
+            results.append(child.call(run, run.deadline()))
+    traces += [(case.label(), r["points"]) for r in traced if "points" in r]
+    return judge_clock(traced, quiet, case.label())
+
+
+def _stop_run(child: Child, check: str, big: Case) -> dict:
+    """The cancel run (cancel asked CANCEL_AFTER seconds in) or the time-limit run."""
+    if check == "cancel":
+        run = Run(big, 1e9, 600.0, 0.0, cancel_after=CANCEL_AFTER)
+    else:
+        run = Run(big, 1e9, TIME_LIMIT, 0.0)
+    return child.call(run, run.deadline())
 
 
 def _said(progress: Callable[[str], None], finding: Finding) -> None:
