@@ -167,9 +167,9 @@ def build(case: Case) -> Any:
     return build_problem(A, b, case.loss, l1=case.l1, l2=case.l2, multiclass=case.multiclass)
 
 
-def reference_optimum(problem: Any) -> float:
-    """min P by scipy's L-BFGS-B at tight tolerances: x = u − v with u, v ≥ 0, so that the
-    l1 part is linear (exact); the loss's gradient is Aᵀφ'(Ax)/n."""
+def reference_optimum(problem: Any) -> tuple[float, Any]:
+    """(min P, its x) by scipy's L-BFGS-B at tight tolerances: x = u − v with u, v ≥ 0, so
+    that the l1 part is linear (exact); the loss's gradient is Aᵀφ'(Ax)/n."""
     import numpy as np
     import scipy.optimize
 
@@ -192,7 +192,7 @@ def reference_optimum(problem: Any) -> float:
         bounds=[(0.0, None)] * (2 * size),
         options={"maxiter": 50_000, "maxfun": 100_000, "ftol": 1e-16, "gtol": 1e-13},
     )
-    return float(found.fun)
+    return float(found.fun), (found.x[:size] - found.x[size:]).reshape(shape)
 
 
 def _status_bytes(key: str) -> int | None:
@@ -247,7 +247,7 @@ def execute(name: str, run: Run) -> dict:
     problem = build(run.case)
     out: dict[str, Any] = {}
     if run.reference:
-        out["reference"] = reference_optimum(problem)
+        out["reference"] = reference_optimum(problem)[0]
     params = typed_params(spec, None)
     entry = getattr(importlib.import_module(str(spec.module)), spec.entry)
     requested: list[float] = []

@@ -178,3 +178,37 @@ def test_the_clock_compares_seconds_an_epoch_with_and_without_points():
     assert not slow.ok and "(×3.00)" in slow.summary
     hidden = judge_clock([run(1.0, 10, wall=2.0)], [run(1.0, 10)], "c")
     assert not hidden.ok and "not counted" in hidden.summary
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        Case("logistic", "l2", "dense"),
+        Case("squared", "elastic_net", "sparse"),
+        Case("smooth_hinge", "elastic_net", "sparse", "ovr"),
+        Case("logistic", "l2", "dense", "multinomial"),
+    ],
+    ids=lambda case: case.label(),
+)
+def test_the_reference_is_certified_by_faceoffs_own_gap(case):
+    """The reference optimum's x, evaluated as every trace point is: a gap of rounding."""
+    problem = conformance.build(case)
+    optimum, x = conformance.reference_optimum(problem)
+    assert x.shape == problem.coef_shape
+    evaluated = problem.evaluate(x)
+    assert evaluated.primal == pytest.approx(optimum, rel=1e-12)
+    assert abs(evaluated.gap) <= 1e-9 * max(1.0, abs(optimum)), evaluated.gap
+
+
+def test_the_cases_follow_the_declared_losses_penalties_and_forms():
+    from faceoff.solvers.spec import SolverSpec
+
+    spec = SolverSpec(
+        "lab.k", "t", "r", "primal", losses=("logistic", "smooth_hinge"),
+        penalties=("l2",), multiclass=("ovr", "multinomial"), module="m",
+    )  # fmt: skip
+    labels = [case.label() for case in conformance.certification_cases(spec)]
+    # binary: 2 losses × 2 layouts; ovr: both losses; multinomial: the logistic only
+    assert len(labels) == 4 + 4 + 2, labels
+    assert "smooth_hinge, l2, sparse 200×30, K = 3 multinomial" not in labels
+    assert "logistic, l2, dense 200×30, K = 3 multinomial" in labels
