@@ -51,8 +51,11 @@ COPY worker worker
 COPY client client
 COPY dashboard dashboard
 COPY migrations migrations
+# the distribution faceoff-bench (import name and command: faceoff); its version is read from
+# that distribution's metadata, so a wrong name would show as "0+unknown"
 RUN pip install --no-deps --no-build-isolation . \
     && pip check \
+    && python -c "import faceoff; assert faceoff.__version__ != '0+unknown', 'faceoff-bench'" \
     && rm -rf /src
 WORKDIR /app
 USER faceoff

@@ -17,7 +17,10 @@ export FACEOFF_DATA_MIRROR
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "Installing Faceoff and its dependencies into $(VENV) ..."
+	@echo "Installing Faceoff (the distribution faceoff-bench) and its dependencies into $(VENV) ..."
+	# until 0.2 the distribution was named faceoff, a name PyPI gives another project: an
+	# older .venv drops it, so that one distribution provides `import faceoff` and the command
+	$(BIN)/python -m pip uninstall --quiet --yes faceoff 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet -e ".[dev,peers]"
 	# lightning's sdist needs numpy, Cython and no build isolation (bench/README.md); it builds
 	# through numpy.distutils, which setuptools 81+ breaks (Compiler.__init__ signature)

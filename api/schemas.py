@@ -103,7 +103,7 @@ class JobPublic(_Public):
     machine: dict[str, Any] | None = Field(
         None,
         description="what the job ran on, recorded when a worker claims it: host, cpu_model, "
-        "physical_cores, logical_cores, platform, python, and versions of faceoff, numpy, "
+        "physical_cores, logical_cores, platform, python, and versions of faceoff-bench, numpy, "
         "scipy, numba and the peer libraries (null: not installed)",
     )
     concurrency: int | None = Field(

@@ -31,12 +31,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from faceoff import DISTRIBUTION
 from faceoff.core.settings import Settings, get_settings
 
 CPUINFO = Path("/proc/cpuinfo")
 # distributions whose versions change timings: ours, the numerical stack and the peers
 VERSIONED = (
-    "faceoff",
+    DISTRIBUTION,
     "numpy",
     "scipy",
     "numba",

@@ -22,9 +22,10 @@ once per process, at first use of :func:`catalogue`; importing this module impor
 solver. A built-in or a peer that fails the check is a bug of this repository and raises
 :class:`RegistrationError`. A plug-in that fails — its module does not import, its object
 is not a SolverSpec, its name is malformed or shadows another solver, it names a loss or
-penalty Faceoff does not have — is left out and reported with the reason
-(:func:`broken_plugins`: ``faceoff solvers``, ``GET /solvers``); it never stops the
-service from starting.
+penalty Faceoff does not have, it requires a plug-in API this Faceoff does not provide
+(``SolverSpec.plugin_api`` against ``faceoff.solvers.PLUGIN_API``) — is left out and
+reported with the reason (:func:`broken_plugins`: ``faceoff solvers``, ``GET /solvers``); it
+never stops the service from starting.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from faceoff.solvers.spec import SolverSpec
+from faceoff.solvers.spec import SolverSpec, plugin_api_problem
 from faceoff.solvers.vocabulary import LOSS_NAMES, MULTICLASS_NAMES, PENALTY_NAMES
 
 GROUP = "faceoff.solvers"
@@ -120,6 +121,10 @@ def _problem(spec: Any, origin: _Origin, taken: Mapping[str, str]) -> str | None
         )
     if not set(spec.multiclass) <= set(MULTICLASS_NAMES):
         return f"multiclass {list(spec.multiclass)!r} must be among {', '.join(MULTICLASS_NAMES)}"
+    if spec.plugin_api is not None:
+        incompatible = plugin_api_problem(spec.plugin_api)
+        if incompatible is not None:
+            return incompatible
     if spec.module is None and origin.package is None:
         return "a spec in a top-level module must name its method's module (module=...)"
     return None

@@ -41,6 +41,7 @@ class ElasticNet:
 
     @property
     def name(self) -> str:
+        """ "l2" when l1 = 0, else "elastic_net"."""
         return "l2" if self.l1 == 0 else "elastic_net"
 
     @cached_property

@@ -125,6 +125,21 @@ class Data:
     ----------
     A : ndarray or scipy sparse matrix, shape (n_samples, n_features)
         Converted to float64 once. Explicit zeros of sparse input are kept.
+
+    Attributes
+    ----------
+    n_samples, n_features, nnz : int
+        The shape and the stored entries (every entry of dense input); an epoch is nnz
+        visits. These attributes are part of the plug-in API (docs/plugins.md).
+    is_sparse : bool
+        Whether A came sparse (dense input runs through the same CSR kernels).
+    csr, csc : Compressed
+        A by rows and by columns (``indptr`` int64, ``indices`` int32, ``data`` float64),
+        sorted indices; ``csc`` is built on first use.
+    csr_matrix, csc_matrix : scipy sparse matrices
+        Views of the same arrays (read-only by convention: every run shares them).
+    row_sq_norms, row_nnz, col_sq_norms, col_nnz : ndarray
+        ‖aᵢ‖² and non-zeros of each row, and of each column (built on first use).
     """
 
     def __init__(self, A) -> None:
@@ -238,6 +253,11 @@ class Problem:
     multiclass : {None, "ovr", "multinomial"}
     classes : array, shape (K,), optional
         The label value of each class index, as read (K-class problems).
+
+    A method reads these, the shapes (``n_samples``, ``n_features``, ``n_classes``,
+    ``coef_shape``, ``dual_shape``), ``smoothness``, and evaluates with ``primal_value``,
+    ``dual_value``, ``loss_derivs``, ``dual_from_primal``, ``primal_from_dual``; none of
+    them changes the problem, which is shared by every run on it (docs/plugins.md).
     """
 
     data: Data
@@ -300,10 +320,12 @@ class Problem:
 
     @property
     def n_samples(self) -> int:
+        """n: the rows of A."""
         return self.data.n_samples
 
     @property
     def n_features(self) -> int:
+        """d: the columns of A."""
         return self.data.n_features
 
     @property

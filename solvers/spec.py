@@ -27,11 +27,13 @@ from dataclasses import KW_ONLY, dataclass, field
 from importlib import metadata
 from typing import Any, Union
 
+from faceoff import DISTRIBUTION
+from faceoff.solvers import PLUGIN_API
 from faceoff.solvers.integers import strict_int
 from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, get_loss
 
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
-DEFAULT_INSTALL = 'pip install "faceoff[peers]"'  # how to install what a peer requires
+DEFAULT_INSTALL = f'pip install "{DISTRIBUTION}[peers]"'  # how to install what a peer requires
 
 
 def show(value: Any) -> str:
@@ -39,6 +41,38 @@ def show(value: Any) -> str:
     control characters and lone surrogates)."""
     text = repr(value)
     return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 1]}…"
+
+
+def _api_version(text: str) -> tuple[int, int] | None:
+    """(major, minor) of a "MAJOR.MINOR" version, None if ``text`` is not one."""
+    parts = text.split(".") if isinstance(text, str) else []
+    if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def plugin_api_problem(required: Any, provided: str = PLUGIN_API) -> str | None:
+    """Why a spec written for the plug-in API ``required`` ("MAJOR.MINOR") cannot run on
+    this Faceoff, whose API is ``provided``; None if it can (same major version, a minor
+    version no newer than ours)."""
+    wanted, have = _api_version(required), _api_version(provided)
+    if wanted is None or have is None:
+        return f"plugin_api {show(required)} must be a version MAJOR.MINOR such as {PLUGIN_API!r}"
+    if wanted[0] == have[0] and wanted[1] <= have[1]:
+        return None
+    from faceoff import __version__
+
+    here = f"this Faceoff ({DISTRIBUTION} {__version__}) provides {provided}"
+    if wanted[0] >= have[0]:
+        return (
+            f"it requires the Faceoff plug-in API {required}, but {here}: upgrade Faceoff "
+            f"(pip install -U {DISTRIBUTION}) or install an older release of the plug-in"
+        )
+    return (
+        f"it was written for the Faceoff plug-in API {required}, but {here}, which is not "
+        f"compatible: install a release of the plug-in written for {have[0]}.x "
+        "(docs/plugins.md, Stability)"
+    )
 
 
 class ParamError(ValueError):
@@ -318,6 +352,9 @@ class SolverSpec:
     # the K-class forms it solves as one objective (solvers.vocabulary.MULTICLASS); none:
     # binary and regression problems only
     multiclass: tuple[str, ...] = ()
+    # a plug-in: the version of faceoff.solvers.PLUGIN_API it was written for ("1.0"); None
+    # (built-ins, and plug-ins that do not say): the current one
+    plugin_api: str | None = None
     # the Param of each field of ``params``, in order (derived)
     schema: tuple[Param, ...] = field(init=False, repr=False, compare=False)
 

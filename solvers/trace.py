@@ -98,6 +98,15 @@ class StopRules:
 class Recorder:
     """Measures solver time, evaluates and records trace points, applies the stop rules.
 
+    The service starts the clock (:meth:`start`) just before it calls a method's ``solve``:
+    set-up is solver time. A method calls :meth:`checkpoint` with its iterate (the first
+    call at epoch 0, then as often as it likes: each pauses the clock while the point is
+    evaluated) and stops as soon as it returns a reason, returning that reason; between
+    points, :meth:`interrupted` says whether the time budget is spent or a cancel was
+    asked for, without evaluating. ``stop`` holds the rules, ``points`` the trace,
+    ``last`` the last evaluated pair. ``solvers.driver.run_chunked`` does all of this for
+    a method that runs in chunks (docs/plugins.md).
+
     Parameters
     ----------
     problem : Problem
@@ -134,11 +143,13 @@ class Recorder:
         self._resumed_at = time.perf_counter()
 
     def pause(self) -> None:
+        """Stop the clock (the recorder does it on every checkpoint)."""
         if self._resumed_at is not None:
             self.solver_time += time.perf_counter() - self._resumed_at
             self._resumed_at = None
 
     def resume(self) -> None:
+        """Restart the clock after :meth:`pause`."""
         self._resumed_at = time.perf_counter()
 
     def elapsed(self) -> float:

@@ -4,6 +4,7 @@ migrations), a new solver folder with no edit elsewhere, and nothing else."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,7 @@ def test_a_wheel_holds_exactly_one_top_level_package(tmp_path):
     )
     # every importable folder is listed: no "Package would be ignored" (30 lines each)
     assert "absent from the `packages` configuration" not in built.stdout + built.stderr
-    (wheel,) = tmp_path.glob("faceoff-*.whl")
+    (wheel,) = tmp_path.glob("faceoff_bench-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names if ".dist-info/" not in name}
     assert top == {"faceoff"}
@@ -63,7 +64,7 @@ def test_the_version_is_read_from_the_distribution():
     from faceoff.api.main import create_app
     from faceoff.core.settings import Settings
 
-    assert faceoff.__version__ == version("faceoff")
+    assert faceoff.__version__ == version("faceoff-bench")
     assert create_app(Settings(DATABASE_URL="sqlite://")).version == faceoff.__version__
 
 
@@ -76,3 +77,38 @@ def test_the_install_adds_no_generic_top_level_name(tmp_path):
         "assert not found, found; assert u.find_spec('faceoff.solvers.catalogue')"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+def test_the_distribution_is_faceoff_bench_everywhere_it_is_named():
+    """``faceoff`` on PyPI is another project: the distribution is ``faceoff-bench`` (import
+    name and command ``faceoff``), and nothing tells anyone to install ``faceoff``."""
+    import tomllib
+    from importlib.metadata import distribution
+
+    import faceoff
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["name"] == faceoff.DISTRIBUTION == "faceoff-bench"
+    assert project["scripts"] == {"faceoff": "faceoff.cli.main:main"}
+    installed = distribution("faceoff-bench")
+    assert installed.version == project["version"] == faceoff.__version__
+    assert {e.name for e in installed.entry_points if e.group == "console_scripts"} == {"faceoff"}
+    example = tomllib.loads((REPO / "examples/faceoff-plugin-example/pyproject.toml").read_text())
+    (needs,) = [d for d in example["project"]["dependencies"] if d.startswith("faceoff")]
+    assert needs.startswith("faceoff-bench>="), needs
+    wrong = re.compile(r"""pip install[^\n`]*["' ]faceoff(\[|[<>=]|["' ]|$)|["']faceoff[<>=]""")
+    for name in (
+        "README.md",
+        "CONTRIBUTING.md",
+        "Makefile",
+        "Dockerfile",
+        ".ci/run",
+        "docs/plugins.md",
+        "examples/faceoff-plugin-example/README.md",
+        "solvers/spec.py",
+        "bench/README.md",
+    ):
+        path = REPO / name
+        if path.exists():
+            for line in path.read_text().splitlines():
+                assert not wrong.search(line), f"{name}: {line}"

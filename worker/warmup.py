@@ -3,7 +3,7 @@
 A solver whose warm-up fails (its module does not import, or its kernels do not compile)
 is logged and recorded in :data:`UNAVAILABLE`; the worker starts anyway and fails that
 solver's jobs with the reason. A peer whose distribution is not installed is recorded with
-one line naming the distribution and how to install it (``faceoff[peers]``). Peers are
+one line naming the distribution and how to install it (``faceoff-bench[peers]``). Peers are
 warmed up like kernels: their imports and first calls are paid here, not by a job.
 """
 

@@ -231,6 +231,7 @@ class Loss:
 
     @property
     def needs_binary_labels(self) -> bool:
+        """Labels are ±1 (logistic, smoothed hinge); else any real targets (squared)."""
         return get_loss(self.name).needs_binary_labels
 
     @property

@@ -375,7 +375,7 @@ def test_solvers_says_which_peer_is_not_installed(sqlite_url, settings_for, monk
     (entry,) = [s for s in body["data"] if s["name"] == "ghost.peer"]
     assert entry["available"] is False
     assert "'faceoff-no-such-dist'" in entry["unavailable_reason"]
-    assert 'pip install "faceoff[peers]"' in entry["unavailable_reason"]
+    assert 'pip install "faceoff-bench[peers]"' in entry["unavailable_reason"]
 
 
 def test_a_job_on_an_unsupported_peer_combination_is_refused(api):

@@ -39,7 +39,8 @@ def test_without_proc_cpuinfo_the_platform_is_asked(tmp_path):
 def test_the_record_names_the_versions_of_the_numerical_stack():
     versions = machine_record()["versions"]
     assert versions["numpy"] == metadata.version("numpy")
-    assert versions["faceoff"] == metadata.version("faceoff")
+    assert versions["faceoff-bench"] == metadata.version("faceoff-bench")
+    assert "faceoff" not in versions  # on PyPI, another project's name
     assert set(versions) >= {"scipy", "numba", "scikit-learn", "cyanure"}
 
 

@@ -18,7 +18,7 @@ REQUIRES = "sklearn-contrib-lightning"
 # no wheels; its sdist builds only without build isolation (bench/README.md)
 INSTALL = (
     "pip install numpy cython 'setuptools<81' wheel && pip install --no-build-isolation "
-    "sklearn-contrib-lightning (faceoff[peers] cannot carry it)"
+    "sklearn-contrib-lightning (faceoff-bench[peers] cannot carry it)"
 )
 
 

@@ -24,4 +24,5 @@ SPEC = SolverSpec(
     params=Params,
     module="faceoff_plugin_example.solver",  # default: faceoff_plugin_example.method
     seeded=False,  # deterministic: a sweep runs it once per objective
+    plugin_api="1.0",  # the faceoff.solvers.PLUGIN_API it was written for
 )
