@@ -449,6 +449,16 @@ def figure(cells: list[Cell], labels: list[str], title: str, path: Path) -> None
 # ----------------------------------------------------------------------------- report
 
 
+VERDICT = ("<!-- verdict -->", "<!-- /verdict -->")
+
+
+def verdict_block(text: str) -> str:
+    """The hand-written verdict of an earlier report (between the VERDICT markers), kept
+    when the tables are regenerated."""
+    start, end = text.find(VERDICT[0]), text.find(VERDICT[1])
+    return text[start : end + len(VERDICT[1])] if 0 <= start < end else ""
+
+
 def uptime() -> str:
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -876,7 +886,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             figure(chosen, labels, title, path)
     lines = report(args, benches, raw["facts"], cells, labels, raw["env"], figures, settings)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{prefix}.md").write_text("\n".join(lines) + "\n")
+    target = out / f"{prefix}.md"
+    kept = verdict_block(target.read_text()) if target.exists() else ""
+    lines[3:3] = [kept, ""] if kept else []
+    target.write_text("\n".join(lines) + "\n")
     log(f"wrote {out / (prefix + '.md')}")
     return 0
 

@@ -65,3 +65,9 @@ def test_script_runs_a_tiny_grid_through_the_service(postgres_url, redis_url, tm
     assert (again / "dgpd_multiclass_tiny.md").read_text().count("| tiny-rb |") == text.count(
         "| tiny-rb |"
     )
+
+
+def test_a_regenerated_report_keeps_the_written_verdict():
+    text = "# t\n\nintro\n<!-- verdict -->\nnot reproduced\n<!-- /verdict -->\n| table |\n"
+    assert bench.verdict_block(text) == "<!-- verdict -->\nnot reproduced\n<!-- /verdict -->"
+    assert bench.verdict_block("# t\n| table |\n") == ""
