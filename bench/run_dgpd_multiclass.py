@@ -500,10 +500,20 @@ def report(args, benches, facts, cells, labels, env, figures, settings) -> list[
                 f"{f['lambda_max']:.3g}",
                 pdesc,
                 bench.note,
+                str(sum(len(c.runs) for c in cells if c.dataset == bench.name)),
             ]
         )
     lines += md_table(
-        ["dataset", "n × d", "nnz/sample", "K", "λ_max (1/n loss)", "paper's row", "stand-in"],
+        [
+            "dataset",
+            "n × d",
+            "nnz/sample",
+            "K",
+            "λ_max (1/n loss)",
+            "paper's row",
+            "stand-in",
+            "runs",
+        ],
         rows,
     )
     lines += [
@@ -873,7 +883,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ref = c.get("reference")
         cell.reference = Run(ref["label"], ref["job"], ref["points"]) if ref else None
         cell.bracket()
-        cells.append(cell)
+        if cell.runs:  # a setting whose every job was cancelled or failed is left out
+            cells.append(cell)
     benches = [b for b in benches if b.name in raw["facts"]]
     settings = tuple(dict.fromkeys((c.lam, c.mu) for c in cells))
     figures = []
