@@ -839,7 +839,8 @@ def collect(args, benches, settings, solvers) -> dict:
                 else:
                     log(f"reference job {ref_id}: {ref_job['status']} {ref_job['error']}")
                 cells.append(cell)
-        stack_text = stack.describe()
+        db = args.broker_url.rsplit("/", 1)[-1]  # describe() names the tests' db 15
+        stack_text = stack.describe().replace("db 15", f"db {db}")
     return {"facts": facts, "cells": cells, "stack": stack_text}
 
 
