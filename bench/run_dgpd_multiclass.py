@@ -412,12 +412,14 @@ def figure(cells: list[Cell], labels: list[str], title: str, path: Path) -> None
     for col, cell in enumerate(cells, start=1):
         if not math.isfinite(cell.pstar):
             continue
+        floor = cell.certificate if cell.certificate > 0 else 1e-16
         for row, x in ((1, "time"), (2, "iteration")):
             for lab in labels:
                 run = cell.run(lab)
                 if run is None:
                     continue
                 xs, ys = run.curve(cell.pstar, x)
+                ys = [max(y, floor) for y in ys]  # below the certificate: unknown
                 fig.add_trace(
                     go.Scatter(
                         x=xs,
