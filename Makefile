@@ -68,6 +68,7 @@ bench-papers: venv
 	$(BIN)/python -m bench.run_dgpd_cost
 	$(BIN)/python -m bench.run_dgpd_step
 	$(BIN)/python -m bench.run_spdc_cost
+	$(BIN)/python -m bench.run_dgpd_multiclass
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
