@@ -246,13 +246,15 @@ class JobSummary(Base):
     """What the pages need of a job's trace, kept as its points are written
     (core.summaries): ``n_points`` the points summarized (the job's own ``n_points`` when up
     to date), ``p_star`` the reference P* its ``subopt_rel`` rows were computed against
-    (NULL: none, so none were)."""
+    (NULL: none, so none were); ``pruned`` how its old trace was pruned (core.retention:
+    ``thinned`` or ``dropped``; NULL: whole)."""
 
     __tablename__ = "job_summaries"
 
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
     n_points: Mapped[int] = mapped_column(Integer, default=0)
     p_star: Mapped[float | None] = mapped_column(Float)
+    pruned: Mapped[str | None] = mapped_column(String(16))
 
 
 class JobReach(Base):

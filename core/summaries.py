@@ -173,10 +173,15 @@ def rebuild(session: Session, job_ids: Sequence[int]) -> None:
 
 
 def on_new_optimum(session: Session, objective_hash: str) -> int:
-    """Summarize again the jobs of an objective whose P* has just changed; how many."""
+    """Summarize again the jobs of an objective whose P* has just changed; how many. A job
+    whose trace was pruned (core.retention) keeps its summary: its ``subopt_rel`` times
+    are then read from what is left of its trace (:func:`times_to_eps`)."""
+    pruned = select(JobSummary.job_id).where(JobSummary.pruned.is_not(None))
     job_ids = list(
         session.scalars(
-            select(Job.id).where(Job.objective_hash == objective_hash, Job.n_points > 0)
+            select(Job.id).where(
+                Job.objective_hash == objective_hash, Job.n_points > 0, Job.id.not_in(pruned)
+            )
         )
     )
     rebuild(session, job_ids)

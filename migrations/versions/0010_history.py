@@ -4,9 +4,10 @@ Revision ID: 0010
 Revises: 0009
 Create Date: 2026-11-27 21:00:00.000000
 
-``job_summaries`` (one row a job: the trace points summarized and the P* the relative
-suboptimality was computed against) and ``job_reach`` (per job, criterion and ε = 10^-k,
-k = 1 … 12: the first trace point reaching it) let the pages answer time to ε without
+``job_summaries`` (one row a job: the trace points summarized, the P* the relative
+suboptimality was computed against, and how an old trace was pruned: core.retention) and
+``job_reach`` (per job, criterion and ε = 10^-k, k = 1 … 12: the first trace point
+reaching it) let the pages answer time to ε without
 reading traces (core.summaries). The upgrade back-fills both from the stored traces, in
 chunks of jobs; the constants and the two criteria are copied here, as Alembic advises, so
 this revision does not change when the code does.
@@ -118,6 +119,7 @@ def upgrade() -> None:
         ),
         sa.Column("n_points", sa.Integer(), nullable=False),
         sa.Column("p_star", sa.Float(), nullable=True),
+        sa.Column("pruned", sa.String(length=16), nullable=True),
         sa.PrimaryKeyConstraint("job_id"),
     )
     reach = op.create_table(
