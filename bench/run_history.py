@@ -44,7 +44,7 @@ import psycopg
 from sqlalchemy import func, insert, select, update
 
 from bench.common import Log, md_table, write_results
-from bench.service_stack import _commit, percentiles
+from bench.service_stack import REPO, _commit, percentiles
 
 PG = os.environ.get("FACEOFF_BENCH_PG", "127.0.0.1:5432")
 ADMIN_DSN = f"postgresql://postgres@{PG}/postgres"
@@ -215,7 +215,7 @@ def add_jobs(
     rows, plans = [], []
     for job_id in range(first, first + count):
         sweep = int(np.searchsorted(sizes, job_id - 1, side="right"))  # 0-based
-        within = job_id - 1 - (sizes[sweep - 1] if sweep else 0)
+        within = int(job_id - 1 - (sizes[sweep - 1] if sweep else 0))
         solver, params = SETTINGS[within % len(SETTINGS)]
         # sweep 1: 5 datasets × 2 losses × 3 l2 (30 objectives), the others one dataset
         combo = within // len(SETTINGS)
@@ -614,7 +614,7 @@ def calls(url: str, get: Callable[[str], Any], dashboard: Any, n_jobs: int) -> d
     out: dict[str, Any] = {
         f"GET /jobs: {name}": (lambda path=path: get(path), path) for name, path in LISTINGS.items()
     }
-    out[f"GET /jobs: offset {n_jobs // 10}"] = (
+    out["GET /jobs: a deep page (offset jobs/10)"] = (
         lambda: get(f"/jobs?limit=50&offset={n_jobs // 10}"),
         "the team's jobs, a deep page",
     )
@@ -944,8 +944,10 @@ def report(phases: Sequence[Phase], writers: int, repeats: int, note: str) -> li
         "# A team's history at scale (issue 33)",
         "",
         "`python -m bench.run_history` (`make bench-history`): a fresh PostgreSQL database filled "
-        "through the worker's write path (`worker.store`: claim, `save_batch` by COPY with the "
-        "trace summaries, `finish_job`), then every target timed in process (server time: the "
+        "by the worker's COPY with the trace summaries (`bulk_write`: many jobs a transaction), "
+        "the last jobs of each phase through the worker's own path (`worker.store`: claim, "
+        "`save_batch`, `finish_job`) by concurrent writers, timed; then every target timed in "
+        "process (server time: the "
         f"API through Starlette's TestClient, the dashboard's callbacks through Flask's), p95 of "
         f"{repeats} requests after a warm-up. {note}",
         "",
@@ -1008,7 +1010,7 @@ def report(phases: Sequence[Phase], writers: int, repeats: int, note: str) -> li
         body,
     )
     lines += ["", "## GET /jobs, each filter and page (p95, median)", ""]
-    names = list(phases[0].targets["jobs listings"])
+    names = list(dict.fromkeys(n for p in phases for n in p.targets["jobs listings"]))
     lines += md_table(
         ["listing", *(f"{p.jobs:,} jobs" for p in phases)],
         [
@@ -1017,6 +1019,8 @@ def report(phases: Sequence[Phase], writers: int, repeats: int, note: str) -> li
                 *(
                     f"{p.targets['jobs listings'][name][0] * 1000:.1f} "
                     f"({p.targets['jobs listings'][name][1] * 1000:.1f}) ms"
+                    if name in p.targets["jobs listings"]
+                    else "-"
                     for p in phases
                 ),
             ]
@@ -1071,6 +1075,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     counts = sorted(int(c) for c in args.jobs.split(","))
     url, phases = run(counts, args.writers, args.repeats, args.keep, args.ingest_jobs)
+    raw = REPO / "bench" / "out" / "history.json"
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps([repr(p) for p in phases]))
     lines = report(phases, args.writers, args.repeats, args.note)
     if args.keep:
         lines += ["", f"The database was kept: {url.rsplit('/', 1)[1]}."]
