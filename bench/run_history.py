@@ -44,7 +44,7 @@ import psycopg
 from sqlalchemy import func, insert, select, update
 
 from bench.common import Log, md_table, write_results
-from bench.service_stack import REPO, _commit, percentiles
+from bench.service_stack import REPO, percentiles
 
 PG = os.environ.get("FACEOFF_BENCH_PG", "127.0.0.1:5432")
 ADMIN_DSN = f"postgresql://postgres@{PG}/postgres"
@@ -938,6 +938,16 @@ def run(
     return url, phases
 
 
+def head() -> str:
+    """HEAD's short commit (a worktree's .git is a file, which service_stack's reader misses)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
+
+
 def report(phases: Sequence[Phase], writers: int, repeats: int, note: str) -> list[str]:
     load_now = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     lines = [
@@ -951,7 +961,7 @@ def report(phases: Sequence[Phase], writers: int, repeats: int, note: str) -> li
         f"API through Starlette's TestClient, the dashboard's callbacks through Flask's), p95 of "
         f"{repeats} requests after a warm-up. {note}",
         "",
-        f"- commit {_commit()}, {os.cpu_count()} cores shared with other work; load average at "
+        f"- commit {head()}, {os.cpu_count()} cores shared with other work; load average at "
         f"the end {load_now}",
         "",
         "## Targets",
