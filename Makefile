@@ -12,7 +12,7 @@ TEST_WORKERS ?= 2
 FACEOFF_DATA_MIRROR ?= $(abspath ../shared/datasets)
 export FACEOFF_DATA_MIRROR
 
-.PHONY: venv test up demo lint bench bench-papers clean
+.PHONY: venv test up demo lint bench bench-papers bench-history clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,12 @@ bench-papers: venv
 	$(BIN)/python -m bench.run_dgpd_step
 	$(BIN)/python -m bench.run_spdc_cost
 	$(BIN)/python -m bench.run_dgpd_multiclass
+
+## A team's history at scale (issue 33): 10k then 100k jobs in a fresh PostgreSQL database,
+## every target of the issue measured (bench/results/history.md). HISTORY_JOBS=2000,10000 for less.
+HISTORY_JOBS ?= 10000,100000
+bench-history: venv
+	$(BIN)/python -m bench.run_history --jobs $(HISTORY_JOBS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

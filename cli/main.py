@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from faceoff.cli import InputError, positive_int
 from faceoff.cli.plugin import add_plugin_commands
+from faceoff.cli.retention import add_prune_command
 from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
@@ -109,6 +110,7 @@ def build_parser() -> Parser:
     add_service_commands(commands)  # submit, sweep, status, trace, references, cancel
     add_token_commands(commands)
     _add_secret(commands)
+    add_prune_command(commands)
     _add_up(commands)
     add_plugin_commands(commands)  # plugin check
     return parser

@@ -432,13 +432,13 @@ def get_trace(
 
 def trace_columns(
     session: Session,
-    jobs: Sequence[Job],
+    jobs: Sequence[Any],
     fields: Sequence[str] = TRACE_COLUMNS,
     max_points: int | None = None,
 ) -> dict[int, dict[str, list[Any]]]:
     """{job id: {field: values in seq order}} of the traces of ``jobs`` (from
-    :func:`get_job` or :func:`list_jobs`), read in one query; with ``max_points`` each keeps
-    the points :func:`get_trace` keeps."""
+    :func:`get_job` or :func:`list_jobs`, or anything with their ``id``), read in one
+    query; with ``max_points`` each keeps the points :func:`get_trace` keeps."""
     unknown = set(fields) - set(TRACE_COLUMNS)
     if unknown:
         raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {TRACE_COLUMNS}")

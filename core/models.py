@@ -150,6 +150,9 @@ class Job(Base):
         Index("ix_jobs_status", "status"),
         Index("ix_jobs_spec_hash", "spec_hash"),
         Index("ix_jobs_sweep_id", "sweep_id"),
+        Index("ix_jobs_team_id_id", "team_id", "id"),
+        Index("ix_jobs_dataset_id", "dataset_id"),
+        Index("ix_jobs_solver", "solver"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -237,3 +240,34 @@ class Reference(Base):
     gap: Mapped[float] = mapped_column(Float)
     job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JobSummary(Base):
+    """What the pages need of a job's trace, kept as its points are written
+    (core.summaries): ``n_points`` the points summarized (the job's own ``n_points`` when up
+    to date), ``p_star`` the reference P* its ``subopt_rel`` rows were computed against
+    (NULL: none, so none were); ``pruned`` how its old trace was pruned (core.retention:
+    ``thinned`` or ``dropped``; NULL: whole)."""
+
+    __tablename__ = "job_summaries"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    n_points: Mapped[int] = mapped_column(Integer, default=0)
+    p_star: Mapped[float | None] = mapped_column(Float)
+    pruned: Mapped[str | None] = mapped_column(String(16))
+
+
+class JobReach(Base):
+    """The first trace point of a job at which ``criterion`` (core.analysis.CRITERIA) is
+    ≤ 10^-``k`` (core.summaries.EPS_GRID): its ``seq``, iteration, epoch and time. No row:
+    not reached (yet)."""
+
+    __tablename__ = "job_reach"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    criterion: Mapped[str] = mapped_column(String(16), primary_key=True)
+    k: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    iteration: Mapped[int] = mapped_column(BigInteger)
+    epoch: Mapped[float] = mapped_column(Float)
+    time_s: Mapped[float] = mapped_column(Float)

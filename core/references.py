@@ -30,6 +30,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from faceoff.core import summaries
 from faceoff.core.auth import owned_by
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.models import SUCCEEDED, Dataset, Job, Reference, utcnow
@@ -274,7 +275,8 @@ def record_reference(session: Session, job: Job) -> Reference | None:
     (``job.data_hash``), the loss and the weights; a job without a digest records nothing.
     Better: a smaller final gap, or a gap ≤ 1e-9·max(1, |P|) and a lower P. Upserts the
     Reference (flushes; the caller commits) and returns it, or None when the job does not
-    improve it. The worker calls this when a job succeeds.
+    improve it. The worker calls this when a job succeeds. The summaries of the
+    objective's jobs follow the new P* (core.summaries.on_new_optimum).
     """
     primal, gap = job.primal, job.gap
     if job.status != SUCCEEDED or primal is None or gap is None or job.data_hash is None:
@@ -292,6 +294,7 @@ def record_reference(session: Session, job: Job) -> Reference | None:
             reference.primal, reference.gap, reference.job_id = primal, gap, job.id
             reference.objective, reference.created_at = objective, utcnow()
             session.flush()
+            summaries.on_new_optimum(session, key)
             return reference
         reference = Reference(
             objective_hash=key, objective=objective, primal=primal, gap=gap, job_id=job.id
@@ -301,5 +304,6 @@ def record_reference(session: Session, job: Job) -> Reference | None:
                 session.add(reference)
         except IntegrityError:
             continue
+        summaries.on_new_optimum(session, key)
         return reference
     return None

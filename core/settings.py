@@ -114,6 +114,7 @@ class Settings(BaseSettings):
     # API tokens and dashboard login; off: the API answers loopback clients only
     AUTH_ENABLED: bool = False
     SECRET_KEY: str = ""  # signs the dashboard's session cookie; required when AUTH_ENABLED
+    ADMIN_TEAM: str = ""  # the team whose tokens may call /api/v1/admin (auth on); "": none
     # proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated);
     # every other client is its connection's address (core.auth.client_address)
     TRUSTED_PROXIES: str = "127.0.0.1,::1"

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from faceoff.core import datasets, jobs, references, sweeps
+from faceoff.core import datasets, jobs, references, summaries, sweeps
 from faceoff.core.datasets import Caps
 from faceoff.core.db import read_session
 from faceoff.core.errors import NotFoundError
@@ -115,28 +115,37 @@ def job_traces(
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]]]:
     """The team's job rows (oldest first) with their ``trace`` (columns of TRACE_FIELDS,
     at most ``max_points`` points; None: all), and the references P* they need."""
-    rows, refs, _ = newest_job_traces(url, where, None, max_points, team_id=team_id)
-    return rows, refs
-
-
-def newest_job_traces(
-    url: str,
-    where: JobFilter,
-    limit: int | None,
-    max_points: int | None = MAX_POINTS,
-    *,
-    team_id: int | None,
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]], int]:
-    """:func:`job_traces` of the team's newest ``limit`` jobs matching ``where`` (None: all),
-    and the number of all of them."""
     with read_session(url) as session:
-        found, count = jobs.list_jobs(session, where, limit, team_id=team_id)
+        found, _ = jobs.list_jobs(session, where, None, team_id=team_id)
         found.sort(key=lambda job: job.id)
         traces = jobs.trace_columns(session, found, TRACE_FIELDS, max_points)
         optima = references.get_references(session, {job.objective_hash for job in found})
         rows = [{**job_row(job), "trace": traces[job.id]} for job in found]
         refs = {key: {"primal": r.primal, "gap": r.gap} for key, r in optima.items()}
-    return rows, refs, count
+    return rows, refs
+
+
+def job_times(
+    url: str,
+    where: JobFilter,
+    eps: float,
+    criterion: str,
+    xs: Sequence[str],
+    *,
+    team_id: int | None,
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]]]:
+    """The team's job rows matching ``where`` (oldest first), each with ``to_eps``: {x: its
+    time to ε under ``criterion``} for each of ``xs`` (core.summaries.times_to_eps: from
+    the trace summaries, the same values as from the traces), and the references P* they
+    need."""
+    with read_session(url) as session:
+        found, _ = jobs.list_jobs(session, where, None, team_id=team_id)
+        found.sort(key=lambda job: job.id)
+        optima = references.get_references(session, {job.objective_hash for job in found})
+        refs = {key: {"primal": r.primal, "gap": r.gap} for key, r in optima.items()}
+        times = summaries.times_to_eps(session, found, criterion, eps, xs, refs)
+        rows = [{**job_row(job), "to_eps": times[job.id]} for job in found]
+    return rows, refs
 
 
 def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, Any] | None:

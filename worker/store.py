@@ -29,6 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
+from faceoff.core import summaries
 from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
 from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
@@ -134,6 +135,7 @@ def claim_job(
         ).one()
         if attempts > 1:
             session.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
+            summaries.forget(session, job_id)
         machine_host = machine["host"] if machine else None
         if machine_host is not None:
             running = _running_on(session, machine_host)
@@ -268,13 +270,15 @@ def _summary(points: list) -> dict[str, Any]:
 
 
 def save_batch(url: str, claim: Claim, points: list) -> bool:
-    """Write a batch of trace points and set the job's summary to the last one, in one
-    transaction; False (nothing written) if this run has been superseded."""
+    """Write a batch of trace points, set the job's summary to the last one and add the
+    batch to its trace summary (core.summaries), in one transaction; False (nothing
+    written) if this run has been superseded."""
     with session_scope(url) as session:
         values = {**_summary(points), "heartbeat_at": utcnow()}
         if not _record(session, claim, Event.PROGRESS, values):
             return False
         write_points(session, claim.job_id, points)
+        summaries.record(session, claim.job_id, points)
     return True
 
 
@@ -309,6 +313,7 @@ def finish_job(
             return False
         if points:
             write_points(session, claim.job_id, points)
+            summaries.record(session, claim.job_id, points)
     return True
 
 

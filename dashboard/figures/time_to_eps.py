@@ -30,7 +30,8 @@ def time_to_eps(
 ) -> list[dict[str, Any]]:
     """Time (or epochs, iterations) to ε per solver setting and objective: the median and
     the interquartile range over seeds, counting a seed that never reached ε as infinitely
-    slow (:func:`faceoff.core.analysis.time_to_eps` of each job's trace).
+    slow. A row's own time is its ``to_eps[x]`` (dashboard.rows.job_times: read from the
+    trace summaries) or else :func:`faceoff.core.analysis.time_to_eps` of its ``trace``.
 
     Each result: ``setting``, ``solver``, ``objective`` (label naming what differs),
     ``objective_name`` (full label), ``objective_hash``, ``dataset``, ``value`` (None if the
@@ -41,8 +42,12 @@ def time_to_eps(
     names = objective_labels(rows, full=True)
     groups: dict[tuple[str, str], list[tuple[Mapping[str, Any], float | None]]] = {}
     for row in rows:
-        value = analysis.time_to_eps(
-            row["trace"], criterion, eps, references.get(row["objective_hash"]), x
+        value = (
+            row["to_eps"][x]
+            if "to_eps" in row
+            else analysis.time_to_eps(
+                row["trace"], criterion, eps, references.get(row["objective_hash"]), x
+            )
         )
         groups.setdefault((setting_name(row), row["objective_hash"]), []).append((row, value))
     results = []

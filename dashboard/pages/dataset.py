@@ -191,15 +191,16 @@ def _advice_items(advice: dict[str, Any]) -> list[tuple[str, Any]]:
 def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[str, Any]:
     """Time and epochs to ε of the finished jobs of ``objective``: the fastest setting
     overall and of each coordinate-descent side."""
-    found, refs = rows.job_traces(
-        database_url(),
-        JobFilter(dataset_id=dataset_id, loss=objective["loss"], status="succeeded"),
-        max_points=None,
-        team_id=viewer_team(),
-    )
+    where = JobFilter(dataset_id=dataset_id, loss=objective["loss"], status="succeeded")
     keys = ("gamma", "l2", "l1", "normalize", "multiclass")
+    url, team = database_url(), viewer_team()
+    xs = ("time", "epoch")
+    found, refs = rows.job_times(url, where, eps, "subopt_rel", xs, team_id=team)
     found = [r for r in found if all(r[k] == objective.get(k) for k in keys)]
     criterion = "subopt_rel" if found and found[0]["objective_hash"] in refs else "gap_rel"
+    if criterion == "gap_rel":
+        found, refs = rows.job_times(url, where, eps, criterion, xs, team_id=team)
+        found = [r for r in found if all(r[k] == objective.get(k) for k in keys)]
     seconds = time_to_eps(found, eps, criterion, refs, "time")
     epochs = {r["setting"]: r["value"] for r in time_to_eps(found, eps, criterion, refs, "epoch")}
     timed = sorted((r for r in seconds if r["value"] is not None), key=lambda r: r["value"])

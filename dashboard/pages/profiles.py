@@ -15,7 +15,7 @@ from typing import Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
-from faceoff.core import analysis
+from faceoff.core import analysis, summaries
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED
 from faceoff.dashboard import fairness, rows
@@ -44,7 +44,6 @@ dash.register_page(__name__, path="/profiles", title="Faceoff · profiles", orde
 
 MEASURES = {"time": "seconds", "epoch": "epochs"}
 NEWEST, ALL = "newest", "all"  # the sweeps chosen when the address names none, or every one
-JOB_CAP = 300  # the newest finished jobs read, with their full traces (~2 s at 500 points each)
 FINISHED = (SUCCEEDED, FAILED)  # a failed run counts for what its trace reached
 UNFINISHED = (QUEUED, RUNNING, CANCELLED)
 DATA_UNIT_NOTE = (
@@ -211,10 +210,12 @@ def _view(sweep, dataset, loss, eps, criterion, measure) -> tuple[JobFilter, dic
 
 
 def compute(where: JobFilter, eps: float, criterion: str, measure: str) -> dict[str, Any]:
-    """The profiles of the newest JOB_CAP finished jobs matching ``where``: the problems,
-    the performance profile in ``measure``, the data profile in epochs, and the counts."""
+    """The profiles of every finished job matching ``where`` (their times to ε come from
+    the trace summaries, core.summaries): the problems, the performance profile in
+    ``measure``, the data profile in epochs, and the counts."""
     url, team = database_url(), viewer_team()
-    found, refs, total = rows.newest_job_traces(url, where, JOB_CAP, None, team_id=team)
+    xs = list(dict.fromkeys((measure, "epoch")))
+    found, refs = rows.job_times(url, where, eps, criterion, xs, team_id=team)
     _, unfinished = rows.list_jobs(url, replace(where, statuses=UNFINISHED), 0, team_id=team)
     results = time_to_eps(found, eps, criterion, refs, measure)
     epochs = results if measure == "epoch" else time_to_eps(found, eps, criterion, refs, "epoch")
@@ -222,7 +223,7 @@ def compute(where: JobFilter, eps: float, criterion: str, measure: str) -> dict[
     return {
         "rows": found,
         "jobs": len(found),
-        "total": total,
+        "eps": eps,
         "unfinished": unfinished,
         "problems": matrix,
         "results": results,
@@ -258,10 +259,10 @@ def _notes(view: dict[str, Any], criterion: str) -> list[html.Li]:
             f"{len(found.undecided)} objectives left out of P, {why}: "
             + "; ".join(found.labels[h] for h in found.undecided)
         )
-    if view["total"] > view["jobs"]:
+    if summaries.grid_exponent(view["eps"]) is None:
         notes.append(
-            f"only the newest {view['jobs']} of the {view['total']} matching finished jobs "
-            f"were read (at most {JOB_CAP}): choose sweeps, datasets or a loss to narrow"
+            f"ε = {view['eps']:g} is not one of 1e-1, 1e-2, … 1e-12, whose times to ε are "
+            "summarized when the jobs run: each job's trace was read instead (slower)"
         )
     if view["unfinished"]:
         notes.append(f"{view['unfinished']} queued, running or cancelled jobs are not counted")

@@ -133,9 +133,11 @@ def _choices(
 def _results(
     sweep_id: int, eps: str, criterion: str, x: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The sweep's job rows with full traces, and time to ε per setting and objective."""
-    found, refs = rows.job_traces(
-        database_url(), JobFilter(sweep_id=sweep_id), max_points=None, team_id=viewer_team()
+    """The sweep's job rows with their times to ε (read from the trace summaries), and time
+    to ε per setting and objective."""
+    where = JobFilter(sweep_id=sweep_id)
+    found, refs = rows.job_times(
+        database_url(), where, float(eps), criterion, [x], team_id=viewer_team()
     )
     return found, time_to_eps(found, float(eps), criterion, refs, x)
 

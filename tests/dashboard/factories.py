@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from sqlalchemy import insert
 
+from faceoff.core import summaries
 from faceoff.core.db import session_scope
 from faceoff.core.models import (
     RUNNING,
@@ -144,6 +146,7 @@ def add_job(
 def _write_points(session, job: Job, points: list[dict]) -> None:
     if points:
         session.execute(insert(TracePoint), [{"job_id": job.id, **p} for p in points])
+        summaries.record(session, job.id, [SimpleNamespace(**p) for p in points])
         last = points[-1]
         job.n_points = last["seq"] + 1
         job.epoch, job.time_s = last["epoch"], last["time_s"]
@@ -215,6 +218,8 @@ def add_sweep(
         if reference:
             for digest in sorted({j.objective_hash for j in jobs}):
                 add_reference(session, digest)
+            session.flush()
+            summaries.rebuild(session, [j.id for j in jobs])  # against the new P*
         return sweep.id, [j.id for j in jobs]
 
 
@@ -232,6 +237,8 @@ def add_running_job(url: str, n_points: int = 20) -> int:
             points=trace(0.6, n_points, 0.01),
         )
         add_reference(session, job.objective_hash)
+        session.flush()
+        summaries.rebuild(session, [job.id])
         return job.id
 
 

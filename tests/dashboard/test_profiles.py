@@ -236,7 +236,7 @@ def test_the_page_shows_the_newest_sweep_unless_told_otherwise(client, sqlite_ur
     cleared = update(client, sweep=[])
     assert cleared["profiles-status"]["children"].startswith("every sweep: 2 problems")
     assert cleared["profiles-share"]["href"].startswith("/profiles?sweep=all&")
-    (page,) = [m for m in list(sys.modules.values()) if hasattr(m, "JOB_CAP")]
+    (page,) = [m for m in list(sys.modules.values()) if hasattr(m, "DATA_UNIT_NOTE")]
 
     def chosen_sweep(**query):
         (store,) = [
@@ -269,12 +269,15 @@ def test_hostile_values_fall_back_and_say_so(client, sqlite_url):
     )
 
 
-def test_the_job_cap_and_unfinished_jobs_are_stated(client, sqlite_url, monkeypatch):
+def test_every_finished_job_counts_and_unfinished_jobs_are_stated(client, sqlite_url):
+    """No cap on the jobs read (their times to ε come from the trace summaries); the jobs
+    left out are named; an ε off the summaries' grid says its times came from traces."""
     factories.add_sweep(sqlite_url, seeds=(0, 1))
     factories.add_running_job(sqlite_url)
     client.use(sqlite_url)
-    (page,) = [m for m in list(sys.modules.values()) if hasattr(m, "JOB_CAP")]
-    monkeypatch.setattr(page, "JOB_CAP", 5)
     notes = json.dumps(update(client)["profiles-notes"]["children"])
-    assert "only the newest 5 of the 8 matching finished jobs were read (at most 5)" in notes
+    assert "from 8 finished jobs" in notes and "only the newest" not in notes
     assert "1 queued, running or cancelled jobs are not counted" in notes
+    assert "not one of 1e-1" not in notes
+    off_grid = json.dumps(update(client, eps="3e-6")["profiles-notes"]["children"])
+    assert "3e-06 is not one of 1e-1, 1e-2" in off_grid

@@ -265,3 +265,78 @@ def test_0009_makes_dataset_names_per_team_and_keeps_every_row(at_0005):
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM trace_points")).scalar_one() == 1
     engine.dispose()
+
+
+def test_0010_summarizes_the_traces_already_stored(at_0005):
+    """0010 back-fills the trace summaries of existing jobs: what core.summaries would have
+    written, against the P* of each job's objective."""
+    from faceoff.core import summaries
+
+    upgrade(at_0005, "0009")
+    engine = make_engine(at_0005)
+    now = datetime.now(UTC)
+    primal = [1.0, 0.5, 0.30001, 0.3000001, 0.3]
+    gap = [1.0, 0.2, 1e-4, 1e-7, 1e-11]
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO datasets (name, source, created_at) VALUES ('d', '{}', :t)"),
+            {"t": now},
+        )
+        for job_id, n in ((1, 5), (2, 0), (3, 3)):
+            conn.execute(
+                text(
+                    "INSERT INTO jobs (id, dataset_id, spec, spec_hash, objective_hash, solver, "
+                    "loss, status, cancel_requested, attempts, created_at, n_points) VALUES "
+                    "(:id, 1, '{}', 'h', :o, 'dual_cd', 'logistic', 'succeeded', false, 1, :t, :n)"
+                ),
+                {"id": job_id, "o": "with" if job_id == 1 else "without", "t": now, "n": n},
+            )
+            for seq in range(n):
+                conn.execute(
+                    text(
+                        "INSERT INTO trace_points (job_id, seq, iteration, epoch, time_s, "
+                        "primal, dual, gap, nnz_x, extras) VALUES (:j, :s, :s, :e, :ts, :p, 0, "
+                        ":g, 1, '{}')"
+                    ),
+                    {
+                        "j": job_id,
+                        "s": seq,
+                        "e": seq + 1.0,
+                        "ts": 0.1 * seq,
+                        "p": primal[seq],
+                        "g": gap[seq],
+                    },
+                )
+        conn.execute(
+            text(
+                'INSERT INTO "references" (objective_hash, objective, primal, gap, created_at) '
+                "VALUES ('with', '{}', 0.3, 1e-12, :t)"
+            ),
+            {"t": now},
+        )
+    engine.dispose()
+    upgrade(at_0005)
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        covered = conn.execute(
+            text("SELECT job_id, n_points, p_star FROM job_summaries ORDER BY job_id")
+        ).all()
+        reach = conn.execute(
+            text("SELECT job_id, criterion, k, seq, iteration, epoch, time_s FROM job_reach")
+        ).all()
+    engine.dispose()
+    assert [tuple(r) for r in covered] == [(1, 5, 0.3), (3, 3, None)]  # none for no points
+    want = []
+    for job_id, n, p_star in ((1, 5, 0.3), (3, 3, None)):
+        trace = {
+            "seq": list(range(n)),
+            "iteration": list(range(n)),
+            "epoch": [s + 1.0 for s in range(n)],
+            "time_s": [0.1 * s for s in range(n)],
+            "primal": primal[:n],
+            "gap": gap[:n],
+        }
+        for row in summaries.reaching(trace, p_star, ("gap_rel", "subopt_rel")):
+            want.append((job_id, *row.values()))
+    assert sorted(tuple(r) for r in reach) == sorted(want)
+    assert {r[1] for r in reach} == {"gap_rel", "subopt_rel"}
