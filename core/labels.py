@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from faceoff.core.models import Dataset
 from faceoff.core.specs import ObjectiveSpec, SpecError
 from faceoff.solvers.vocabulary import get_loss
@@ -85,7 +87,7 @@ def labels_of(dataset: Dataset) -> dict[str, Any] | None:
     return dataset.labels
 
 
-def record_labels(dataset: Dataset, b) -> dict[str, Any]:
+def record_labels(dataset: Dataset, b: np.ndarray) -> dict[str, Any]:
     """Record the labels ``b`` of the dataset's data as read, unless already known (a
     registry entry's task outranks what its values look like: integer targets stay
     targets); returns the record."""
