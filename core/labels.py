@@ -27,6 +27,8 @@ import numpy as np
 
 from faceoff.core.models import Dataset
 from faceoff.core.specs import ObjectiveSpec, SpecError
+from faceoff.data.labels import summarize
+from faceoff.data.registry import REGISTRY
 from faceoff.solvers.vocabulary import get_loss
 
 Loc = tuple[str | int, ...]
@@ -42,8 +44,6 @@ def declared_labels(source: Mapping[str, Any]) -> dict[str, Any] | None:
     ``n_classes``, random features: their base's)."""
     kind = source.get("kind")
     if kind == "registry":
-        from faceoff.data.registry import REGISTRY
-
         entry = REGISTRY.get(source["name"])
         if entry is None:
             return None
@@ -93,8 +93,6 @@ def record_labels(dataset: Dataset, b: np.ndarray) -> dict[str, Any]:
     targets); returns the record."""
     labels = labels_of(dataset)
     if labels is None:
-        from faceoff.data.labels import summarize
-
         labels = dataset.labels = summarize(b)
     return labels
 

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from faceoff.solvers.losses import loss_conjs, loss_deriv, loss_derivs, loss_values
-from faceoff.solvers.problem import Objective, Problem
+from faceoff.solvers.problem import Data, Objective, Problem
 
 AX = 0  # Ax only
 AX_ATY = 1  # Ax and Aᵀy for a given y
@@ -239,8 +239,6 @@ def _evaluate_classes(problem: Problem, x, y, Ax, ATy) -> Objective:
 
 def compile_kernels(problem: Problem) -> None:
     """Compile the sweeps ``problem`` and its dense twin run (warm-up: no job pays for it)."""
-    from faceoff.solvers.problem import Data
-
     dense = Problem(
         Data(problem.data.csr_matrix.toarray()),
         problem.b,
