@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -109,7 +110,7 @@ def _request_validation(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, {"detail": errors})
 
 
-def _message(status: int):
+def _message(status: int) -> Callable[[Request, Exception], JSONResponse]:
     def handler(_request: Request, exc: Exception) -> JSONResponse:
         return error_response(status, {"detail": str(exc)})
 

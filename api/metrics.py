@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -22,7 +23,7 @@ class JobsCollector:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def collect(self):
+    def collect(self) -> Iterator[GaugeMetricFamily]:
         gauge = GaugeMetricFamily("faceoff_jobs", "Jobs by status", labels=["status"])
         try:
             with session_factory(self.settings.database_url)() as session:

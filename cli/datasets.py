@@ -11,10 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
 
 from faceoff.cli import InputError
+from faceoff.cli.service import client_of
 from faceoff.core.jsonsafe import json_safe
+from faceoff.core.settings import get_settings
+from faceoff.core.specs import SpecError
 from faceoff.data.cache import load_dataset
 from faceoff.data.fetch import locate, status
 from faceoff.data.labels import summarize
@@ -30,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Exit status: 0 done, 2 for an unknown name, a bad file or a refused request, 1 when
     the file cannot be found, downloaded or verified or the server cannot be reached;
     errors are one line on stderr."""
+    # httpx only for the commands that call a server: CLI start-up
     from faceoff.client import ClientError, ServerUnreachable
 
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
@@ -151,8 +156,7 @@ def _described(
 
 def _file_info(args: argparse.Namespace) -> dict[str, Any]:
     """A local svmlight file, parsed as the service parses an upload (same caps)."""
-    from faceoff.core.settings import get_settings
-    from faceoff.core.specs import SpecError
+    # core.uploads imports SQLAlchemy: only for a local file
     from faceoff.core.uploads import UploadTooLarge, read_local
 
     path = Path(args.name)
@@ -167,8 +171,6 @@ def _file_info(args: argparse.Namespace) -> dict[str, Any]:
 
 def _server_info(args: argparse.Namespace) -> dict[str, Any]:
     """A dataset of the server at --url, by name or id: GET /datasets and its statistics."""
-    from faceoff.cli.service import client_of
-
     with client_of(args) as client:
         if args.name.isdigit():
             dataset = client.dataset(int(args.name))
@@ -239,8 +241,6 @@ def _source(source: dict[str, Any]) -> str:
 
 def _server_list(args: argparse.Namespace, fmt: str) -> None:
     """The datasets of the server at --url that you can see."""
-    from faceoff.cli.service import client_of
-
     with client_of(args) as client:
         found = client.datasets(limit=1000)
     if fmt == "json":
@@ -263,10 +263,8 @@ def _server_list(args: argparse.Namespace, fmt: str) -> None:
 def _upload(args: argparse.Namespace, fmt: str) -> None:
     """Upload a local svmlight file to the server (a progress bar on stderr for large
     files when it is a terminal)."""
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
+    # cli.output imports Numba (solvers.trace): CLI start-up
     from faceoff.cli.output import bar_column
-    from faceoff.cli.service import client_of
 
     path = Path(args.file)
     try:

@@ -18,6 +18,8 @@ from faceoff.cli.retention import add_prune_command
 from faceoff.cli.service import URL_HELP, add_service_commands
 from faceoff.cli.tokens import add_token_commands
 from faceoff.cli.up import add_arguments as add_up_arguments
+from faceoff.cli.up import run as run_up
+from faceoff.core.secret_key import make_secret_key
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.integers import int_text
 from faceoff.solvers.vocabulary import (
@@ -345,8 +347,6 @@ def _add_secret(commands: argparse._SubParsersAction) -> None:
 
 
 def _secret(args: argparse.Namespace) -> int:
-    from faceoff.core.secret_key import make_secret_key
-
     print(make_secret_key())
     return 0
 
@@ -365,18 +365,18 @@ def _add_up(commands: argparse._SubParsersAction) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from faceoff.cli.up import run
-
-    return run(args)
+    return run_up(args)
 
 
 def _solve(args: argparse.Namespace) -> int:
+    # Numba and the solvers only for this command (the CLI starts fast)
     from faceoff.cli.solve import run
 
     return run(args)
 
 
 def _solvers(args: argparse.Namespace) -> int:
+    # cli.output imports Numba (solvers.trace): CLI start-up
     from faceoff.cli.output import print_catalogue
 
     print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
@@ -384,6 +384,7 @@ def _solvers(args: argparse.Namespace) -> int:
 
 
 def _datasets(args: argparse.Namespace) -> int:
+    # scipy and the data package only for this command: CLI start-up
     from faceoff.cli.datasets import run
 
     return run(args)

@@ -155,6 +155,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     """``handler`` with ClientError as one line: exit 2 when refused, 1 when unreachable."""
 
     def run(args: argparse.Namespace) -> int:
+        # httpx only for the commands that call a server: CLI start-up
         from faceoff.client import ClientError, ServerUnreachable
 
         try:
@@ -169,6 +170,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 def client_of(args: argparse.Namespace):
     """The client of ``--url`` (else $FACEOFF_URL, else the default), with $FACEOFF_TOKEN."""
+    # as in _guarded
     import httpx
 
     from faceoff.client import Client
@@ -241,6 +243,7 @@ def status_text(job: dict[str, Any]) -> str:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    # PyYAML only for a sweep file
     import yaml
 
     path = Path(args.file)
@@ -461,6 +464,7 @@ def _follow(client, job_id: int) -> int:
     """A live progress bar (fraction of max_epochs) with the epoch, gap and status; it
     ends in the job's final state: full once it succeeded, with its stop reason and last
     point (a job that has already finished is shown so at once)."""
+    # cli.output imports Numba (solvers.trace): CLI start-up
     from faceoff.cli.output import bar_column
 
     job = client.job(job_id)

@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.cli import InputError
+from faceoff.core.settings import get_settings
+from faceoff.data import synthetic
+from faceoff.data.cache import load_dataset
+from faceoff.data.labels import LabelError
+from faceoff.data.registry import REGISTRY, DatasetError
+from faceoff.data.svmlight import read_svmlight
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.integers import INTEGER_TEXT, int_text
 from faceoff.solvers.numba_cache import configure_numba_cache
@@ -75,12 +81,7 @@ def load_matrix(args: argparse.Namespace):
     if args.data is not None:
         if synthetic_only:
             raise InputError(f"{synthetic_only[0]} only applies to --synthetic")
-        from faceoff.data.registry import REGISTRY
-
         if args.data in REGISTRY and not Path(args.data).exists():  # a named dataset
-            from faceoff.data.cache import load_dataset
-            from faceoff.data.registry import DatasetError
-
             if args.n_features is not None:
                 raise InputError("--n-features does not apply to a named dataset")
             try:
@@ -88,8 +89,6 @@ def load_matrix(args: argparse.Namespace):
             except DatasetError as err:
                 raise InputError(" ".join(str(err).split())) from None
             return A, b, args.data
-        from faceoff.data.svmlight import read_svmlight
-
         try:
             A, b = read_svmlight(args.data, n_features=args.n_features)
         except (ValueError, OSError) as err:
@@ -101,8 +100,6 @@ def load_matrix(args: argparse.Namespace):
             f"--synthetic regression has real-valued targets; use --loss {regression}, "
             f"or --synthetic classification for --loss {args.loss}"
         )
-    from faceoff.data import synthetic
-
     sizes = {
         name: default if getattr(args, name) is None else getattr(args, name)
         for name, default in SYNTHETIC_DEFAULTS.items()
@@ -119,8 +116,8 @@ def build_request(args: argparse.Namespace) -> Request:
     params = check_solver(args)
     A, b, source = load_matrix(args)
 
-    from faceoff.core.settings import get_settings
-    from faceoff.data.labels import LabelError
+    # after configure_numba_cache() (in run): Numba fixes a kernel's cache folder when the
+    # kernel is defined
     from faceoff.solvers.problem import build_problem
 
     try:
@@ -159,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
     """``faceoff solve``: returns the exit status (0 done, 130 interrupted)."""
     configure_numba_cache()  # before any kernel is imported; the other commands need none
     request = build_request(args)
+    # as build_request, after configure_numba_cache()
     from faceoff.cli.output import JsonlReporter, TableReporter
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import CANCELLED, StopRules

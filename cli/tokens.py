@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from faceoff.cli import InputError
+from faceoff.core.settings import get_settings
 
 
 def add_token_commands(commands: argparse._SubParsersAction) -> None:
@@ -38,8 +39,6 @@ def add_token_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _database_url() -> str:
-    from faceoff.core.settings import get_settings
-
     return get_settings().database_url
 
 
@@ -49,6 +48,7 @@ def _check_label(value: str | None, what: str) -> None:
 
 
 def _create(args: argparse.Namespace) -> int:
+    # SQLAlchemy only for the token commands: CLI start-up
     from faceoff.core.auth import create_token
     from faceoff.core.db import session_scope
 
@@ -70,6 +70,7 @@ def _when(value) -> str:
 
 
 def _list(_args: argparse.Namespace) -> int:
+    # as in _create
     from faceoff.core.auth import list_tokens
     from faceoff.core.db import session_scope
 
@@ -93,6 +94,7 @@ def _list(_args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
+    # as in _create
     from faceoff.core.auth import revoke_token
     from faceoff.core.db import session_scope
 

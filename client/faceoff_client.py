@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ def _not_utf8(value: Any, loc: str = "") -> str | None:
         except UnicodeEncodeError:
             return loc or "value"
         return None
+    items: Iterable[tuple[Any, Any]]
     if isinstance(value, dict):
         items = value.items()
     elif isinstance(value, list | tuple):
@@ -66,6 +67,7 @@ def error_message(response: httpx.Response) -> str:
 
 def parse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event, data) of a Server-Sent Events stream, comments skipped."""
+    data: list[str]
     kind, data = "message", []
     for line in lines:
         if not line:

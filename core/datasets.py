@@ -56,10 +56,26 @@ from faceoff.core.auth import owned_by, visible_datasets
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.errors import ConflictError, DataUnavailable
 from faceoff.core.jsonsafe import json_safe
+from faceoff.core.labels import declared_labels, record_labels
 from faceoff.core.models import Dataset, Job
 from faceoff.core.settings import Settings, get_settings
 from faceoff.core.specs import SpecError, check_gamma, check_text_at
+from faceoff.data import synthetic
+from faceoff.data.cache import load_dataset
+from faceoff.data.fetch import availability as obtainable
+from faceoff.data.fetch import status as fetch_status
 from faceoff.data.labels import MAX_CLASSES
+from faceoff.data.registry import (
+    REGISTRY,
+    DatasetError,
+    UnknownDatasetError,
+    get_spec,
+    unknown_dataset,
+)
+from faceoff.data.stats import advise, dataset_stats
+from faceoff.data.svmlight import read_svmlight
+from faceoff.data.transforms import as_csr, standardize
+from faceoff.data.transforms import normalize as transform
 from faceoff.solvers.vocabulary import smoothness
 
 GENERATORS = ("classification", "regression", "multiclass")
@@ -153,8 +169,6 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
     """
     kind = source.get("kind")
     if kind == "registry":
-        from faceoff.data.registry import get_spec
-
         entry = get_spec(source["name"])
         shape = {"n_samples": entry.n_samples, "n_features": entry.n_features, "nnz": entry.nnz}
         caps.check(f"dataset {entry.name!r}", _every((*loc, "name")), **shape)
@@ -179,6 +193,7 @@ def check_source(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> 
     elif kind == "sklearn":
         caps.check(f"dataset {source['name']!r}", _every((*loc, "name")), **SKLEARN_SHAPE)
     elif kind == "random_features":
+        # import cycle: core.features builds on this module
         from faceoff.core.features import check_features
 
         check_features(source, caps, loc)
@@ -223,22 +238,15 @@ def load_matrix(
 def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.ndarray]:
     kind = source.get("kind")
     if kind == "registry":
-        from faceoff.data.cache import load_dataset
-
         A, b, _ = load_dataset(source["name"], progress=False)
         return A, b
     if kind == "upload":
-        from faceoff.data.svmlight import read_svmlight
-
         path = (upload_dir / source["file"]).resolve()
         if path.parent != upload_dir.resolve():
             raise ValueError(f"upload file name {source['file']!r} leaves the upload folder")
         A, b = read_svmlight(path, n_features=source.get("n_features"))
         return sp.csr_matrix(A, dtype=np.float64), b
     if kind == "synthetic":
-        from faceoff.data import synthetic
-        from faceoff.data.transforms import as_csr
-
         if source["generator"] not in GENERATORS:
             raise ValueError(f"unknown generator {source['generator']!r}; accepted: {GENERATORS}")
         shape = (int(source["n_samples"]), int(source["n_features"]), float(source["density"]))
@@ -254,13 +262,13 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
             raise ValueError(
                 f"unknown scikit-learn dataset {source['name']!r}; accepted: {SKLEARN}"
             )
+        # scikit-learn (a second to import) only for its datasets
         from sklearn.datasets import load_breast_cancer
-
-        from faceoff.data.transforms import standardize
 
         X, y = load_breast_cancer(return_X_y=True)
         return sp.csr_matrix(standardize(X)), np.where(y == 1, 1.0, -1.0)
     if kind == "random_features":
+        # import cycle, as above
         from faceoff.core.features import build_features
 
         A, b = _load(source["base_source"], upload_dir)
@@ -353,8 +361,6 @@ def add_dataset(session: Session, dataset: Dataset) -> tuple[Dataset, bool]:
 def _public_names() -> dict[str, str]:
     """{casefolded name: public name} of every public dataset: the registry's and the
     datasets shipped with scikit-learn."""
-    from faceoff.data.registry import REGISTRY
-
     return {name.casefold(): name for name in (*REGISTRY, *SKLEARN)}
 
 
@@ -370,8 +376,6 @@ def _without_file_suffix(key: str) -> str | None:
 def _look_alikes() -> dict[str, str]:
     """{casefolded name: public name}: the public names, and the names of the registry's
     files (``rcv1_train.binary.bz2``), each also without its file suffixes."""
-    from faceoff.data.registry import REGISTRY
-
     found = dict(_public_names())
     for name, entry in REGISTRY.items():
         for source in entry.sources:
@@ -414,9 +418,6 @@ def check_public_name(name: str, source: dict[str, Any]) -> None:
 def _public_dataset(source: dict[str, Any], name: str) -> Dataset:
     """The Dataset of a public ``source`` (UnknownDatasetError for an unknown registry
     name), registered as ``name``."""
-    from faceoff.core.labels import declared_labels
-    from faceoff.data.registry import get_spec
-
     if source["kind"] == "sklearn":  # breast_cancer, standardized (dense)
         return Dataset(name=name, source=source, labels=declared_labels(source), **SKLEARN_SHAPE)
     entry = get_spec(source["name"])
@@ -450,11 +451,9 @@ def availability(source: Mapping[str, Any]) -> str:
     kind = source.get("kind")
     if kind != "registry":
         return AVAILABILITY.get(str(kind), "unknown")
-    from faceoff.data.fetch import status
-    from faceoff.data.registry import DatasetError, get_spec
 
     try:
-        return AVAILABILITY[status(get_spec(source["name"]))]
+        return AVAILABILITY[fetch_status(get_spec(source["name"]))]
     except (DatasetError, KeyError):
         return "unknown"
 
@@ -466,8 +465,6 @@ def check_obtainable(dataset: Dataset, loc: Loc) -> None:
     failing at job time. A file that is here, or can be downloaded, passes."""
     if dataset.source.get("kind") != "registry":
         return
-    from faceoff.data.fetch import availability as obtainable
-    from faceoff.data.registry import DatasetError, get_spec
 
     try:
         obtainable(get_spec(dataset.source["name"]))
@@ -485,8 +482,6 @@ def resolve_dataset(
     had (:func:`check_obtainable`), DatasetTooLarge for a shape over ``caps`` (also one
     registered under larger caps).
     """
-    from faceoff.data.registry import unknown_dataset
-
     check_text_at(name, loc)
     dataset = find_dataset(session, name, team_id=team_id)
     if dataset is not None:
@@ -537,9 +532,6 @@ def _new_dataset(
     session: Session, name: str, source: dict[str, Any], *, team_id: int | None, caps: Caps
 ) -> tuple[dict[str, Any], Dataset]:
     """(the source as stored, a new Dataset of it named ``name``, not added)."""
-    from faceoff.core.labels import declared_labels
-    from faceoff.data.registry import UnknownDatasetError
-
     if source["kind"] == "synthetic":
         check_source(source, caps)  # n_classes within the cap before its counts are made
         n, d, nnz = synthetic_shape(source)
@@ -547,6 +539,7 @@ def _new_dataset(
         shape = {"n_samples": n, "n_features": d, "nnz": nnz}
         return source, Dataset(name=name, source=source, labels=labels, **shape)
     if source["kind"] == "random_features":
+        # import cycle, as above
         from faceoff.core.features import expand_source, feature_shape
 
         source, base = expand_source(session, source, team_id=team_id, caps=caps)
@@ -582,10 +575,6 @@ def dataset_statistics(
     the matrix, whatever its declared number of features. SpecError at ``("gamma",)`` for a
     γ outside [GAMMA_MIN, GAMMA_MAX] (core.specs), before anything is loaded.
     """
-    from faceoff.data.registry import DatasetError
-    from faceoff.data.stats import advise, dataset_stats
-    from faceoff.data.transforms import normalize as transform
-
     try:
         check_gamma(gamma)
     except ValueError as err:
@@ -597,8 +586,6 @@ def dataset_statistics(
         message = f"dataset {dataset.id} ({dataset.name}) cannot be loaded: {err}"
         raise DataUnavailable(message) from None
     if store and dataset.labels is None:
-        from faceoff.core.labels import record_labels
-
         record_labels(dataset, b)
         session.commit()
     if normalize == "none" and dataset.stats is not None:

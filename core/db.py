@@ -40,7 +40,7 @@ from faceoff.core.errors import NotFoundError
 from faceoff.core.settings import Settings, get_settings
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
@@ -114,17 +114,17 @@ def _bound_connections(engine: Engine, settings: Settings, long_statements: bool
     in_use = None if long_statements or statement <= 0 else statement + network
 
     @event.listens_for(engine, "do_connect")
-    def _connect(dialect, record, cargs, cparams):
+    def _connect(dialect: Any, record: Any, cargs: Any, cparams: Any) -> BoundedConnection:
         connection = BoundedConnection.connect(*cargs, **cparams)
         connection.answer_timeout = network
         return connection
 
     @event.listens_for(engine, "checkout")
-    def _checkout(dbapi_connection, record, proxy):
+    def _checkout(dbapi_connection: BoundedConnection, record: Any, proxy: Any) -> None:
         dbapi_connection.answer_timeout = in_use
 
     @event.listens_for(engine, "reset")
-    def _returned(dbapi_connection, record, reset_state):
+    def _returned(dbapi_connection: BoundedConnection, record: Any, reset_state: Any) -> None:
         dbapi_connection.answer_timeout = network  # the rollback on return, then the ping
 
 

@@ -25,17 +25,16 @@ the upload; features of features are refused (give the base they were made from)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import scipy.sparse as sp
+from sqlalchemy.orm import Session
 
+from faceoff.core.datasets import Caps, Loc, check_source, resolve_dataset
+from faceoff.core.models import Dataset
 from faceoff.core.specs import SpecError
-
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
-    from faceoff.core.datasets import Caps, Loc
-    from faceoff.core.models import Dataset
+from faceoff.data.random_features import random_binning_features, random_fourier_features
+from faceoff.data.transforms import as_csr
 
 MAPS = {"fourier": ("n_components", "gamma"), "binning": ("n_grids", "sigma")}
 
@@ -46,8 +45,6 @@ def expand_source(
     """(the stored source, the base dataset) of a validated request ``source``; SpecError
     at ``("source", "base")`` for an unknown or unusable base, DatasetTooLarge for a base
     or features over ``caps``."""
-    from faceoff.core.datasets import resolve_dataset
-
     loc = ("source", "base")
     base = resolve_dataset(session, source["base"], loc, team_id=team_id, caps=caps)
     if base.source.get("kind") == "random_features":
@@ -82,8 +79,6 @@ def feature_shape(source: dict[str, Any]) -> tuple[int, int | None, int]:
 def check_features(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -> None:
     """Refuse features (and their base) over ``caps`` before anything is built
     (DatasetTooLarge at the field that sets the size)."""
-    from faceoff.core.datasets import check_source
-
     check_source(source["base_source"], caps, (*loc, "base"))
     n, d = source["base_shape"]
     size, _ = MAPS[source["map"]]
@@ -106,9 +101,6 @@ def check_features(source: dict[str, Any], caps: Caps, loc: Loc = ("source",)) -
 
 def build_features(A: sp.spmatrix, source: dict[str, Any]) -> sp.csr_matrix:
     """The features of the base's matrix ``A`` (seeded: the same source, the same matrix)."""
-    from faceoff.data.random_features import random_binning_features, random_fourier_features
-    from faceoff.data.transforms import as_csr
-
     seed = int(source.get("seed", 0))
     if source["map"] == "fourier":
         features = random_fourier_features(

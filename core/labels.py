@@ -23,8 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from faceoff.core.models import Dataset
 from faceoff.core.specs import ObjectiveSpec, SpecError
+from faceoff.data.labels import summarize
+from faceoff.data.registry import REGISTRY
 from faceoff.solvers.vocabulary import get_loss
 
 Loc = tuple[str | int, ...]
@@ -40,8 +44,6 @@ def declared_labels(source: Mapping[str, Any]) -> dict[str, Any] | None:
     ``n_classes``, random features: their base's)."""
     kind = source.get("kind")
     if kind == "registry":
-        from faceoff.data.registry import REGISTRY
-
         entry = REGISTRY.get(source["name"])
         if entry is None:
             return None
@@ -85,14 +87,12 @@ def labels_of(dataset: Dataset) -> dict[str, Any] | None:
     return dataset.labels
 
 
-def record_labels(dataset: Dataset, b) -> dict[str, Any]:
+def record_labels(dataset: Dataset, b: np.ndarray) -> dict[str, Any]:
     """Record the labels ``b`` of the dataset's data as read, unless already known (a
     registry entry's task outranks what its values look like: integer targets stay
     targets); returns the record."""
     labels = labels_of(dataset)
     if labels is None:
-        from faceoff.data.labels import summarize
-
         labels = dataset.labels = summarize(b)
     return labels
 

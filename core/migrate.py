@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import text
 
 import faceoff.migrations
+from faceoff.core.db import make_engine
+from faceoff.core.settings import get_settings
 
 MIGRATIONS = Path(faceoff.migrations.__file__).resolve().parent
 
@@ -30,12 +34,6 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 def wait_for_database(database_url: str, timeout: float = 60.0) -> None:
     """Block until the database accepts connections (a fresh PostgreSQL container needs a
     few seconds); RuntimeError naming the URL after ``timeout`` seconds."""
-    import time
-
-    from sqlalchemy import text
-
-    from faceoff.core.db import make_engine
-
     engine = make_engine(database_url)
     deadline = time.monotonic() + timeout
     try:
@@ -57,8 +55,6 @@ def wait_for_database(database_url: str, timeout: float = 60.0) -> None:
 
 def main() -> None:
     """``python -m faceoff.core.migrate``: wait for the database, then upgrade it to head."""
-    from faceoff.core.settings import get_settings
-
     url = get_settings().database_url
     wait_for_database(url)
     upgrade(url)

@@ -250,7 +250,7 @@ def check_solver(
     loss: str,
     penalty: str,
     params: dict[str, Any],
-    loc=(),
+    loc: tuple[str | int, ...] = (),
     gamma: float = 1.0,
     multiclass: str | None = None,
 ) -> Any:

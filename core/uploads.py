@@ -58,6 +58,7 @@ from faceoff.core.models import Dataset
 from faceoff.core.settings import Settings
 from faceoff.core.specs import SpecError, check_text_at
 from faceoff.data.labels import summarize
+from faceoff.data.svmlight import FORMAT_HINT, line_problem, read_svmlight
 
 CHUNK = 1 << 20  # bytes received, decompressed, counted or validated at a time
 MAX_LINE_BYTES = 64 << 20  # the longest svmlight line validated (a dense 4M-feature row fits)
@@ -336,9 +337,8 @@ def _parse_block(
     """(rows, columns, values, labels) of one block of whole lines, lines ``first``…, parsed as the
     worker parses a file (:func:`faceoff.data.svmlight.read_svmlight`): SpecError
     ``FILE: line N: problem`` at ``("file",)`` for the first invalid line."""
+    # sklearn.datasets (a second to import) only once a file is parsed
     from sklearn.datasets import load_svmlight_file
-
-    from faceoff.data.svmlight import FORMAT_HINT
 
     try:
         A, b = load_svmlight_file(
@@ -357,8 +357,6 @@ def _parse_block(
 
 def _located(block: bytes, first: int, name: str, n_features: int | None) -> SpecError | None:
     """The error of the first invalid line of ``block`` (lines ``first``…), or None."""
-    from faceoff.data.svmlight import line_problem
-
     for number, line in enumerate(io.BytesIO(block), start=first):
         problem = line_problem(line, n_features)
         if problem is not None:
@@ -423,8 +421,6 @@ def read_local(path: Path, settings: Settings) -> tuple[sp.csr_matrix, np.ndarra
     would be: within the same limits and caps, with the same ``FILE: line N: problem``
     errors, then parsed whole. A compressed file is decompressed into a temporary folder
     first."""
-    from faceoff.data.svmlight import read_svmlight
-
     if path.stat().st_size > settings.MAX_UPLOAD_BYTES:
         raise UploadTooLarge(settings.MAX_UPLOAD_BYTES)
     caps = Caps.of(settings)

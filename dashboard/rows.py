@@ -256,8 +256,9 @@ def dataset_statistics(
     kept."""
     with read_session(url) as session:
         dataset = datasets.get_dataset(session, dataset_id, team_id=team_id)
-        where = {"upload_dir": upload_dir, "caps": caps}
-        result = datasets.dataset_statistics(session, dataset, *objective, **where, store=False)
+        result = datasets.dataset_statistics(
+            session, dataset, *objective, upload_dir=upload_dir, caps=caps, store=False
+        )
     return result["stats"], result["advice"]
 
 

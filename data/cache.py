@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from faceoff.data.fetch import cache_dir, locate
 from faceoff.data.registry import DatasetError, DatasetSpec, get_spec
+from faceoff.data.svmlight import compact_indices, read_svmlight
 
 MEMORY_SIZE = 4  # datasets kept in memory, at most, ...
 MEMORY_BYTES = 256 * 1024**2  # ... and their bytes beyond the newest (a worker's budget)
@@ -98,8 +99,6 @@ def check_shape(spec: DatasetSpec, A: sp.csr_matrix, b: np.ndarray) -> None:
 
 
 def _parse(path: Path, spec: DatasetSpec) -> tuple[sp.csr_matrix, np.ndarray]:
-    from faceoff.data.svmlight import read_svmlight
-
     try:
         return read_svmlight(path, n_features=spec.n_features)
     except ValueError as err:
@@ -107,8 +106,6 @@ def _parse(path: Path, spec: DatasetSpec) -> tuple[sp.csr_matrix, np.ndarray]:
 
 
 def _read_npz(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
-    from faceoff.data.svmlight import compact_indices
-
     with np.load(path) as z:
         A = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
         return compact_indices(A), z["b"]

@@ -30,6 +30,17 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TransferSpeedColumn,
+)
 
 from faceoff.data.registry import (
     DatasetError,
@@ -279,7 +290,7 @@ def download(source: Source, cache: Path, *, progress: bool = True) -> tuple[Pat
     return target, sha
 
 
-def _transfer(url: str, out, bar: _Bar) -> None:
+def _transfer(url: str, out: BinaryIO, bar: _Bar) -> None:
     """Write the body of ``url`` to ``out``, retrying short reads and dropped connections."""
     received = 0
     problem = ""
@@ -321,18 +332,9 @@ class _Bar:
 
     def __init__(self, label: str, enabled: bool) -> None:
         self.label = label
-        self.progress = None
-        self.task = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
         if enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TransferSpeedColumn,
-            )
-
             console = Console(stderr=True)
             self.progress = Progress(
                 TextColumn("{task.description}"),
@@ -349,7 +351,7 @@ class _Bar:
             self.progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.progress is not None:
             self.progress.stop()
 
@@ -361,5 +363,5 @@ class _Bar:
         self.progress.update(self.task, total=total, completed=completed)
 
     def advance(self, completed: int) -> None:
-        if self.progress is not None:
+        if self.progress is not None and self.task is not None:
             self.progress.update(self.task, completed=completed)

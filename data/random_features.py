@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from faceoff.data.transforms import Matrix
+
 
 class RandomFourierFeatures:
     """z(x) = √(2/D) cos(Wᵀx + b) for the RBF kernel exp(−γ‖x − y‖²).
@@ -47,7 +49,7 @@ class RandomFourierFeatures:
         self.gamma = gamma
         self.seed = seed
 
-    def fit(self, A) -> RandomFourierFeatures:
+    def fit(self, A: Matrix) -> RandomFourierFeatures:
         """Draw W and b for the n_features of A (dense array or sparse matrix)."""
         rng = np.random.default_rng(self.seed)
         n_features = A.shape[1]
@@ -57,14 +59,14 @@ class RandomFourierFeatures:
         self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=self.n_components)
         return self
 
-    def transform(self, A) -> np.ndarray:
+    def transform(self, A: Matrix) -> np.ndarray:
         """Features of A, array of shape (n_samples, n_components)."""
         _check_n_features(A, self.weights_.shape[0])
         # √(2/D) cos(A W + b); A @ W is dense for dense or sparse A
         projection = np.asarray(A @ self.weights_) + self.offsets_
         return np.sqrt(2.0 / self.n_components) * np.cos(projection)
 
-    def fit_transform(self, A) -> np.ndarray:
+    def fit_transform(self, A: Matrix) -> np.ndarray:
         return self.fit(A).transform(A)
 
 
@@ -104,16 +106,16 @@ class RandomBinningFeatures:
         self.sigma = sigma
         self.seed = seed
 
-    def fit(self, A) -> RandomBinningFeatures:
+    def fit(self, A: Matrix) -> RandomBinningFeatures:
         """Draw the grids and index the bins occupied by the rows of A."""
         self._fit_transform(A)
         return self
 
-    def fit_transform(self, A) -> sp.csr_matrix:
+    def fit_transform(self, A: Matrix) -> sp.csr_matrix:
         """Fit on A and return its features, CSR of shape (n_samples, offsets_[-1])."""
         return self._fit_transform(A)
 
-    def transform(self, A) -> sp.csr_matrix:
+    def transform(self, A: Matrix) -> sp.csr_matrix:
         """Features of A in the fitted bins, CSR of shape (n_samples, offsets_[-1])."""
         _check_n_features(A, self.widths_.shape[1])
         X = _dense(A)
@@ -127,7 +129,7 @@ class RandomBinningFeatures:
             cols.append(self.offsets_[g] + column[seen])
         return self._matrix(np.concatenate(rows), np.concatenate(cols), X.shape[0])
 
-    def _fit_transform(self, A) -> sp.csr_matrix:
+    def _fit_transform(self, A: Matrix) -> sp.csr_matrix:
         X = _dense(A)
         n_samples, n_features = X.shape
         rng = np.random.default_rng(self.seed)
@@ -158,7 +160,7 @@ class RandomBinningFeatures:
 
 
 def random_fourier_features(
-    A, n_components: int = 1000, gamma: float = 1.0, seed: int = 0
+    A: Matrix, n_components: int = 1000, gamma: float = 1.0, seed: int = 0
 ) -> tuple[np.ndarray, RandomFourierFeatures]:
     """Random Fourier features of A for exp(−γ‖x − y‖²) and the fitted map (for test data)."""
     features = RandomFourierFeatures(n_components, gamma, seed)
@@ -166,16 +168,18 @@ def random_fourier_features(
 
 
 def random_binning_features(
-    A, n_grids: int = 100, sigma: float = 1.0, seed: int = 0
+    A: Matrix, n_grids: int = 100, sigma: float = 1.0, seed: int = 0
 ) -> tuple[sp.csr_matrix, RandomBinningFeatures]:
     """Random binning features of A for exp(−‖x − y‖₁/σ) and the fitted map (for test data)."""
     features = RandomBinningFeatures(n_grids, sigma, seed)
     return features.fit_transform(A), features
 
 
-def _dense(A) -> np.ndarray:
+def _dense(A: Matrix) -> np.ndarray:
     # binning needs every coordinate, zeros included: a sparse input is densified
-    return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
+    if sp.issparse(A):  # in float64 too (an integer matrix stayed integer)
+        return sp.csr_matrix(A, dtype=np.float64).toarray()
+    return np.asarray(A, dtype=np.float64)
 
 
 def _keys(bins: np.ndarray) -> np.ndarray:
@@ -185,6 +189,6 @@ def _keys(bins: np.ndarray) -> np.ndarray:
     return bins.view(np.dtype((np.void, bins.itemsize * bins.shape[1]))).ravel()
 
 
-def _check_n_features(A, n_features: int) -> None:
+def _check_n_features(A: Matrix, n_features: int) -> None:
     if A.shape[1] != n_features:
         raise ValueError(f"A has {A.shape[1]} features, the map was fitted on {n_features}")

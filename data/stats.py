@@ -26,8 +26,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from faceoff.data.transforms import Matrix
 
-def _csr(A) -> sp.csr_matrix:
+
+def _csr(A: Matrix) -> sp.csr_matrix:
     """A as float64 CSR without explicit zeros (the paper's ‖·‖₀ counts true non-zeros)."""
     if sp.issparse(A):
         csr = sp.csr_matrix(A, dtype=np.float64, copy=True)
@@ -42,7 +44,7 @@ def _csr(A) -> sp.csr_matrix:
     return csr
 
 
-def _profile(A) -> dict:
+def _profile(A: Matrix) -> dict:
     """nnz and squared norms of the rows and of the non-empty columns of A.
 
     Memory is O(nnz + n) whatever the number of columns d: the d − k empty columns (nnz 0,
@@ -94,7 +96,7 @@ def _distribution(values: np.ndarray, zeros: int = 0) -> dict:
     }
 
 
-def dataset_stats(A, b=None) -> dict:
+def dataset_stats(A: Matrix, b: np.ndarray | None = None) -> dict:
     """Size, sparsity, norm and label statistics of a data set (JSON-serializable).
 
     Parameters
@@ -156,7 +158,7 @@ def total_complexity(
     return float(np.max(weights / (probabilities * l2n)) * (probabilities @ nnz))
 
 
-def advise(A, smoothness: float, l2: float) -> dict:
+def advise(A: Matrix, smoothness: float, l2: float) -> dict:
     """The Faceoff advisor: predicted total work of primal and dual coordinate descent.
 
     Parameters

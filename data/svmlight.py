@@ -14,6 +14,7 @@ import bz2
 import gzip
 import math
 from collections.abc import Iterator
+from io import BufferedIOBase
 from pathlib import Path
 
 import numpy as np
@@ -113,8 +114,14 @@ def _located(path: Path, n_features: int | None) -> SvmlightError | None:
 
 
 def _lines(path: Path) -> Iterator[bytes]:
-    opener = {".bz2": bz2.open, ".gz": gzip.open}.get(path.suffix, open)
-    with opener(path, "rb") as f:
+    opened: BufferedIOBase
+    if path.suffix == ".bz2":
+        opened = bz2.open(path, "rb")
+    elif path.suffix == ".gz":
+        opened = gzip.open(path, "rb")
+    else:
+        opened = open(path, "rb")
+    with opened as f:
         yield from f
 
 

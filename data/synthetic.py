@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from faceoff.data.transforms import normalize_rows
+from faceoff.data.transforms import Matrix, normalize_rows
 
 
 def classification(
@@ -73,13 +73,13 @@ def clusters(
     rng = np.random.default_rng(seed + 1)
     labels = rng.permutation(np.arange(n_samples) % n_classes)
     centroids = rng.normal(size=(n_classes, n_features)) / np.sqrt(n_features)
-    if sp.issparse(A):
+    if isinstance(A, np.ndarray):
+        A *= spread
+        A += centroids[labels]
+    else:  # CSR
         rows = np.repeat(np.arange(n_samples), np.diff(A.indptr))
         A.data *= spread
         A.data += centroids[labels[rows], A.indices]  # μ_{yᵢ} on aᵢ's pattern
-    else:
-        A *= spread
-        A += centroids[labels]
     return A, labels.astype(np.float64)
 
 
@@ -97,7 +97,7 @@ def regression(
     return A, A @ x_true + noise * rng.normal(size=n_samples)
 
 
-def _design(n_samples: int, n_features: int, density: float, seed: int):
+def _design(n_samples: int, n_features: int, density: float, seed: int) -> Matrix:
     if not 0 < density <= 1:
         raise ValueError(f"density must be in (0, 1], got {density!r}")
     rng = np.random.default_rng(seed)
@@ -175,14 +175,14 @@ def text_like(
     probs = _inclusion_probabilities(weights, avg_nnz)
 
     # Bernoulli(πⱼ) per entry, a block of rows at a time to bound memory
-    rows, cols = [], []
+    row_blocks, col_blocks = [], []
     block = max(1, 4_000_000 // n_features)
     for start in range(0, n_samples, block):
         hit = rng.random((min(block, n_samples - start), n_features)) < probs
         r, c = np.nonzero(hit)
-        rows.append(r + start)
-        cols.append(c)
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
+        row_blocks.append(r + start)
+        col_blocks.append(c)
+    rows, cols = np.concatenate(row_blocks), np.concatenate(col_blocks)
     empty = np.setdiff1d(np.arange(n_samples), rows)
     rows = np.concatenate([rows, empty])
     cols = np.concatenate(

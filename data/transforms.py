@@ -13,9 +13,14 @@ Functions return new matrices of the input's kind (dense array or CSR) in float6
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
+
+# A data matrix: a dense array or a scipy sparse matrix (scipy has no type information, so
+# for mypy this is about the intent)
+Matrix: TypeAlias = "np.ndarray | sp.spmatrix | sp.sparray"
 
 
 def full_pattern_csr(dense: np.ndarray) -> sp.csr_matrix:
@@ -34,7 +39,7 @@ def full_pattern_csr(dense: np.ndarray) -> sp.csr_matrix:
     )
 
 
-def as_csr(A) -> sp.csr_matrix:
+def as_csr(A: Matrix) -> sp.csr_matrix:
     """A as float64 CSR without explicit zeros (``sp.csr_matrix(A, dtype=np.float64)``),
     built without COO temporaries from a dense array that has no zero."""
     if sp.issparse(A):
@@ -45,7 +50,7 @@ def as_csr(A) -> sp.csr_matrix:
     return sp.csr_matrix(dense, dtype=np.float64)
 
 
-def row_norms(A) -> np.ndarray:
+def row_norms(A: Matrix) -> np.ndarray:
     """‖aᵢ‖₂ for every row, array of shape (n_samples,)."""
     if sp.issparse(A):
         csr = sp.csr_matrix(A)
@@ -59,7 +64,7 @@ def row_norms(A) -> np.ndarray:
     return np.linalg.norm(np.asarray(A, dtype=np.float64), axis=1)
 
 
-def normalize_rows(A):
+def normalize_rows(A: Matrix) -> Matrix:
     """aᵢ ← aᵢ / ‖aᵢ‖₂ (SPDC §7.2); rows that are all zero stay zero."""
     norms = row_norms(A)
     # inv = 1/‖aᵢ‖, 0 for empty rows
@@ -72,7 +77,7 @@ def normalize_rows(A):
     return np.asarray(A, dtype=np.float64) * inv[:, None]
 
 
-def scale_by_mean_row_norm(A):
+def scale_by_mean_row_norm(A: Matrix) -> Matrix:
     """A ← A / R̄ with R̄ = 1/n Σᵢ ‖aᵢ‖₂ (Faceoff §7, SPDC §7.3); A stays as is if R̄ = 0."""
     mean_norm = float(row_norms(A).mean()) if A.shape[0] else 0.0
     scale = 1.0 / mean_norm if mean_norm > 0 else 1.0
@@ -82,14 +87,14 @@ def scale_by_mean_row_norm(A):
     return np.asarray(A, dtype=np.float64) * scale
 
 
-def _sorted_csr(A) -> sp.csr_matrix:
+def _sorted_csr(A: Matrix) -> sp.csr_matrix:
     """A as float64 CSR with sorted indices, copied only if it needs sorting: a matrix that
     shares A's index arrays must never sort them in place (A's values would not follow)."""
     csr = sp.csr_matrix(A, dtype=np.float64)
     return csr if csr.has_sorted_indices else csr.sorted_indices()
 
 
-def standardize(A) -> np.ndarray:
+def standardize(A: Matrix) -> np.ndarray:
     """Columns to mean 0 and standard deviation 1; constant columns become 0.
 
     Parameters
@@ -110,18 +115,18 @@ def standardize(A) -> np.ndarray:
     return (A - A.mean(axis=0)) * inv
 
 
-def _unchanged(A):
+def _unchanged(A: Matrix) -> Matrix:
     return A
 
 
-NORMALIZATIONS: dict[str, Callable] = {
+NORMALIZATIONS: dict[str, Callable[[Matrix], Matrix]] = {
     "none": _unchanged,
     "rows": normalize_rows,
     "mean": scale_by_mean_row_norm,
 }
 
 
-def normalize(A, how: str):
+def normalize(A: Matrix, how: str) -> Matrix:
     """Apply the normalization named ``how`` (a key of :data:`NORMALIZATIONS`)."""
     if how not in NORMALIZATIONS:
         raise ValueError(f"unknown normalization {how!r}; accepted: {', '.join(NORMALIZATIONS)}")

@@ -47,12 +47,16 @@ class ChunkedMethod(Protocol):
         """Solver-specific values for the trace point."""
 
 
+class _HasX(Protocol):
+    @property
+    def x(self) -> np.ndarray: ...
+
+
 class PrimalMethod:
-    """Default :class:`ChunkedMethod` parts for methods that iterate on x (attribute ``x``)."""
+    """Default :class:`ChunkedMethod` parts for methods that iterate on x (an attribute or a
+    property ``x``)."""
 
-    x: np.ndarray
-
-    def iterate(self) -> dict:
+    def iterate(self: _HasX) -> dict:
         return {"x": self.x}
 
     def extras(self) -> dict:

@@ -26,12 +26,13 @@ from __future__ import annotations
 import os
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 from numba import njit
 
 from faceoff.solvers.losses import loss_conjs, loss_deriv, loss_derivs, loss_values
-from faceoff.solvers.problem import Objective, Problem
+from faceoff.solvers.problem import Data, Objective, Problem
 
 AX = 0  # Ax only
 AX_ATY = 1  # Ax and Aᵀy for a given y
@@ -133,6 +134,7 @@ def products(problem: Problem, mode: int, x=None, y=None) -> tuple[np.ndarray, n
         return _scipy_products(problem, mode, x, y)
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
     buffers = [np.zeros(d if mode != AX else 0) for _ in range(parts)]
+    head: tuple[Any, ...]
     if full_pattern(data):  # the values are the dense array
         kernel, head = _sweep_dense, (values.reshape(n, d),)
     else:
@@ -192,6 +194,7 @@ def evaluate(
     if problem.multiclass is not None:
         return _evaluate_classes(problem, x, y, Ax, ATy)
     if x is None:  # a dual iterate alone: Aᵀy, then x(y) and Ax
+        assert y is not None  # checked above
         _, ATy = products(problem, ATY, y=y)
         x = problem.penalty.conjugate_grad(-ATy / n)
         Ax, _ = products(problem, AX, x=x)
@@ -236,8 +239,6 @@ def _evaluate_classes(problem: Problem, x, y, Ax, ATy) -> Objective:
 
 def compile_kernels(problem: Problem) -> None:
     """Compile the sweeps ``problem`` and its dense twin run (warm-up: no job pays for it)."""
-    from faceoff.solvers.problem import Data
-
     dense = Problem(
         Data(problem.data.csr_matrix.toarray()),
         problem.b,

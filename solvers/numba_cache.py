@@ -35,5 +35,5 @@ def configure_numba_cache() -> str:
     os.environ["NUMBA_CACHE_DIR"] = folder
     config = sys.modules.get("numba.core.config")
     if config is not None:
-        config.CACHE_DIR = folder
+        vars(config)["CACHE_DIR"] = folder
     return folder

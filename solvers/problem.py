@@ -433,6 +433,7 @@ class Problem:
         if x is None and y is None:
             raise ValueError("evaluate needs x or y")
         if x is None:
+            assert y is not None  # checked above
             v = -self.data.rmatvec(y) / self.n_samples
             x = self.penalty.conjugate_grad(v)
             Ax = self.data.matvec(x)

@@ -167,6 +167,8 @@ def solve(
             recorder.start()  # the method's set-up (step sizes, sampling tables) is solver time
         reason = entry(problem, values, recorder, int(seed))
     last = recorder.last
+    if last is None:  # every method records its first point before it runs
+        raise RuntimeError(f"{solver} stopped ({reason}) before its first trace point")
     return Result(
         solver,
         values,

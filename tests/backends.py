@@ -25,6 +25,9 @@ PG_ADMIN_URL = f"postgresql+psycopg://postgres@{PG_HOST}:{PG_PORT}/test"
 REDIS_HOST = os.environ.get("FACEOFF_TEST_REDIS_HOST", "127.0.0.1")
 REDIS_PORT = int(os.environ.get("FACEOFF_TEST_REDIS_PORT", "6379"))
 REDIS_DB = 15  # the tests' own Redis database; queues are unique per test as well
+# TestClient's client address: one on this machine, which the API serves with authentication
+# off (it answers loopback clients only then)
+LOCAL = ("127.0.0.1", 50000)
 
 
 def _reachable(host: str, port: int) -> bool:

@@ -63,12 +63,12 @@ celery_app.add_defaults(lambda: worker_config(get_settings()))  # read on first 
 
 
 @import_modules.connect
-def _configure_numba_cache(sender, **kwargs) -> None:
+def _configure_numba_cache(sender: Any, **kwargs: Any) -> None:
     configure_numba_cache()
 
 
 @celeryd_after_setup.connect
-def _warm_up(sender, instance, **kwargs) -> None:
+def _warm_up(sender: Any, instance: Any, **kwargs: Any) -> None:
     # the warm-up imports every kernel: not when `celery -A` imports this app, only once
     # the worker has set Numba's cache folder
     from faceoff.worker.warmup import warm_up
@@ -77,7 +77,7 @@ def _warm_up(sender, instance, **kwargs) -> None:
 
 
 @celeryd_after_setup.connect
-def _consume_host_queue(sender, instance, **kwargs) -> None:
+def _consume_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
     machine = machine_record()
     queue = host_queue(get_settings().QUEUE, machine["host"])
     instance.app.amqp.queues.select_add(queue)
@@ -94,7 +94,7 @@ def _consume_host_queue(sender, instance, **kwargs) -> None:
 
 
 @worker_process_init.connect
-def _forget_parent_connections(**kwargs) -> None:
+def _forget_parent_connections(**kwargs: Any) -> None:
     engine_for(get_settings().database_url).dispose(close=False)
 
 
@@ -102,13 +102,13 @@ _reapers: list[Reaper] = []
 
 
 @worker_ready.connect
-def _start_reaper(**kwargs) -> None:
+def _start_reaper(**kwargs: Any) -> None:
     reaper = Reaper(get_settings())
     reaper.start()
     _reapers.append(reaper)
 
 
 @worker_shutdown.connect
-def _stop_reaper(**kwargs) -> None:
+def _stop_reaper(**kwargs: Any) -> None:
     while _reapers:
         _reapers.pop().stop()

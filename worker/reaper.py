@@ -75,7 +75,7 @@ class Heartbeat(threading.Thread):
         self.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._stopped.set()
         self.join()
 

@@ -9,8 +9,9 @@ import os
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import numpy as np
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
@@ -50,7 +51,7 @@ def describe(err: BaseException) -> str:
 
 
 @lru_cache(maxsize=1)
-def _data(source_json: str, upload_dir: str, transform: str):
+def _data(source_json: str, upload_dir: str, transform: str) -> tuple[Data, np.ndarray]:
     """(Data, b) of a dataset source with its transform: A in the layouts the kernels
     read, built once for the jobs that follow on the same data (building them costs
     seconds on a large matrix). The last one stays in memory (by rows, and by columns once a
@@ -151,7 +152,9 @@ class JobTask(Task):
     """Fails the job when its task ends without doing so: after a hard time limit the pool
     process is killed and this runs in the worker's main process."""
 
-    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
         job_id = args[0]
         if isinstance(exc, TimeLimitExceeded):
             error = (

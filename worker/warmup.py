@@ -13,6 +13,9 @@ import logging
 import time
 from collections.abc import Iterable
 
+from faceoff.solvers.catalogue import catalogue
+from faceoff.solvers.run import MissingPeer, warmup
+
 log = logging.getLogger(__name__)
 
 UNAVAILABLE: dict[str, str] = {}  # solver name → why its warm-up failed
@@ -21,9 +24,6 @@ UNAVAILABLE: dict[str, str] = {}  # solver name → why its warm-up failed
 def warm_up(names: Iterable[str] | None = None) -> dict[str, str]:
     """Run ``faceoff.solvers.run.warmup`` for ``names`` (default: the whole catalogue); returns the
     solvers that failed, with the reason."""
-    from faceoff.solvers.catalogue import catalogue
-    from faceoff.solvers.run import MissingPeer, warmup
-
     started = time.perf_counter()
     for name in list(names or catalogue()):
         began = time.perf_counter()

@@ -56,11 +56,13 @@ def verdict(
         if predicted:
             tail += " — it agrees." if only == predicted else " — it disagrees."
         return head + tail
-    time_ratio = seconds["primal_cd"] / seconds["dual_cd"]
+    primal_s, dual_s = seconds["primal_cd"], seconds["dual_cd"]
+    assert primal_s is not None and dual_s is not None  # both reached
+    time_ratio = primal_s / dual_s
     time_side = _side(time_ratio, TIME_NOISE)
     epoch_ratio = None
-    if epochs.get("primal_cd") and epochs.get("dual_cd"):
-        epoch_ratio = epochs["primal_cd"] / epochs["dual_cd"]
+    if (primal_e := epochs.get("primal_cd")) and (dual_e := epochs.get("dual_cd")):
+        epoch_ratio = primal_e / dual_e
     epoch_side = None if epoch_ratio is None else _side(epoch_ratio, EPOCH_EVEN)
     parts = []
     if epoch_ratio is not None:
@@ -100,7 +102,7 @@ CONCLUSIONS = {
 }
 
 
-def log_ticks(values: Iterable[float]) -> tuple[list[float], list[str]]:
+def log_ticks(values: Iterable[float | None]) -> tuple[list[float], list[str]]:
     """Tick values and their labels for a log axis spanning ``values`` (positive ones):
     1, 2, 5 × 10^k written out in full (20, 50, not Plotly's bare 2, 5), only the powers
     of ten over more than four decades."""
@@ -127,7 +129,7 @@ def advisor_figure(
     of the best primal_cd and dual_cd settings (``epochs``, ``seconds`` by solver, None
     when it did not reach ε). Above 1 dual CD does less work, below 1 primal CD."""
     seconds = seconds or {}
-    bars = {
+    bars: dict[str, float | None] = {
         "predicted<br>uniform sampling": advice["T_P_uniform"] / advice["T_D_uniform"],
         "predicted<br>importance sampling": advice["T_P"] / advice["T_D"],
     }

@@ -294,6 +294,7 @@ def compare_figure(
         if s.points is not None:
             fig.add_trace(_point_trace(s, y_label, line, **legend), **cell)
             continue
+        assert s.lo is not None and s.hi is not None  # a median series carries its band
         n = len(s.job_ids)
         for bound, fill in ((s.hi, None), (s.lo, "tonexty")):
             fig.add_trace(

@@ -59,11 +59,10 @@ _EPSILON, _KAPPA = 216 / 24389, 24389 / 27
 
 def hex_to_rgb(colors: str | Sequence[str]) -> np.ndarray:
     """``#rrggbb`` (or several) as sRGB in [0, 1], shape (3,) or (n, 3)."""
-    single = isinstance(colors, str)
-    listed = [colors] if single else colors
+    listed = [colors] if isinstance(colors, str) else colors
     rows = [[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in listed]
     out = np.array(rows, dtype=float).reshape(-1, 3)
-    return out[0] if single else out
+    return out[0] if isinstance(colors, str) else out
 
 
 def rgb_to_hex(rgb: np.ndarray) -> str:
@@ -190,4 +189,4 @@ def worst_case(colors: Sequence[str]) -> tuple[float, str, str, str]:
     n = len(colors)
     each[:, np.arange(n), np.arange(n)] = np.inf
     v, i, j = np.unravel_index(int(np.argmin(each)), each.shape)
-    return float(each[v, i, j]), colors[i], colors[j], VISIONS[v]
+    return float(each[v, i, j]), colors[int(i)], colors[int(j)], VISIONS[int(v)]

@@ -327,7 +327,12 @@ def update(dataset_id, index, eps):
         _facts(_stat_items(stats) + _class_items(info, stats)) if stats else _class_facts(info),
         advice_view,
         _facts(_measured_items(measured, float(eps))),
-        verdict(advice and advice["winner"], advice and advice["ratio"], seconds, epochs),
+        verdict(
+            advice["winner"] if advice else None,
+            advice["ratio"] if advice else None,
+            seconds,
+            epochs,
+        ),
         fairness.warning(measured["rows"]),
         figure,
         link,

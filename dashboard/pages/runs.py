@@ -86,7 +86,7 @@ def layout(**query: str) -> html.Div:
     def dropdown(name: str) -> html.Div:
         return control(name, dcc.Dropdown(id=f"runs-{name}", placeholder="any"))
 
-    chosen = {name: query.get(name) or None for name in FILTERS}
+    chosen: dict[str, str | int | None] = {name: query.get(name) or None for name in FILTERS}
     chosen["sweep"], chosen["dataset"] = parse_int(chosen["sweep"]), parse_int(chosen["dataset"])
     return html.Div(
         [

@@ -427,9 +427,8 @@ def multinomial_conjs(loss, Y, labels):
     return _multinomial(loss).multinomial_conjs(loss.gamma, Y, labels)
 
 
-_simplex_step = (
-    _chain([(m.INFO.code, m.simplex_step) for m in _MULTINOMIAL.values()]) if _MULTINOMIAL else None
-)
+if _MULTINOMIAL:
+    _simplex_step = _chain([(m.INFO.code, m.simplex_step) for m in _MULTINOMIAL.values()])
 
 
 @njit(cache=True, _nrt=False)

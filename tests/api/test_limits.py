@@ -5,13 +5,14 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
+from tests.backends import LOCAL
 
 LIMIT = 64 * 1024
 
 
 def _client(sqlite_url, settings_for) -> TestClient:
     settings = settings_for(sqlite_url, MAX_UPLOAD_BYTES=LIMIT)
-    return TestClient(create_app(settings), client=("127.0.0.1", 50000))
+    return TestClient(create_app(settings), client=LOCAL)
 
 
 def test_declared_length_over_the_limit_is_refused(sqlite_url, settings_for):

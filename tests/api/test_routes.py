@@ -17,9 +17,9 @@ from faceoff.api.main import create_app
 from faceoff.core.db import session_scope
 from faceoff.core.models import RUNNING, SUCCEEDED, Job, TracePoint, utcnow
 from faceoff.core.references import content_objective_hash
+from tests.backends import LOCAL
 
 JOB = {"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
-LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import redis
 from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
+from tests.backends import LOCAL
 
-LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 SWEEP = {
     "datasets": ["a1a"],
     "losses": ["logistic"],

@@ -19,10 +19,10 @@ from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
 from faceoff.core.uploads import UploadLimits, UploadTooLarge, compression, receive
+from tests.backends import LOCAL
 
 MAX_BYTES = 64 * 1024
 MAX_DECOMPRESSED = 256 * 1024
-LOCAL = ("127.0.0.1", 50000)  # a client on this machine: authentication is off
 GOOD = b"+1 1:0.5 3:1\n-1 2:1.5\n+1 1:1 2:2 3:3\n"
 
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
 from faceoff.dashboard import rows
+from tests.backends import LOCAL
 from tests.dashboard import factories
 from tests.dashboard.test_pages import compare
 
@@ -42,7 +43,7 @@ def test_the_compare_figure_draws_the_points_of_the_api_trace(client, database_u
         database_url, settings=factories.SETTINGS[2:3], n_points=600, dataset_name="second"
     )
     running = factories.add_running_job(database_url, n_points=300)
-    with TestClient(create_app(settings_for(database_url)), client=("127.0.0.1", 50000)) as api:
+    with TestClient(create_app(settings_for(database_url)), client=LOCAL) as api:
         client.use(database_url)
         for job in (*long, short, running):
             params = {"max_points": rows.MAX_POINTS}

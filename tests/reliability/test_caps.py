@@ -28,6 +28,7 @@ from faceoff.core.models import FAILED, TERMINAL, Dataset, Job
 from faceoff.core.settings import Settings
 from faceoff.core.uploads import validate
 from tests.backends import (
+    LOCAL,
     PG_HOST,
     PG_PORT,
     create_pg_database,
@@ -38,7 +39,6 @@ from tests.reliability.servers import ApiProcess, running_api
 from tests.service.workers import running_worker, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 DEFAULT_MAX_FEATURES = 2**22  # FACEOFF_MAX_FEATURES's default (checked below)
 RSS_GROWTH_BOUND = 64 * 1024 * 1024  # no request may raise the API's peak RSS by more
 TWELVE_BYTES = b"1 1:1\n-1 2:1\n"  # the upload

@@ -25,7 +25,7 @@ from faceoff.core.db import session_scope
 from faceoff.core.models import RUNNING, SUCCEEDED, TERMINAL, Dataset, Job, TracePoint
 from faceoff.core.queue import enqueue
 from faceoff.core.settings import Settings
-from tests.backends import PG_HOST, PG_PORT
+from tests.backends import LOCAL, PG_HOST, PG_PORT
 from tests.reliability.brokers import redis_server
 from tests.reliability.proxy import tcp_proxy
 from tests.service.workers import WorkerProcess, running_worker, wait_for
@@ -33,7 +33,6 @@ from tests.service.workers import WorkerProcess, running_worker, wait_for
 pytestmark = pytest.mark.slow
 
 HEARTBEAT_TIMEOUT = 3.0
-LOCAL = ("127.0.0.1", 50000)  # the embedded default answers only its own machine
 # dual_cd with l2 = 1e-9 and tol = 0 runs until max_seconds, writing ~40 points a second
 SLOW = {
     "kind": "synthetic",

@@ -13,6 +13,7 @@ from schemathesis.checks import not_a_server_error
 from faceoff.api.main import create_app
 from faceoff.core.settings import Settings
 from faceoff.solvers.catalogue import catalogue
+from tests.backends import LOCAL
 
 MAX_EXAMPLES = 30
 
@@ -51,7 +52,7 @@ def app(postgres_url, redis_url, settings_for):
     api = create_app(settings)
 
     async def from_this_machine(scope, receive, send) -> None:
-        await api({**scope, "client": ("127.0.0.1", 50000)}, receive, send)
+        await api({**scope, "client": LOCAL}, receive, send)
 
     return from_this_machine
 

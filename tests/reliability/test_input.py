@@ -24,9 +24,9 @@ from faceoff.api.main import create_app
 from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.settings import Settings
+from tests.backends import LOCAL
 from tests.reliability.servers import peak_rss, running_api
 
-LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 JOB = '{"dataset": "a1a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"%s}'
 SWEEP = '{"datasets": ["a1a"], "losses": ["logistic"], "l2": [1e-4], "solvers": ["agd"]%s}'
 REFERENCE = '{"dataset": "a1a", "loss": "logistic", "l2": 1e-4%s}'

@@ -21,9 +21,9 @@ from faceoff.core.models import Dataset
 from faceoff.data.cache import load_dataset
 from faceoff.data.fetch import dataset_path, locate, status
 from faceoff.data.registry import DatasetError, DatasetSpec, Source, UnknownDatasetError, get_spec
+from tests.backends import LOCAL
 
 REPO = Path(__file__).resolve().parents[2]
-LOCAL = ("127.0.0.1", 50000)  # a client on this machine: authentication is off
 SVM = b"+1 1:0.5 3:1\n-1 2:1.5\n"
 BAD_NAMES = [
     "../x",

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
 from faceoff.core.machine import fairness_warnings, oversubscribed
+from tests.backends import LOCAL
 from tests.service.workers import running_worker, wait_for
 
-LOCAL = ("127.0.0.1", 50000)  # with auth off the API serves loopback clients only
 SOURCE = {
     "kind": "synthetic",
     "generator": "classification",

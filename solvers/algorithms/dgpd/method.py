@@ -757,6 +757,12 @@ class DGPD(PrimalMethod):
         Iterations between two tests of the adaptive step; None for ``PERIOD``.
     """
 
+    variant: int
+    params: DgpdParams
+    n_coords: int
+    nnz_per_update: float
+    eta: float
+
     def __init__(
         self,
         problem: Problem,

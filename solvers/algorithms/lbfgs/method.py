@@ -113,8 +113,8 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
     objective = _Objective(problem)
     trace = _Trace(objective, recorder)
     w0 = np.zeros(objective.size())
-    if trace.record(w0) is not None:  # the first checkpoint starts the clock
-        return recorder.stop_reason
+    if (reason := trace.record(w0)) is not None:  # the first checkpoint starts the clock
+        return reason
     bounds = [(0.0, None)] * objective.size() if objective.split else None
     options = {
         "maxcor": params.memory,

@@ -437,7 +437,9 @@ class PrimalCD(PrimalMethod):
             "col_max": _col_max_abs(data.csc) if newton else np.empty(0),
         }
         if problem.multiclass is None:
-            self.state = PrimalState(x=np.zeros(self.n_coords), Ax=np.zeros(n), **steps)
+            self.state: PrimalState | ClassState = PrimalState(
+                x=np.zeros(self.n_coords), Ax=np.zeros(n), **steps
+            )
             self.kernel = _primal_cd
         else:
             self.state = ClassState(

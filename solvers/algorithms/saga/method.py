@@ -431,9 +431,12 @@ class SAGA(PrimalMethod):
     def x(self) -> np.ndarray:
         """The iterate (the kernel's array, or x = v − w of the scaled form); X, shape
         (n_features, K), for a K-class problem."""
-        if self.k_class:
-            return scaled_columns(self.state.primal) if self.scaled else self.state.x
-        return scaled_x(self.state.primal) if self.scaled else self.state.x
+        state = self.state
+        if isinstance(state, SagaKL2State):
+            return scaled_columns(state.primal)
+        if isinstance(state, SagaL2State):
+            return scaled_x(state.primal)
+        return state.x
 
     def run(self, n_updates: int) -> int:
         problem = self.problem

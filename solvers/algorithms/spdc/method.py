@@ -1031,6 +1031,8 @@ class SPDC(PrimalMethod):
     seed : int
     """
 
+    state: SpdcState | SpdcKState
+
     def __init__(self, problem: Problem, params: Params, seed: int) -> None:
         data = problem.data
         n, d = data.n_samples, data.n_features

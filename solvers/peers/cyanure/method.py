@@ -39,6 +39,7 @@ def cyanure_seed(seed: int) -> int:
 
 def _fitter(problem: Problem, params: Params, seed: int) -> Callable[[int], Fit]:
     """One of Cyanure's solvers (``params.solver``) traced by refits."""
+    # an optional peer library, imported only when this peer runs
     from cyanure.estimators import Classifier, Regression
 
     solver, l1, l2 = params.solver, problem.penalty.l1, problem.penalty.l2

@@ -80,6 +80,7 @@ def _options(problem: Problem, max_iter: int, callback: Progress, seed: int) -> 
 
 def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
     """SDCAClassifier / SDCARegressor with a callback every n/CALLS_PER_PASS samples."""
+    # an optional peer library, imported only when this peer runs
     from lightning.classification import SDCAClassifier
     from lightning.regression import SDCARegressor
 
@@ -98,6 +99,7 @@ def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> s
 
 def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
     """CDClassifier / CDRegressor with a callback every d/CALLS_PER_PASS updates."""
+    # as in sdca
     from lightning.classification import CDClassifier
     from lightning.regression import CDRegressor
 
@@ -140,6 +142,7 @@ def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str
 
 def saga(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
     """SAGAClassifier (logistic, smoothed hinge), a callback after each pass."""
+    # as in sdca
     from lightning.classification import SAGAClassifier
 
     progress = Progress(recorder, _scaled, lambda c: float(c + 1))
@@ -158,6 +161,7 @@ def saga(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> s
 def svrg(problem: Problem, params: SvrgParams, recorder: Recorder, seed: int) -> str:
     """SVRGClassifier / SVRGRegressor, a callback after each outer iteration (a full
     gradient and n inner steps: two passes)."""
+    # as in sdca
     from lightning.classification import SVRGClassifier
     from lightning.regression import SVRGRegressor
 

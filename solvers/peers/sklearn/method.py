@@ -55,6 +55,7 @@ def _logistic(solver: str) -> RefitPeer:
     def fitter(
         problem: Problem, params: LiblinearParams | NoParams, seed: int
     ) -> Callable[[int], Fit]:
+        # scikit-learn's estimators (a second to import) only when this peer runs
         from sklearn.linear_model import LogisticRegression
 
         l1, l2, n = problem.penalty.l1, problem.penalty.l2, problem.n_samples
@@ -89,6 +90,7 @@ saga = _logistic("saga")
 
 def _ridge(problem: Problem, params: RidgeParams, seed: int) -> Callable[[int], Fit]:
     """Ridge(solver=params.solver) traced by refits."""
+    # only when this peer runs (a second to import)
     from sklearn.linear_model import Ridge
 
     def make(budget: int) -> Any:
@@ -106,6 +108,7 @@ def _ridge(problem: Problem, params: RidgeParams, seed: int) -> Callable[[int], 
 
 def _elastic_net(problem: Problem, params: NoParams, seed: int) -> Callable[[int], Fit]:
     """ElasticNet (cyclic coordinate descent on columns) traced by refits."""
+    # only when this peer runs (a second to import)
     from sklearn.linear_model import ElasticNet
 
     l1, l2 = problem.penalty.l1, problem.penalty.l2
