@@ -334,7 +334,7 @@ class Child:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        self.context: Any = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
         self.process: Any = None
         self.connection: Any = None
         self.warmed = False
