@@ -242,8 +242,10 @@ def _add_solvers(commands: argparse._SubParsersAction) -> None:
     listing = commands.add_parser(
         "solvers",
         help="list the solvers and their parameters",
-        description="List the solver catalogue.",
+        description="List the solver catalogue: this installation's, or with --url the "
+        "server's (the peers its API host has installed).",
     )
+    listing.add_argument("--url", help=ASK_SERVER_HELP)
     _add_table_format(listing)
     listing.set_defaults(handler=_solvers)
 
@@ -375,7 +377,20 @@ def _solve(args: argparse.Namespace) -> int:
 def _solvers(args: argparse.Namespace) -> int:
     from faceoff.cli.output import print_catalogue
 
-    print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
+    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    if args.url is None:
+        print_catalogue(fmt)
+        return 0
+    from faceoff.cli.service import client_of
+    from faceoff.client import ClientError
+
+    try:
+        with client_of(args) as client:
+            solvers = client.solvers()
+    except (ClientError, InputError) as err:
+        print(f"faceoff solvers: error: {err}", file=sys.stderr)
+        return 2 if isinstance(err, InputError) else 1
+    print_catalogue(fmt, solvers, f" of {client.base_url}")
     return 0
 
 

@@ -66,8 +66,14 @@ def test_global_url_and_submit_says_when_the_job_exists(service):
     unreachable = "http://127.0.0.1:9"
     assert faceoff("--url", unreachable, "status", "--url", url).returncode == 0
     assert "cannot reach" in faceoff("--url", unreachable, "status").stderr
-    refused = faceoff("--url", url, "solvers")
-    assert refused.returncode == 2 and "--url does not apply to faceoff solvers" in refused.stderr
+    # faceoff solvers --url: the server's catalogue, an installed peer said installed
+    listed = faceoff("--url", url, "solvers", "--format", "table")
+    assert listed.returncode == 0, listed.stderr
+    assert f"faceoff solvers of {url}" in listed.stdout
+    assert "peer of scikit-learn (installed)" in listed.stdout
+    assert "needs scikit-learn" not in listed.stdout
+    refused = faceoff("--url", url, "secret")
+    assert refused.returncode == 2 and "--url does not apply to faceoff secret" in refused.stderr
 
 
 def column(output: str, name: str, until: str) -> dict[str, str]:
