@@ -63,6 +63,7 @@ from faceoff.core.specs import (
     spec_hash,
 )
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.spec import MemoryEstimateError
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,14 @@ def check_job_memory(
     solver = get_spec(spec.solver)
     n, d, nnz = shape
     params = solver.load_params(spec.params)
-    needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
+    try:
+        needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
+    except MemoryEstimateError as err:
+        raise SpecError(
+            loc or ("solver",),
+            f"{err}; its jobs cannot be admitted until the plug-in is fixed — choose "
+            f"another solver",
+        ) from None
     if needed <= settings.MAX_JOB_BYTES:
         return
     where = ("params",) if solver.extra_memory else ("dataset",)

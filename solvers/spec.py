@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -39,6 +40,11 @@ def show(value: Any) -> str:
     control characters and lone surrogates)."""
     text = repr(value)
     return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 1]}…"
+
+
+class MemoryEstimateError(ValueError):
+    """A solver's ``extra_memory`` raised or gave no usable number of bytes (a plug-in's
+    bug): the message names the solver, its module and what went wrong."""
 
 
 class ParamError(ValueError):
@@ -447,11 +453,33 @@ class SolverSpec:
         """A bound on the memory a run with ``params`` (a ``Params``) takes on an n × d
         matrix with ``nnz`` non-zeros and ``classes`` columns of X (K of a K-class problem):
         A by rows and by columns, the method's O((n + d)·K) arrays, and its
-        ``extra_memory`` for its d·K variables."""
+        ``extra_memory`` for its d·K variables (MemoryEstimateError when that fails)."""
         data = 2 * (12 * nnz + 8 * (n + d))
         vectors = 16 * 8 * (n + d) * classes
-        extra = self.extra_memory(n, d * classes, params, penalty) if self.extra_memory else 0.0
-        return data + vectors + extra
+        return data + vectors + self.extra_bytes(n, d * classes, params, penalty)
+
+    def extra_bytes(self, n: int, d: int, params: Any, penalty: str) -> float:
+        """``extra_memory(n, d, params, penalty)`` checked: a finite number ≥ 0 (0 without
+        one); anything else — an exception, NaN, ∞, a negative, not a number — is a
+        MemoryEstimateError naming the solver, so a broken plug-in is refused, never a 500."""
+        if self.extra_memory is None:
+            return 0.0
+        where = f"solver {self.name!r} ({self.module or 'its spec module'}): extra_memory"
+        try:
+            value = self.extra_memory(n, d, params, penalty)
+        except Exception as err:  # any failure of a plug-in's code is the plug-in's
+            raise MemoryEstimateError(
+                f"{where} raised {type(err).__name__}: {show(str(err))[1:-1]}"
+            ) from None
+        try:
+            number = float(value) if isinstance(value, numbers.Real) else math.nan
+        except OverflowError:  # an int beyond a float
+            number = math.inf
+        if isinstance(value, bool) or not (math.isfinite(number) and number >= 0):
+            raise MemoryEstimateError(
+                f"{where} returned {show(value)}; it must return a finite number of bytes ≥ 0"
+            )
+        return number
 
     def to_dict(self) -> dict:
         return {
