@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HOME = Path.home() / ".local" / "share" / "faceoff"
@@ -111,6 +111,15 @@ class Settings(BaseSettings):
     DB_STATEMENT_TIMEOUT_SECONDS: float = 60.0
     # a queued job with no message in the broker is sent again after this long (worker.reaper)
     DISPATCH_TIMEOUT_SECONDS: float = 60.0
+    # the dashboard's server (dashboard.serve: gunicorn, one asyncio worker a process): its
+    # processes, the threads of each that run the Dash app, a worker silent this long is
+    # replaced, idle kept-alive connections closed after this long, and the largest request
+    # body (413 before it is read: Dash's callbacks send kilobytes, the login form less)
+    DASHBOARD_WORKERS: int = Field(2, ge=1, le=64)
+    DASHBOARD_THREADS: int = Field(8, ge=1, le=256)
+    DASHBOARD_TIMEOUT_SECONDS: int = Field(120, ge=1)
+    DASHBOARD_KEEPALIVE_SECONDS: int = Field(5, ge=0)
+    DASHBOARD_MAX_BODY_BYTES: int = Field(2 * 1024 * 1024, ge=1024)
     # API tokens and dashboard login; off: the API answers loopback clients only
     AUTH_ENABLED: bool = False
     SECRET_KEY: str = ""  # signs the dashboard's session cookie; required when AUTH_ENABLED
