@@ -48,6 +48,15 @@ def default_max_nnz(memory: int | None, jobs: int = 1) -> int:
     return max(MIN_MAX_NNZ, (memory - BASELINE_BYTES) // (max(jobs, 1) * JOB_BYTES_PER_NNZ))
 
 
+def worker_job_bytes(memory: int | None, concurrency: int) -> int | None:
+    """The memory one job of a worker running ``concurrency`` jobs at once on a machine with
+    ``memory`` bytes may take: (memory − BASELINE_BYTES) ÷ concurrency, compared with a
+    job's estimate (SolverSpec.working_bytes) at submission; None when unknown."""
+    if memory is None:
+        return None
+    return max(0, memory - BASELINE_BYTES) // max(concurrency, 1)
+
+
 def default_api_upload_values(memory: int | None) -> int:
     """The most feature values an upload may hold on an API host with ``memory`` bytes:
     (memory − BASELINE_BYTES) / API_BYTES_PER_UPLOAD_VALUE, at least MIN_API_UPLOAD_VALUES;
@@ -96,7 +105,11 @@ class Settings(BaseSettings):
     # 2²⁵ non-zeros, about 1.2 GB at bench/run_memory.py's peak
     STATS_MAX_NNZ: int = 2**25
     WORKER_CONCURRENCY: int = 1  # jobs a worker runs at once (python -m faceoff.worker)
-    # a job's estimated working memory (solvers.spec.SolverSpec.working_bytes)
+    # the memory a worker's jobs share: (this − 1 GiB baseline) ÷ its concurrency is what one
+    # job may take (GET /health: worker_memory); 0: this machine's RAM or cgroup limit
+    WORKER_MEMORY_BYTES: int = 0
+    # a job's estimated working memory (solvers.spec.SolverSpec.working_bytes), whatever
+    # the workers have
     MAX_JOB_BYTES: int = 16 * 1024**3
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...
@@ -134,6 +147,11 @@ class Settings(BaseSettings):
         if self.API_MAX_UPLOAD_VALUES <= 0:
             self.API_MAX_UPLOAD_VALUES = default_api_upload_values(memory_bytes())
         return self
+
+    @property
+    def worker_memory(self) -> int | None:
+        """The memory this worker's jobs share (WORKER_MEMORY_BYTES, else the machine's)."""
+        return self.WORKER_MEMORY_BYTES or memory_bytes()
 
     @property
     def database_url(self) -> str:

@@ -309,6 +309,11 @@ class SolverSpec:
     loss_params: tuple[LossParamRange, ...] = ()
     # bytes the method keeps beyond A and O(n + d) vectors: f(n, d, params, penalty)
     extra_memory: Callable[[int, int, Any, str], float] | None = None
+    # copies of A (as CSR: 12 bytes a non-zero) a run holds at its peak; None: 3 for ours
+    # (by rows, by columns, and a margin for a transform's copy), 4 for a peer, whose
+    # library validates and copies A and forms products such as W·A
+    # (tests/solvers/test_memory_bound.py measures every solver and peer against it)
+    data_copies: float | None = None
     module: str | None = None
     entry: str = "solve"
     # a peer (solvers/peers/): the distribution it needs, how to install it, and how its
@@ -450,11 +455,13 @@ class SolverSpec:
     def working_bytes(
         self, n: int, d: int, nnz: int, params: Any, penalty: str, classes: int = 1
     ) -> float:
-        """A bound on the memory a run with ``params`` (a ``Params``) takes on an n × d
-        matrix with ``nnz`` non-zeros and ``classes`` columns of X (K of a K-class problem):
-        A by rows and by columns, the method's O((n + d)·K) arrays, and its
-        ``extra_memory`` for its d·K variables (MemoryEstimateError when that fails)."""
-        data = 2 * (12 * nnz + 8 * (n + d))
+        """An upper bound on the memory a run with ``params`` (a ``Params``) takes above
+        its worker's baseline (imports, compiled kernels) on an n × d matrix with ``nnz``
+        non-zeros and ``classes`` columns of X (K of a K-class problem): ``data_copies``
+        copies of A, the method's O((n + d)·K) arrays, and its ``extra_memory`` for its
+        d·K variables (MemoryEstimateError when that fails)."""
+        copies = self.data_copies or (3 if self.requires is None else 4)
+        data = copies * (12 * nnz + 8 * (n + d))
         vectors = 16 * 8 * (n + d) * classes
         return data + vectors + self.extra_bytes(n, d * classes, params, penalty)
 
