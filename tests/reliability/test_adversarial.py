@@ -10,7 +10,8 @@ members, bzip2 streams, a second layer, archives, a 70 MB line), extreme floats 
 digits, pinned hosts no worker serves (with and without ``wait_for_host``), sweeps with
 repeated axis values, look-alike public names, another team's private name, and another
 team's reference on private data. Then plug-ins whose ``extra_memory`` raises or returns
-nonsense (tests/plugins/test_broken_memory.py), installed beside the API: 422, never 500.
+nonsense (tests/plugins/test_broken_memory.py), installed beside the API: 422, never 500;
+and round 3's newton-cholesky on a 10 × 30,000 dense dataset: 422 with the bytes.
 
 It asserts what the service promises: no answer is a 5xx, the API's memory stays under a
 stated bound throughout (its RSS after every request, and its peak, VmHWM, at the end), the
@@ -124,6 +125,9 @@ ROUND_3 = {
     "GET /jobs?limit=3_0": 422,
     **{f"plug-in {name} job": 422 for name in [*BROKEN, "badmem.huge"]},
     **{f"plug-in {name} sweep": 422 for name in BROKEN},
+    "register adv-wide": 201,
+    "newton-cholesky on 10 x 30000": 422,
+    "newton-cholesky sweep on 10 x 30000": 422,
 }
 
 
@@ -310,6 +314,16 @@ def corpus() -> list[Request]:
     for name in BROKEN:
         body = {**SWEEP, "name": f"plug-in {name}", "solvers": [name]}
         requests.append(_json(f"plug-in {name} sweep", "/sweeps", json.dumps(body).encode()))
+    # round 3: newton-cholesky's d × d Hessian on a 10 × 30,000 dense dataset (4 × 7.2 GB:
+    # more than any job may take), refused at submission with the number
+    wide = {**TINY, "n_samples": 10, "n_features": 30_000, "density": 1.0}
+    body = json.dumps({"name": "adv-wide", "source": wide}).encode()
+    requests.append(_json("register adv-wide", "/datasets", body))
+    newton = {**JOB, "dataset": "adv-wide", "solver": "sklearn.newton_cholesky"}
+    requests.append(_json("newton-cholesky on 10 x 30000", "/jobs", json.dumps(newton).encode()))
+    sweep = {**SWEEP, "datasets": ["adv-wide"], "solvers": ["sklearn.newton_cholesky"]}
+    body = json.dumps(sweep).encode()
+    requests.append(_json("newton-cholesky sweep on 10 x 30000", "/sweeps", body))
     # uploads
     bomb, _, _ = gzip_bomb()
     lines = svmlight_lines(4_000)

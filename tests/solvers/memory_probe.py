@@ -3,14 +3,16 @@ process and print, a JSON line per case, its peak memory above the process's bas
 beside the catalogue's estimate (SolverSpec.working_bytes).
 
 Each case is ``{"solver", "params", "loss", "penalty", "multiclass", "n", "d", "density",
-"classes"}``. The solver first runs on a tiny problem of the same loss, penalty and form
-(imports, Numba's compilation and the library's own start-up: the worker's warm-up, part of
-its baseline, not of a job). Then the case's CSR matrix and labels are made, the kernel's
-peak RSS counter is reset (``/proc/self/clear_refs``: VmHWM := VmRSS), and the problem is
-built and solved. The job's peak is VmHWM − VmRSS at the reset + the bytes of the matrix
-and labels made before it: everything the job allocates, C and Fortran included
-(tracemalloc sees Python's allocations only), counted from the same baseline the estimate
-leaves out. ``ru_maxrss`` of this process is printed too (monotone: an upper envelope)."""
+"classes"}``. Its matrix and labels are made first. The case then runs once (imports,
+Numba's compilation for these types and layouts, the library's own start-up: what a
+worker's warm-up does, part of its baseline, not of a job). Then the kernel's peak RSS
+counter is reset (``/proc/self/clear_refs``: VmHWM := VmRSS) and the problem is built and
+solved again. The job's peak is VmHWM − VmRSS at the reset + the bytes of the matrix and
+labels: everything the job allocates, C and Fortran included (tracemalloc sees Python's
+allocations only), counted from the same baseline the estimate leaves out. Run it with
+MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ fixed (as the test does): glibc then
+returns freed memory, so the measured run cannot reuse the warm-up's pages unseen.
+``ru_maxrss`` of this process is printed too (monotone: an upper envelope)."""
 
 from __future__ import annotations
 
@@ -56,9 +58,7 @@ def _data(n: int, d: int, density: float, classes: int, loss: str, seed: int = 0
     return A, b
 
 
-def _run(case: dict, n: int, d: int, density: float, stop: StopRules) -> None:
-    classes = case.get("classes", 1)
-    A, b = _data(n, d, density, classes, case["loss"])
+def _run(case: dict, A, b, stop: StopRules) -> None:
     l1 = 1e-3 if case["penalty"] == "elastic_net" else 0.0
     problem = build_problem(A, b, case["loss"], l1=l1, l2=1e-2, multiclass=case["multiclass"])
     spec = get_spec(case["solver"])
@@ -69,25 +69,24 @@ def measure(case: dict) -> dict:
     spec = get_spec(case["solver"])
     classes = case.get("classes", 1)
     n, d, density = case["n"], case["d"], case["density"]
-    warm = StopRules(max_epochs=2, max_seconds=60)
-    _run(case, min(n, 2000), min(d, 200), max(density, 0.01), warm)  # same layout, tiny
-    gc.collect()
+    # made before the reset: the generator's temporaries (scipy's sampling of positions
+    # takes 8·n·d bytes) are not a job's; the matrix and labels are, added below
     A, b = _data(n, d, density, classes, case["loss"])
     held = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes + b.nbytes
-    nnz = A.nnz
-    del A, b
+    stop = StopRules(max_epochs=case.get("epochs", 3), max_seconds=60)
+    _run(case, A, b, stop)  # the warm-up: the same run, compiled on these types
     gc.collect()
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")  # VmHWM := VmRSS
     base = _status("VmRSS")
     started = time.monotonic()
-    _run(case, n, d, density, StopRules(max_epochs=case.get("epochs", 3), max_seconds=60))
+    _run(case, A, b, stop)
     peak = _status("VmHWM") - base + held
     params = spec.parse_params(case.get("params"))
-    estimate = spec.working_bytes(n, d, nnz, params, case["penalty"], classes)
+    estimate = spec.working_bytes(n, d, A.nnz, params, case["penalty"], classes)
     return {
         **case,
-        "nnz": nnz,
+        "nnz": A.nnz,
         "peak": peak,
         "estimate": estimate,
         "base": base,
