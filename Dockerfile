@@ -1,5 +1,5 @@
 # One image for every Faceoff service (migrate, api, worker, dashboard); the command differs and
-# lives in docker-compose.yml (the image's CMD is the API's).
+# lives in docker-compose.yml (the image's CMD is the API's; the dashboard is served by gunicorn).
 # PYTHON_IMAGE: any Debian-based image with python 3.11+ and pip on PATH (compose passes its
 # PYTHON_IMAGE variable; the deploy tests build one from Debian's packages).
 ARG PYTHON_IMAGE=python:3.11-slim

@@ -471,6 +471,16 @@ class ReferencesPublic(BaseModel):
 # ---------------------------------------------------------------- health
 
 
+class WorkerMemory(BaseModel):
+    host: str = Field(description="the worker's host (a job's host may name it)")
+    memory_bytes: int | None = Field(description="its machine's memory (or cgroup limit)")
+    concurrency: int = Field(description="jobs it runs at once")
+    job_bytes: int | None = Field(
+        description="what one of its jobs may take: (memory − 1 GiB baseline) ÷ concurrency; "
+        "a job whose estimated working memory exceeds it on every live worker is refused"
+    )
+
+
 class HealthPublic(BaseModel):
     database: str = Field(description='"ok" or what went wrong')
     broker: str = Field(description='"ok" or what went wrong')
@@ -479,6 +489,9 @@ class HealthPublic(BaseModel):
         default_factory=list,
         description="hosts of the live workers: the values a job's or sweep's host may take "
         "(a job pinned to another host waits queued until a worker there starts)",
+    )
+    worker_memory: list[WorkerMemory] = Field(
+        default_factory=list, description="each live worker's memory, read at its start"
     )
 
 

@@ -1,5 +1,6 @@
-"""``faceoff datasets list|info|fetch|upload``: the registry of named datasets
-(data.registry), local svmlight files, and the datasets of a Faceoff server (``--url``)."""
+"""``faceoff datasets list|info|fetch|upload|synthetic|features``: the registry of named
+datasets (data.registry), local svmlight files, and the datasets of a Faceoff server
+(``--url``): uploads, synthetic problems and random features registered on it."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
             _info(args, fmt)
         elif args.action == "upload":
             _upload(args, fmt)
+        elif args.action in ("synthetic", "features"):
+            _register(args, fmt)
         else:
             _fetch(args.name, fmt)
     except BrokenPipeError:  # `faceoff datasets list | head`: quiet, like `head` wants
@@ -290,6 +293,54 @@ def _upload(args: argparse.Namespace, fmt: str) -> None:
         f"{path.name}: {what} dataset {dataset['id']} {dataset['name']!r} "
         f"({shape[0]:,} x {shape[1]:,}, nnz {shape[2]:,})"
     )
+
+
+def synthetic_source(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``synthetic`` source of POST /datasets that ``faceoff datasets synthetic`` asks
+    for (options left out are left to the server's defaults and checks)."""
+    source = {
+        "kind": "synthetic",
+        "generator": args.generator,
+        "n_samples": args.n_samples,
+        "n_features": args.n_features,
+        "density": args.density,
+        "seed": args.seed,
+        "n_classes": args.n_classes,
+        "layout": args.layout,
+    }
+    return {k: v for k, v in source.items() if v is not None}
+
+
+def features_source(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``random_features`` source of POST /datasets for ``faceoff datasets features``."""
+    source = {
+        "kind": "random_features",
+        "base": args.base,
+        "map": args.map,
+        "n_components": args.n_components,
+        "gamma": args.gamma,
+        "n_grids": args.n_grids,
+        "sigma": args.sigma,
+        "seed": args.seed,
+    }
+    return {k: v for k, v in source.items() if v is not None}
+
+
+def _register(args: argparse.Namespace, fmt: str) -> None:
+    """Register a synthetic problem or random features of a dataset on the server."""
+    from faceoff.cli.service import client_of
+
+    source = synthetic_source(args) if args.action == "synthetic" else features_source(args)
+    with client_of(args) as client:
+        dataset, created = client.register_dataset_created(args.name, source)
+    if fmt == "json":
+        print(json.dumps({**dataset, "created": created}, indent=2))
+        return
+    what = "registered as" if created else "already registered (same source) as"
+    shape = [dataset.get(k) for k in ("n_samples", "n_features")]
+    sized = f" ({shape[0]:,} x {shape[1]:,})" if None not in shape else ""
+    made = source.get("generator") or f"{source['map']} features of {source['base']!r}"
+    print(f"{args.action} {made}: {what} dataset {dataset['id']} {dataset['name']!r}{sized}")
 
 
 def _registry_classes(spec) -> dict[str, Any] | None:

@@ -248,8 +248,10 @@ def _add_solvers(commands: argparse._SubParsersAction) -> None:
     listing = commands.add_parser(
         "solvers",
         help="list the solvers and their parameters",
-        description="List the solver catalogue.",
+        description="List the solver catalogue: this installation's, or with --url the "
+        "server's (the peers its API host has installed).",
     )
+    listing.add_argument("--url", help=ASK_SERVER_HELP)
     _add_table_format(listing)
     listing.set_defaults(handler=_solvers)
 
@@ -261,11 +263,19 @@ def _add_datasets(commands: argparse._SubParsersAction) -> None:
         description="The registry of named datasets: the mirror folder (FACEOFF_DATA_MIRROR) "
         "first, then the cache (FACEOFF_DATA_CACHE, default ~/.cache/faceoff/datasets), "
         "then the LIBSVM site. info also reads a local svmlight file; with --url, list and "
-        "info ask a Faceoff server, upload sends a file to it.",
+        "info ask a Faceoff server, upload sends a file to it, synthetic and features "
+        "register a synthetic problem or random features of a dataset on it.",
     )
     datasets.set_defaults(handler=_datasets)
     actions = datasets.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for add in (_add_datasets_list, _add_datasets_info, _add_datasets_fetch, _add_datasets_upload):
+    for add in (
+        _add_datasets_list,
+        _add_datasets_info,
+        _add_datasets_fetch,
+        _add_datasets_upload,
+        _add_datasets_synthetic,
+        _add_datasets_features,
+    ):
         _add_table_format(add(actions))
 
 
@@ -329,6 +339,57 @@ def _add_datasets_upload(actions: argparse._SubParsersAction) -> argparse.Argume
     return upload
 
 
+def _add_datasets_synthetic(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = "register a seeded synthetic problem on the server (POST /datasets)"
+    made = actions.add_parser("synthetic", help=text, description=text)
+    made.add_argument("--url", help=URL_HELP)
+    made.add_argument("name", metavar="NAME", help="the dataset's name")
+    made.add_argument(
+        "--generator",
+        required=True,
+        choices=("classification", "regression", "multiclass"),
+        help="classification: labels ±1; regression: real targets; multiclass: labels 0..K−1",
+    )
+    made.add_argument("--n-samples", type=positive_int, required=True, metavar="N")
+    made.add_argument("--n-features", type=positive_int, required=True, metavar="D")
+    made.add_argument(
+        "--density",
+        type=_fraction,
+        default=1.0,
+        help="fraction of non-zeros (default 1: dense)",
+    )
+    made.add_argument("--seed", type=_seed, default=0, help="seed of the generator (default 0)")
+    made.add_argument("--n-classes", type=positive_int, metavar="K", help="multiclass: K")
+    made.add_argument(
+        "--layout",
+        choices=("planted", "clusters"),
+        help="multiclass: planted (default) or clusters (K Gaussian classes)",
+    )
+    return made
+
+
+def _add_datasets_features(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    text = (
+        "register random features of a dataset on the server (Rahimi & Recht 2007): fourier "
+        "(dense, n × n_components) or binning (sparse, n_grids non-zeros a row)"
+    )
+    made = actions.add_parser("features", help=text, description=text)
+    made.add_argument("--url", help=URL_HELP)
+    made.add_argument("name", metavar="NAME", help="the new dataset's name")
+    made.add_argument(
+        "--of", dest="base", required=True, metavar="BASE", help="the dataset they are made of"
+    )
+    made.add_argument(
+        "--kind", dest="map", required=True, choices=("fourier", "binning"), help="the map"
+    )
+    made.add_argument("--n-components", type=positive_int, metavar="D", help="fourier: D (1000)")
+    made.add_argument("--gamma", type=_positive, help="fourier: γ of the kernel (0.02)")
+    made.add_argument("--n-grids", type=positive_int, metavar="P", help="binning: P (100)")
+    made.add_argument("--sigma", type=_positive, help="binning: σ of the kernel (20)")
+    made.add_argument("--seed", type=_seed, default=0, help="seed of the map (default 0)")
+    return made
+
+
 def _add_table_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
@@ -379,7 +440,20 @@ def _solvers(args: argparse.Namespace) -> int:
     # cli.output imports Numba (solvers.trace): CLI start-up
     from faceoff.cli.output import print_catalogue
 
-    print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"))
+    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    if args.url is None:
+        print_catalogue(fmt)
+        return 0
+    from faceoff.cli.service import client_of
+    from faceoff.client import ClientError
+
+    try:
+        with client_of(args) as client:
+            solvers = client.solvers()
+    except (ClientError, InputError) as err:
+        print(f"faceoff solvers: error: {err}", file=sys.stderr)
+        return 2 if isinstance(err, InputError) else 1
+    print_catalogue(fmt, solvers, f" of {client.base_url}")
     return 0
 
 

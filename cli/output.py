@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -231,42 +232,52 @@ def _params_text(params: Any) -> str:
     return " ".join(f"{k}={v}" for k, v in asdict(params).items())
 
 
-def print_catalogue(fmt: str) -> None:
-    """The solver catalogue as a table or as JSON (a list of solver objects)."""
-    specs = list(catalogue().values())
-    errors = Console(stderr=True)
-    for broken in broken_plugins():
-        errors.print(
-            f"[bold red]plug-in {broken.name!r}[/] of {broken.distribution} is left out: "
-            f"{broken.error}",
-            highlight=False,
-        )
+def print_catalogue(fmt: str, solvers: list[dict] | None = None, where: str = "") -> None:
+    """The solver catalogue as a table or as JSON (a list of solver objects): this
+    installation's, or ``solvers`` (GET /solvers of the server at ``where``)."""
+    if solvers is None:
+        solvers = [s.to_dict() for s in catalogue().values()]
+        errors = Console(stderr=True)
+        for broken in broken_plugins():
+            errors.print(
+                f"[bold red]plug-in {broken.name!r}[/] of {broken.distribution} is left out: "
+                f"{broken.error}",
+                highlight=False,
+            )
     if fmt == "json":
-        print(json.dumps([s.to_dict() for s in specs], indent=2))
+        print(json.dumps(solvers, indent=2))
         return
     table = Table(
-        title="faceoff solvers (--format json for references)",
+        title=f"faceoff solvers{where} (--format json for references)",
         title_justify="left",
         show_lines=True,
     )
     # the names (a peer's are long, e.g. sklearn.newton_cholesky) are never cut
-    table.add_column("solver", no_wrap=True, min_width=max(len(s.name) for s in specs))
+    table.add_column("solver", no_wrap=True, min_width=max(len(s["name"]) for s in solvers))
     for name in ("method", "losses / penalties", "parameters (default)"):
         table.add_column(name)
-    for s in specs:
-        name = f"[bold]{s.name}[/]\n{s.side}, {s.trace_mode}"
-        if s.requires is not None:
-            name += f"\nneeds {s.requires}" + (
-                "" if s.unavailable_reason() is None else " (missing)"
-            )
-        supports = f"{', '.join(s.losses)}\n{', '.join(s.penalties)}"
-        params = "\n".join(_param_text(p) for p in s.schema) or "-"
-        table.add_row(name, s.title, supports, params)
+    for s in solvers:
+        name = f"[bold]{s['name']}[/]\n{s['side']}, {s['trace_mode']}"
+        if s.get("requires") is not None:
+            name += "\n" + requirement_text(s)
+        supports = f"{', '.join(s['losses'])}\n{', '.join(s['penalties'])}"
+        params = "\n".join(_param_text(p) for p in s["params"]) or "-"
+        table.add_row(name, s["title"], supports, params)
     Console().print(table)
 
 
-def _param_text(p) -> str:
-    if p.kind == "choice":
-        return f"{p.name}={p.default}\n  {' | '.join(p.choices)}"
-    default = "auto" if p.default is None else p.default
-    return f"{p.name}={default}\n  {p.kind} in [{p.low:g}, {p.high:g}]"
+def requirement_text(solver: dict) -> str:
+    """What a peer (a solver dict with ``requires``) needs, said as installed or missing:
+    ``peer of scikit-learn (installed)`` or ``not installed: pip install …``."""
+    if solver.get("available", True):
+        return f"peer of {solver['requires']} (installed)"
+    reason = solver.get("unavailable_reason") or f"needs {solver['requires']}"
+    return f"[red]not installed[/]: {escape(reason)}"
+
+
+def _param_text(p: dict) -> str:
+    if p["kind"] == "choice":
+        return f"{p['name']}={p['default']}\n  {' | '.join(p['choices'])}"
+    default = "auto" if p["default"] is None else p["default"]
+    low, high = (format(p[k], "g") if p.get(k) is not None else "∞" for k in ("low", "high"))
+    return f"{p['name']}={default}\n  {p['kind']} in [{low}, {high}]"

@@ -8,7 +8,8 @@ It starts, as child processes in their own process groups:
   runs ``--workers`` jobs at once (default: one per physical core, so that times are
   comparable; more is allowed, with a warning);
 - the API (``uvicorn faceoff.api.main:app``) on http://127.0.0.1:8000;
-- the dashboard (``python -m faceoff.dashboard``) on http://127.0.0.1:8050;
+- the dashboard (``python -m faceoff.dashboard``: gunicorn, dashboard.serve) on
+  http://127.0.0.1:8050;
 
 after migrating the SQLite database in ``FACEOFF_HOME`` (default ``~/.local/share/faceoff``).
 Then it submits a small demo sweep on scikit-learn's breast_cancer data — our solvers

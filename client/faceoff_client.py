@@ -229,7 +229,13 @@ class Client:
     def register_dataset(self, name: str, source: dict[str, Any]) -> dict[str, Any]:
         """Register ``name`` for a registry, synthetic, sklearn or random_features
         ``source`` (its ``labels`` say what K-class problems it can make)."""
-        return self._request("POST", "/datasets", json={"name": name, "source": source})
+        return self.register_dataset_created(name, source)[0]
+
+    def register_dataset_created(
+        self, name: str, source: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool]:
+        """(dataset, created): created is False when ``name`` already held that source."""
+        return self._create("/datasets", json={"name": name, "source": source})
 
     def upload_dataset(
         self,

@@ -37,7 +37,7 @@ from faceoff.core.auth import owned_by
 from faceoff.core.datasets import Caps, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.errors import ConflictError, QuotaExceeded
-from faceoff.core.health import live_hosts
+from faceoff.core.health import job_capacity, live_hosts
 from faceoff.core.labels import check_labels
 from faceoff.core.lifecycle import INITIAL, Event, apply
 from faceoff.core.models import (
@@ -63,6 +63,7 @@ from faceoff.core.specs import (
     spec_hash,
 )
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.spec import MemoryEstimateError
 
 log = logging.getLogger(__name__)
 
@@ -92,26 +93,51 @@ def check_job_memory(
     settings: Settings,
     loc: tuple[str, ...] = (),
     classes: int = 1,
+    capacity: dict | None = None,
 ) -> None:
-    """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz),
-    with ``classes`` columns of X (K of a K-class objective), exceeds ``MAX_JOB_BYTES``;
-    the worker checks again with the loaded matrix."""
+    """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz), with
+    ``classes`` columns of X (K of a K-class objective), an upper bound
+    (SolverSpec.working_bytes), exceeds ``MAX_JOB_BYTES`` or what a job of a worker may
+    take: ``capacity`` (a worker's record: core.health.record_capacity), by default the
+    live worker with the most (of the job's host if pinned; none known: MAX_JOB_BYTES
+    alone). The worker checks again with the loaded matrix and its own capacity."""
     solver = get_spec(spec.solver)
     n, d, nnz = shape
     params = solver.load_params(spec.params)
-    needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
-    if needed <= settings.MAX_JOB_BYTES:
+    try:
+        needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
+    except MemoryEstimateError as err:
+        raise SpecError(
+            loc or ("solver",),
+            f"{err}; its jobs cannot be admitted until the plug-in is fixed — choose "
+            f"another solver",
+        ) from None
+    if capacity is None:
+        capacity = job_capacity(settings, spec.host)
+    if needed <= settings.MAX_JOB_BYTES and (capacity is None or needed <= capacity["job_bytes"]):
         return
     where = ("params",) if solver.extra_memory else ("dataset",)
     k_class = ""
     if classes > 1:
         where = where if solver.extra_memory else ("multiclass",)
         k_class = f" and {classes} classes (X is {d} features × {classes} classes)"
+    if capacity is not None and capacity["job_bytes"] < settings.MAX_JOB_BYTES:
+        limit = (
+            f"what a job of any live worker may take: at most {capacity['job_bytes']} bytes "
+            f"({capacity['job_bytes'] / 2**30:.2f} GiB) on host {capacity['host']!r}, its "
+            f"{capacity['memory_bytes']} bytes of memory less a 1 GiB baseline, ÷ "
+            f"{capacity['concurrency']} jobs at once (GET /api/v1/health: worker_memory)"
+        )
+    else:
+        limit = (
+            f"this server's limit of {settings.MAX_JOB_BYTES} bytes "
+            f"({settings.MAX_JOB_BYTES / 2**30:.1f} GiB) per job (FACEOFF_MAX_JOB_BYTES)"
+        )
     raise SpecError(
         (*loc, *where),
         f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros{k_class} and parameters "
-        f"{spec.params} needs about {needed / 2**30:.1f} GiB, more than this server's limit "
-        f"of {settings.MAX_JOB_BYTES / 2**30:.1f} GiB per job (FACEOFF_MAX_JOB_BYTES)",
+        f"{spec.params} needs up to {needed:.0f} bytes ({needed / 2**30:.2f} GiB) of working "
+        f"memory, more than {limit}",
     )
 
 

@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HOME = Path.home() / ".local" / "share" / "faceoff"
@@ -46,6 +46,15 @@ def default_max_nnz(memory: int | None, jobs: int = 1) -> int:
     if memory is None:
         return 2**29
     return max(MIN_MAX_NNZ, (memory - BASELINE_BYTES) // (max(jobs, 1) * JOB_BYTES_PER_NNZ))
+
+
+def worker_job_bytes(memory: int | None, concurrency: int) -> int | None:
+    """The memory one job of a worker running ``concurrency`` jobs at once on a machine with
+    ``memory`` bytes may take: (memory − BASELINE_BYTES) ÷ concurrency, compared with a
+    job's estimate (SolverSpec.working_bytes) at submission; None when unknown."""
+    if memory is None:
+        return None
+    return max(0, memory - BASELINE_BYTES) // max(concurrency, 1)
 
 
 def default_api_upload_values(memory: int | None) -> int:
@@ -96,7 +105,11 @@ class Settings(BaseSettings):
     # 2²⁵ non-zeros, about 1.2 GB at bench/run_memory.py's peak
     STATS_MAX_NNZ: int = 2**25
     WORKER_CONCURRENCY: int = 1  # jobs a worker runs at once (python -m faceoff.worker)
-    # a job's estimated working memory (solvers.spec.SolverSpec.working_bytes)
+    # the memory a worker's jobs share: (this − 1 GiB baseline) ÷ its concurrency is what one
+    # job may take (GET /health: worker_memory); 0: this machine's RAM or cgroup limit
+    WORKER_MEMORY_BYTES: int = 0
+    # a job's estimated working memory (solvers.spec.SolverSpec.working_bytes), whatever
+    # the workers have
     MAX_JOB_BYTES: int = 16 * 1024**3
     MAX_JOB_SECONDS: float = 3600.0  # the largest max_seconds a job may ask for
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...
@@ -111,6 +124,15 @@ class Settings(BaseSettings):
     DB_STATEMENT_TIMEOUT_SECONDS: float = 60.0
     # a queued job with no message in the broker is sent again after this long (worker.reaper)
     DISPATCH_TIMEOUT_SECONDS: float = 60.0
+    # the dashboard's server (dashboard.serve: gunicorn, one asyncio worker a process): its
+    # processes, the threads of each that run the Dash app, a worker silent this long is
+    # replaced, idle kept-alive connections closed after this long, and the largest request
+    # body (413 before it is read: Dash's callbacks send kilobytes, the login form less)
+    DASHBOARD_WORKERS: int = Field(2, ge=1, le=64)
+    DASHBOARD_THREADS: int = Field(8, ge=1, le=256)
+    DASHBOARD_TIMEOUT_SECONDS: int = Field(120, ge=1)
+    DASHBOARD_KEEPALIVE_SECONDS: int = Field(5, ge=0)
+    DASHBOARD_MAX_BODY_BYTES: int = Field(2 * 1024 * 1024, ge=1024)
     # API tokens and dashboard login; off: the API answers loopback clients only
     AUTH_ENABLED: bool = False
     SECRET_KEY: str = ""  # signs the dashboard's session cookie; required when AUTH_ENABLED
@@ -126,6 +148,11 @@ class Settings(BaseSettings):
         if self.API_MAX_UPLOAD_VALUES <= 0:
             self.API_MAX_UPLOAD_VALUES = default_api_upload_values(memory_bytes())
         return self
+
+    @property
+    def worker_memory(self) -> int | None:
+        """The memory this worker's jobs share (WORKER_MEMORY_BYTES, else the machine's)."""
+        return self.WORKER_MEMORY_BYTES or memory_bytes()
 
     @property
     def database_url(self) -> str:

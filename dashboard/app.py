@@ -43,6 +43,9 @@ def create_app(settings: Settings | None = None) -> Dash:
     server.config[DATABASE_URL_KEY] = settings.database_url
     server.config[UPLOAD_DIR_KEY] = str(settings.upload_dir)
     server.config[CAPS_KEY] = Caps.in_process(settings)  # it loads data itself
+    # the body limit under any WSGI server too (dashboard.serve refuses earlier, by the
+    # declared length): 413 when a form or JSON body is read past it
+    server.config["MAX_CONTENT_LENGTH"] = settings.DASHBOARD_MAX_BODY_BYTES
     auth.install(server, settings)
     app = Dash(
         __name__,
@@ -102,13 +105,18 @@ def _request_error(err: Exception, callback_path: str) -> ResponseReturnValue:
 
 
 def main() -> None:
-    """Serve the dashboard on FACEOFF_DASHBOARD_HOST:FACEOFF_DASHBOARD_PORT."""
+    """Serve the dashboard on FACEOFF_DASHBOARD_HOST:FACEOFF_DASHBOARD_PORT with gunicorn
+    (dashboard.serve), sized and limited by the FACEOFF_DASHBOARD_* settings."""
+    from faceoff.dashboard.serve import serve
+
+    settings = get_settings()
     try:
-        app = create_app()
+        app = create_app(settings)
     except auth.InsecureSecretKey as err:
         raise SystemExit(f"faceoff dashboard: {err}") from None
-    app.run(
-        host=os.environ.get("FACEOFF_DASHBOARD_HOST", "127.0.0.1"),
-        port=int(os.environ.get("FACEOFF_DASHBOARD_PORT", "8050")),
-        debug=False,
+    serve(
+        app.server,
+        os.environ.get("FACEOFF_DASHBOARD_HOST", "127.0.0.1"),
+        int(os.environ.get("FACEOFF_DASHBOARD_PORT", "8050")),
+        settings,
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -73,6 +74,11 @@ def plugin_api_problem(required: Any, provided: str = PLUGIN_API) -> str | None:
         f"compatible: install a release of the plug-in written for {have[0]}.x "
         "(docs/plugins.md, Stability)"
     )
+
+
+class MemoryEstimateError(ValueError):
+    """A solver's ``extra_memory`` raised or gave no usable number of bytes (a plug-in's
+    bug): the message names the solver, its module and what went wrong."""
 
 
 class ParamError(ValueError):
@@ -337,6 +343,11 @@ class SolverSpec:
     loss_params: tuple[LossParamRange, ...] = ()
     # bytes the method keeps beyond A and O(n + d) vectors: f(n, d, params, penalty)
     extra_memory: Callable[[int, int, Any, str], float] | None = None
+    # copies of A (as CSR: 12 bytes a non-zero) a run holds at its peak; None: 3 for ours
+    # (by rows, by columns, and a margin for a transform's copy), 4 for a peer, whose
+    # library validates and copies A and forms products such as W·A
+    # (tests/solvers/test_memory_bound.py measures every solver and peer against it)
+    data_copies: float | None = None
     module: str | None = None
     entry: str = "solve"
     # a peer (solvers/peers/): the distribution it needs, how to install it, and how its
@@ -481,14 +492,38 @@ class SolverSpec:
     def working_bytes(
         self, n: int, d: int, nnz: int, params: Any, penalty: str, classes: int = 1
     ) -> float:
-        """A bound on the memory a run with ``params`` (a ``Params``) takes on an n × d
-        matrix with ``nnz`` non-zeros and ``classes`` columns of X (K of a K-class problem):
-        A by rows and by columns, the method's O((n + d)·K) arrays, and its
-        ``extra_memory`` for its d·K variables."""
-        data = 2 * (12 * nnz + 8 * (n + d))
+        """An upper bound on the memory a run with ``params`` (a ``Params``) takes above
+        its worker's baseline (imports, compiled kernels) on an n × d matrix with ``nnz``
+        non-zeros and ``classes`` columns of X (K of a K-class problem): ``data_copies``
+        copies of A, the method's O((n + d)·K) arrays, and its ``extra_memory`` for its
+        d·K variables (MemoryEstimateError when that fails)."""
+        copies = self.data_copies or (3 if self.requires is None else 4)
+        data = copies * (12 * nnz + 8 * (n + d))
         vectors = 16 * 8 * (n + d) * classes
-        extra = self.extra_memory(n, d * classes, params, penalty) if self.extra_memory else 0.0
-        return data + vectors + extra
+        return data + vectors + self.extra_bytes(n, d * classes, params, penalty)
+
+    def extra_bytes(self, n: int, d: int, params: Any, penalty: str) -> float:
+        """``extra_memory(n, d, params, penalty)`` checked: a finite number ≥ 0 (0 without
+        one); anything else — an exception, NaN, ∞, a negative, not a number — is a
+        MemoryEstimateError naming the solver, so a broken plug-in is refused, never a 500."""
+        if self.extra_memory is None:
+            return 0.0
+        where = f"solver {self.name!r} ({self.module or 'its spec module'}): extra_memory"
+        try:
+            value = self.extra_memory(n, d, params, penalty)
+        except Exception as err:  # any failure of a plug-in's code is the plug-in's
+            raise MemoryEstimateError(
+                f"{where} raised {type(err).__name__}: {show(str(err))[1:-1]}"
+            ) from None
+        try:
+            number = float(value) if isinstance(value, numbers.Real) else math.nan
+        except OverflowError:  # an int beyond a float
+            number = math.inf
+        if isinstance(value, bool) or not (math.isfinite(number) and number >= 0):
+            raise MemoryEstimateError(
+                f"{where} returned {show(value)}; it must return a finite number of bytes ≥ 0"
+            )
+        return number
 
     def to_dict(self) -> dict:
         return {

@@ -32,9 +32,10 @@ from celery.signals import (
 )
 
 from faceoff.core.db import engine_for
+from faceoff.core.health import record_capacity
 from faceoff.core.machine import host_queue, machine_record
 from faceoff.core.queue import RUN_JOB, celery_config, time_limits
-from faceoff.core.settings import Settings, get_settings
+from faceoff.core.settings import Settings, get_settings, worker_job_bytes
 from faceoff.solvers.numba_cache import configure_numba_cache
 from faceoff.worker.reaper import Reaper
 
@@ -83,6 +84,15 @@ def _consume_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
     instance.app.amqp.queues.select_add(queue)
     cores = machine["physical_cores"]
     log.info("consuming %s too; %s, %d physical cores", queue, machine["cpu_model"], cores)
+    memory = get_settings().worker_memory
+    capacity = {
+        "host": machine["host"],
+        "memory_bytes": memory,
+        "concurrency": instance.concurrency,
+        "job_bytes": worker_job_bytes(memory, instance.concurrency),
+    }
+    record_capacity(get_settings(), sender, capacity)
+    log.info("a job may take %s bytes (GET /health: worker_memory)", capacity["job_bytes"])
     if instance.concurrency > cores:
         log.warning(
             "this worker runs %d jobs at once on %d physical cores: their times are inflated "

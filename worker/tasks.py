@@ -24,7 +24,7 @@ from faceoff.core.machine import machine_record
 from faceoff.core.models import RUNNING, Job
 from faceoff.core.queue import RUN_JOB
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
-from faceoff.core.settings import Settings, get_settings
+from faceoff.core.settings import Settings, get_settings, worker_job_bytes
 from faceoff.core.specs import JobSpec
 from faceoff.data.labels import summarize
 from faceoff.data.transforms import normalize
@@ -58,6 +58,21 @@ def _data(source_json: str, upload_dir: str, transform: str) -> tuple[Data, np.n
     column method has run on it), the matrix as read does not."""
     A, b = load_matrix(json.loads(source_json), Path(upload_dir))
     return Data(normalize(A, transform)), b
+
+
+def _own_capacity(settings: Settings) -> dict | None:
+    """What a job of this worker may take (as it recorded at start: core.health), None when
+    this machine's memory is unknown."""
+    memory = settings.worker_memory
+    job_bytes = worker_job_bytes(memory, settings.WORKER_CONCURRENCY)
+    if job_bytes is None:
+        return None
+    return {
+        "host": machine_record()["host"],
+        "memory_bytes": memory,
+        "concurrency": settings.WORKER_CONCURRENCY,
+        "job_bytes": job_bytes,
+    }
 
 
 _DIGESTS: dict[tuple, str] = {}  # data digest of each (source, transforms, label mapping)
@@ -247,7 +262,9 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
         # before the method allocates its own
-        check_job_memory(spec, shape, settings, classes=problem.n_classes)
+        check_job_memory(
+            spec, shape, settings, classes=problem.n_classes, capacity=_own_capacity(settings)
+        )
         identity = store.Identity(
             data_hash,
             content_objective_hash(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from faceoff.api.deps import SettingsDep
-from faceoff.api.schemas import HealthPublic
-from faceoff.core.health import check_broker, check_database, live_workers
+from faceoff.api.schemas import HealthPublic, WorkerMemory
+from faceoff.core.health import Workers, check_broker, check_database, live_workers
 
 router = APIRouter(prefix="/health", tags=["health"])
 
@@ -18,9 +18,16 @@ router = APIRouter(prefix="/health", tags=["health"])
 )
 def health_check(response: Response, settings: SettingsDep) -> HealthPublic:
     """200 when the database and the broker answer, 503 otherwise; live workers counted,
-    with the hosts a job or sweep can be pinned to (``host``)."""
+    with the hosts a job or sweep can be pinned to (``host``) and the memory a job of each
+    worker may take (a job whose estimate no live worker can hold is refused)."""
     database, broker = check_database(settings), check_broker(settings)
-    workers, hosts = live_workers(settings) if broker == "ok" else (0, [])
+    workers = live_workers(settings) if broker == "ok" else Workers(0, [], [])
     if database != "ok" or broker != "ok":
         response.status_code = 503
-    return HealthPublic(database=database, broker=broker, workers=workers, worker_hosts=hosts)
+    return HealthPublic(
+        database=database,
+        broker=broker,
+        workers=workers.workers,
+        worker_hosts=workers.hosts,
+        worker_memory=[WorkerMemory.model_validate(record) for record in workers.memory],
+    )

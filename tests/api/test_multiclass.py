@@ -235,8 +235,8 @@ def test_a_k_class_job_that_does_not_fit_is_refused_with_the_number(api):
         ["body", "params"],  # lbfgs's history (its memory) is most of it
         "lbfgs on a 1000 × 500000 dataset with 5000 non-zeros and 4 classes",
         "(X is 500000 features × 4 classes)",
-        "needs about 1.2 GiB, more than this server's limit of 1.0 GiB per job "
-        "(FACEOFF_MAX_JOB_BYTES)",
+        "GiB) of working memory, more than this server's limit of 1073741824 bytes "
+        "(1.0 GiB) per job (FACEOFF_MAX_JOB_BYTES)",
     )
     assert "{'memory': 30}" in message
     sweep = {"datasets": ["wide"], "losses": ["logistic"], "l2": [1e-3], "solvers": ["lbfgs"]}

@@ -432,7 +432,13 @@ def test_health_and_metrics(api):
     client, _ = api
     health = client.get("/api/v1/health")
     assert health.status_code == 200
-    assert health.json() == {"database": "ok", "broker": "ok", "workers": 0, "worker_hosts": []}
+    assert health.json() == {
+        "database": "ok",
+        "broker": "ok",
+        "workers": 0,
+        "worker_hosts": [],
+        "worker_memory": [],
+    }
     client.post("/api/v1/jobs", json=JOB)
     client.get("/api/v1/jobs/5")
     metrics = client.get("/metrics").text

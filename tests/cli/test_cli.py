@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from faceoff.cli.output import bar_column, final_fraction, log_spaced, progress_fraction
+from faceoff.cli.output import (
+    bar_column,
+    final_fraction,
+    log_spaced,
+    progress_fraction,
+    requirement_text,
+)
 from faceoff.cli.solve import parse_params
 from faceoff.core.jsonsafe import json_safe
 from faceoff.solvers.catalogue import catalogue
@@ -205,6 +211,19 @@ def test_solvers_table():
     run = faceoff("solvers", "--format", "table")
     assert run.returncode == 0, run.stderr
     assert all(name in run.stdout for name in catalogue())
+
+
+def test_solvers_table_says_an_installed_peer_is_installed():
+    """Issue 31 item 8: a peer whose distribution is installed (``available: true``) is
+    not shown as needing it; a missing one says what to install."""
+    listed = json.loads(faceoff("solvers", "--format", "json").stdout)
+    peers = {s["requires"] for s in listed if s["requires"] and s["available"]}
+    assert "scikit-learn" in peers  # a dev install has the peers extra
+    table = faceoff("solvers", "--format", "table").stdout
+    assert "needs scikit-learn" not in table and "not installed" not in table
+    assert "peer of scikit-learn (installed)" in table
+    missing = {"requires": "cyanure", "available": False, "unavailable_reason": "pip [x]"}
+    assert requirement_text(missing) == "[red]not installed[/]: pip \\[x]"
 
 
 BAD_ARGS = [

@@ -66,8 +66,14 @@ def test_global_url_and_submit_says_when_the_job_exists(service):
     unreachable = "http://127.0.0.1:9"
     assert faceoff("--url", unreachable, "status", "--url", url).returncode == 0
     assert "cannot reach" in faceoff("--url", unreachable, "status").stderr
-    refused = faceoff("--url", url, "solvers")
-    assert refused.returncode == 2 and "--url does not apply to faceoff solvers" in refused.stderr
+    # faceoff solvers --url: the server's catalogue, an installed peer said installed
+    listed = faceoff("--url", url, "solvers", "--format", "table")
+    assert listed.returncode == 0, listed.stderr
+    assert f"faceoff solvers of {url}" in listed.stdout
+    assert "peer of scikit-learn (installed)" in listed.stdout
+    assert "needs scikit-learn" not in listed.stdout
+    refused = faceoff("--url", url, "secret")
+    assert refused.returncode == 2 and "--url does not apply to faceoff secret" in refused.stderr
 
 
 def column(output: str, name: str, until: str) -> dict[str, str]:
@@ -225,6 +231,69 @@ def test_datasets_upload_and_info_on_the_server_match_the_local_file(service, tm
     final = last_frame(sent.stderr)
     assert "2.0/2.0 MB" in ANSI.sub("", final)
     assert_bar_full(final)
+
+
+def test_datasets_synthetic_and_features_register_on_the_server(service):
+    """Issue 31 item 7: `faceoff datasets synthetic` and `features` register through POST
+    /datasets; the server's refusals and bad options are one line with exit status 2."""
+    url, _ = service
+    made = ("--url", url, "--format", "table")
+    shape = ("--n-samples", "60", "--n-features", "8")
+    first = faceoff("datasets", "synthetic", "syn", "--generator", "classification", *shape, *made)
+    assert first.returncode == 0, first.stderr
+    assert (
+        first.stdout.strip() == "synthetic classification: registered as dataset 1 'syn' (60 x 8)"
+    )
+    again = faceoff(
+        "datasets", "synthetic", "syn", "--generator", "classification", *shape, "--url", url
+    )
+    assert json.loads(again.stdout)["created"] is False
+    k_class = ("--generator", "multiclass", *shape, "--n-classes", "3", "--density", "0.5")
+    multi = faceoff("datasets", "synthetic", "syn3", *k_class, "--seed", "4", "--url", url)
+    assert multi.returncode == 0, multi.stderr
+    source = json.loads(multi.stdout)["source"]
+    assert source == {
+        "kind": "synthetic",
+        "generator": "multiclass",
+        "n_samples": 60,
+        "n_features": 8,
+        "density": 0.5,
+        "seed": 4,
+        "n_classes": 3,
+        "layout": "planted",  # the server's default
+    }
+    rf = ("--of", "syn", "--kind", "fourier", "--n-components", "16", "--gamma", "0.5")
+    fourier = faceoff("datasets", "features", "syn-rf", *rf, *made)
+    assert fourier.returncode == 0, fourier.stderr
+    assert fourier.stdout.startswith("features fourier features of 'syn': registered as dataset")
+    binning = faceoff(
+        "datasets", "features", "syn-rb", "--of", "syn", "--kind", "binning", "--n-grids", "4",
+        "--url", url,
+    )  # fmt: skip
+    assert json.loads(binning.stdout)["source"]["map"] == "binning", binning.stderr
+    names = [d["name"] for d in json.loads(faceoff("datasets", "list", "--url", url).stdout)]
+    assert sorted(names) == ["syn", "syn-rb", "syn-rf", "syn3"]
+    refusals = [
+        (("synthetic", "x", "--generator", "classification", *shape, "--n-classes", "3"),
+         "n_classes applies to generator multiclass only"),
+        (("features", "x", "--of", "nope", "--kind", "fourier"), "nope"),
+        (("features", "x", "--of", "syn", "--kind", "binning", "--gamma", "1"),
+         "gamma does not apply to map binning"),
+        (("synthetic", "x", "--generator", "classification", *shape, "--density", "0"),
+         "--density: expected a number in (0, 1]"),
+        (("synthetic", "x", "--generator", "linear", *shape), "--generator: invalid choice"),
+        (("features", "x", "--kind", "fourier"), "the following arguments are required: --of"),
+    ]  # fmt: skip
+    for args, words in refusals:
+        refused = faceoff("datasets", *args, "--url", url)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        assert words in refused.stderr and len(refused.stderr.strip().splitlines()) == 1, (
+            args,
+            refused.stderr,
+        )
+    gone = faceoff("datasets", "synthetic", "y", "--generator", "regression", *shape,
+                   "--url", "http://127.0.0.1:9")  # fmt: skip
+    assert gone.returncode == 1 and "cannot reach" in gone.stderr
 
 
 def test_datasets_info_of_a_local_file(tmp_path):

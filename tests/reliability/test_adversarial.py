@@ -9,7 +9,9 @@ members, bzip2 streams, a second layer, archives, a 70 MB line), extreme floats 
 γ in every body and the statistics' query), integers that are not JSON integers or ASCII
 digits, pinned hosts no worker serves (with and without ``wait_for_host``), sweeps with
 repeated axis values, look-alike public names, another team's private name, and another
-team's reference on private data.
+team's reference on private data. Then plug-ins whose ``extra_memory`` raises or returns
+nonsense (tests/plugins/test_broken_memory.py), installed beside the API: 422, never 500;
+and round 3's newton-cholesky on a 10 × 30,000 dense dataset: 422 with the bytes.
 
 It asserts what the service promises: no answer is a 5xx, the API's memory stays under a
 stated bound throughout (its RSS after every request, and its peak, VmHWM, at the end), the
@@ -37,6 +39,7 @@ from faceoff.core import auth
 from faceoff.core.db import session_scope
 from faceoff.core.queue import job_queue
 from faceoff.core.secret_key import make_secret_key
+from tests.plugins.test_broken_memory import BROKEN, install_plugins
 from tests.reliability.servers import TINY, api_env, peak_rss, running_api
 from tests.reliability.test_upload_bombs import gzip_bomb, svmlight_lines
 from tests.service.workers import running_worker
@@ -120,6 +123,11 @@ ROUND_3 = {
     "sweep repeats": 201,
     "stats gamma=1e-310": 422,
     "GET /jobs?limit=3_0": 422,
+    **{f"plug-in {name} job": 422 for name in [*BROKEN, "badmem.huge"]},
+    **{f"plug-in {name} sweep": 422 for name in BROKEN},
+    "register adv-wide": 201,
+    "newton-cholesky on 10 x 30000": 422,
+    "newton-cholesky sweep on 10 x 30000": 422,
 }
 
 
@@ -298,6 +306,24 @@ def corpus() -> list[Request]:
             requests.append(
                 _json(f"team b look-alike {name} {source['kind']}", "/datasets", body, "b")
             )
+    # plug-ins whose extra_memory is broken (installed beside the API by ``service``)
+    for name in [*BROKEN, "badmem.huge"]:
+        requests.append(
+            _json(f"plug-in {name} job", "/jobs", json.dumps({**JOB, "solver": name}).encode())
+        )
+    for name in BROKEN:
+        body = {**SWEEP, "name": f"plug-in {name}", "solvers": [name]}
+        requests.append(_json(f"plug-in {name} sweep", "/sweeps", json.dumps(body).encode()))
+    # round 3: newton-cholesky's d × d Hessian on a 10 × 30,000 dense dataset (4 × 7.2 GB:
+    # more than any job may take), refused at submission with the number
+    wide = {**TINY, "n_samples": 10, "n_features": 30_000, "density": 1.0}
+    body = json.dumps({"name": "adv-wide", "source": wide}).encode()
+    requests.append(_json("register adv-wide", "/datasets", body))
+    newton = {**JOB, "dataset": "adv-wide", "solver": "sklearn.newton_cholesky"}
+    requests.append(_json("newton-cholesky on 10 x 30000", "/jobs", json.dumps(newton).encode()))
+    sweep = {**SWEEP, "datasets": ["adv-wide"], "solvers": ["sklearn.newton_cholesky"]}
+    body = json.dumps(sweep).encode()
+    requests.append(_json("newton-cholesky sweep on 10 x 30000", "/sweeps", body))
     # uploads
     bomb, _, _ = gzip_bomb()
     lines = svmlight_lines(4_000)
@@ -375,13 +401,16 @@ def service(postgres_url, redis_url, settings_for):
         MAX_UPLOAD_BYTES=16 * 1024**2,  # round 3's 8 MB bomb reaches decompression
     )
     quotas = {"FACEOFF_TEAM_MAX_OPEN_SWEEPS": "1000"}  # the replay's valid sweeps all run
+    plugins = {"PYTHONPATH": str(install_plugins(settings.HOME / "plugins"))}
     tokens = {}
     with session_scope(postgres_url) as session:
         for team in ("a", "b"):
             tokens[team] = auth.create_token(session, f"team-{team}")[1]
     with (
         running_worker(settings) as worker,
-        running_api(api_env(settings, **quotas), settings.HOME / "faceoff.api.log") as api,
+        running_api(
+            api_env(settings, **quotas, **plugins), settings.HOME / "faceoff.api.log"
+        ) as api,
     ):
         with httpx.Client(base_url=api.url, timeout=30.0) as client:
             headers = {"Authorization": f"Bearer {tokens['a']}"}
