@@ -15,7 +15,6 @@ from typing import TypeVar
 from faceoff.core.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
-CELERY = Path(sys.executable).with_name("celery")
 READY = b" ready."  # celery logs "celery@<name> ready." once it consumes
 
 T = TypeVar("T")
@@ -75,7 +74,9 @@ def running_worker(
     settings.HOME.mkdir(parents=True, exist_ok=True)
     log_path = settings.HOME / f"worker-{settings.QUEUE}.log"
     command = [
-        str(CELERY),
+        sys.executable,  # not the celery script: its shebang may name another environment
+        "-m",
+        "celery",
         "-A",
         "faceoff.worker.celery_app",
         "worker",
