@@ -16,7 +16,7 @@ from rich.table import Table
 
 from faceoff.core.analysis import relative_gap
 from faceoff.core.jsonsafe import json_safe
-from faceoff.solvers.catalogue import broken_plugins, catalogue
+from faceoff.solvers.catalogue import broken_plugins, catalogue, distribution_of
 from faceoff.solvers.trace import (
     CONVERGED,
     FINISHED,
@@ -231,8 +231,21 @@ def _params_text(params: Any) -> str:
     return " ".join(f"{k}={v}" for k, v in asdict(params).items())
 
 
-def print_catalogue(fmt: str) -> None:
-    """The solver catalogue as a table or as JSON (a list of solver objects)."""
+def _unavailable_on(url: str) -> dict[str, list[dict[str, str]]]:
+    """Solver → [{host, reason}] of the live workers of the API at ``url`` that cannot
+    run it (GET /solvers: ``unavailable_on``)."""
+    from argparse import Namespace
+
+    from faceoff.cli.service import client_of
+
+    with client_of(Namespace(url=url)) as client:
+        return {s["name"]: s.get("unavailable_on") or [] for s in client.solvers()}
+
+
+def print_catalogue(fmt: str, url: str | None = None) -> None:
+    """The solver catalogue as a table or as JSON (a list of solver objects, with the
+    distribution and version each comes from); with ``url``, the solvers the server's live
+    workers cannot run, and why (on stderr, and in the JSON's ``unavailable_on``)."""
     specs = list(catalogue().values())
     errors = Console(stderr=True)
     for broken in broken_plugins():
@@ -241,8 +254,23 @@ def print_catalogue(fmt: str) -> None:
             f"{broken.error}",
             highlight=False,
         )
+    unavailable = _unavailable_on(url) if url else {}
+    for name, workers in unavailable.items():
+        for worker in workers:
+            errors.print(
+                f"[bold red]solver {name!r}[/] is unavailable on worker {worker['host']}: "
+                f"{worker['reason']}",
+                highlight=False,
+            )
     if fmt == "json":
-        print(json.dumps([s.to_dict() for s in specs], indent=2))
+        listed = []
+        for s in specs:
+            distribution, version = distribution_of(s.name)
+            item = {**s.to_dict(), "distribution": distribution, "version": version}
+            if url:
+                item["unavailable_on"] = unavailable.get(s.name, [])
+            listed.append(item)
+        print(json.dumps(listed, indent=2))
         return
     table = Table(
         title="faceoff solvers (--format json for references)",
