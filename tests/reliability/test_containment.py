@@ -118,7 +118,13 @@ lab.silent = lab_faults:SILENT
 lab.broken = no_such_module_here:SPEC
 """
 API_ONLY = """[faceoff.solvers]
-lab.api_only = lab_faults:GIL
+lab.api_only = lab_api_only:SPEC
+"""
+API_ONLY_SPEC = """
+from faceoff.solvers.spec import SolverSpec
+
+SPEC = SolverSpec("lab.api_only", "only the API has it", "none", "primal",
+                  module="lab_faults.method", entry="gil")
 """
 
 
@@ -179,6 +185,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     distribution(site, "lab-faults", "0.1", ENTRY_POINTS)
     api_site = tmp_path_factory.mktemp("api-site")
     distribution(api_site, "lab-api-only", "0.2", API_ONLY)
+    (api_site / "lab_api_only.py").write_text(API_ONLY_SPEC)
     home = tmp_path_factory.mktemp("home")
     url = create_pg_database()
     try:
