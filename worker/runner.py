@@ -16,12 +16,14 @@ reads the run's clock from shared memory. The child dies with its parent
   is killed (half the documented allowance, ``core.queue.overshoot``, past its
   ``max_seconds``).
 - **Crash**: a child that ends by a signal (a segfault) or without a word is described by
-  its exit status; the parent carries on.
+  its exit status (the child's Python stack at the crash goes to the worker's log); the
+  parent carries on.
 """
 
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import math
 import mmap
 import os
@@ -110,6 +112,7 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
         _die_with_parent(parent)
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1):
             signal.signal(number, signal.SIG_DFL)
+        faulthandler.enable(all_threads=False)  # a crash's Python stack in the worker's log
         try:
             reason, wall_s = run(sender.send, lambda: bool(record[CANCEL]), record)
             sender.send(("end", reason, wall_s))
