@@ -112,7 +112,10 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
         _die_with_parent(parent)
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1):
             signal.signal(number, signal.SIG_DFL)
-        faulthandler.enable(all_threads=False)  # a crash's Python stack in the worker's log
+        try:  # a crash's Python stack in the worker's log (fd 2: sys.stderr may be a proxy)
+            faulthandler.enable(file=2, all_threads=False)
+        except (OSError, ValueError, RuntimeError):
+            pass
         try:
             reason, wall_s = run(sender.send, lambda: bool(record[CANCEL]), record)
             sender.send(("end", reason, wall_s))
@@ -121,6 +124,10 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
         sender.close()
     except BaseException:
         code = 1
+        try:
+            os.write(2, f"faceoff run process failed: {traceback.format_exc()}".encode())
+        except OSError:
+            pass
     finally:
         os._exit(code)
 
