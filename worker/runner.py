@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import gc
 import math
 import mmap
 import os
@@ -40,6 +41,7 @@ import numpy as np
 from faceoff.core.queue import CANCEL_GRACE_SECONDS, kill_after
 
 POLL_SECONDS = 0.05  # how often the supervisor looks at the cancel flag and the clock
+EXIT_POLL_SECONDS = 0.002  # how often it looks whether a child that closed its pipe has ended
 PR_SET_PDEATHSIG = 1
 # the run's shared record (float64 slots)
 CANCEL, CREATED, EVALUATED, EVALUATING = range(4)
@@ -108,6 +110,7 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
     """The child's whole life: run, send the outcome, exit without cleaning up what it
     shares with its parent (database connections, the broker's)."""
     code = 0
+    gc.freeze()  # a collection would touch, and so copy, every page of the parent's objects
     try:
         _die_with_parent(parent)
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1):
@@ -177,8 +180,8 @@ def supervise(
                     on_point(message)
                 if time.perf_counter() < next_look:
                     continue  # drain the points waiting before the next look
-            elif not open_pipe:
-                time.sleep(POLL_SECONDS)
+            elif not open_pipe:  # the child is exiting: look again soon
+                time.sleep(EXIT_POLL_SECONDS)
             next_look = time.perf_counter() + POLL_SECONDS
             if status is None:
                 status = _status(pid, block=False)
