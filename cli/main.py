@@ -380,9 +380,13 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _solvers(args: argparse.Namespace) -> int:
     from faceoff.cli.output import print_catalogue
+    from faceoff.cli.service import _guarded
 
-    print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"), args.url)
-    return 0
+    def listing(args: argparse.Namespace) -> int:
+        print_catalogue(args.format or ("table" if sys.stdout.isatty() else "json"), args.url)
+        return 0
+
+    return _guarded(listing)(args)
 
 
 def _datasets(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ import math
 import mmap
 import os
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -42,6 +43,7 @@ from faceoff.core.queue import CANCEL_GRACE_SECONDS, kill_after
 
 POLL_SECONDS = 0.05  # how often the supervisor looks at the cancel flag and the clock
 EXIT_POLL_SECONDS = 0.002  # how often it looks whether a child that closed its pipe has ended
+EXIT_SECONDS = 5.0  # a child that has sent its result is killed if still there this long after
 PR_SET_PDEATHSIG = 1
 # the run's shared record (float64 slots)
 CANCEL, CREATED, EVALUATED, EVALUATING = range(4)
@@ -135,6 +137,22 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
         os._exit(code)
 
 
+def _reap_later(pid: int) -> None:
+    """Reap a child that has sent its result and is exiting, from a thread; one that has
+    not ended within EXIT_SECONDS is killed."""
+
+    def reap() -> None:
+        deadline = time.monotonic() + EXIT_SECONDS
+        while _status(pid, block=False) is None:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                _status(pid, block=True)
+                return
+            time.sleep(EXIT_POLL_SECONDS)
+
+    threading.Thread(target=reap, name=f"reap-{pid}", daemon=True).start()
+
+
 def _status(pid: int, block: bool) -> int | None:
     """The child's wait status once it has ended (reaped), else None."""
     done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
@@ -172,12 +190,15 @@ def supervise(
                 except (EOFError, OSError, ValueError, TypeError, AttributeError):
                     open_pipe = False  # ended, or killed in the middle of a message
                     continue
-                if isinstance(message, tuple) and message and message[0] == "end":
+                kind = message[0] if isinstance(message, tuple) and message else None
+                if kind == "end":
                     outcome.reason, outcome.wall_s = message[1], message[2]
-                elif isinstance(message, tuple) and message and message[0] == "error":
+                elif kind == "error":
                     outcome.error, outcome.traceback = message[1], message[2]
                 else:
                     on_point(message)
+                if kind in ("end", "error") and outcome.ended is None:
+                    break  # its last word, after every point: it is exiting
                 if time.perf_counter() < next_look:
                     continue  # drain the points waiting before the next look
             elif not open_pipe:  # the child is exiting: look again soon
@@ -199,11 +220,14 @@ def supervise(
                 outcome.ended, outcome.budget = "time_limit", used
                 os.kill(pid, signal.SIGKILL)
     finally:
-        if status is None:  # the supervisor was interrupted (a soft time limit)
+        if status is None and (outcome.reason is not None or outcome.error is not None):
+            _reap_later(pid)  # not waiting for its memory to be released
+        elif status is None:  # the supervisor was interrupted (a soft time limit)
             os.kill(pid, signal.SIGKILL)
             _status(pid, block=True)
         receiver.close()
-    if outcome.ended is None and outcome.reason is None and outcome.error is None:
+    said = outcome.reason is not None or outcome.error is not None
+    if outcome.ended is None and not said and status is not None:  # it died without a word
         outcome.ended, outcome.budget = "crashed", budget_used(record, started)
         if os.WIFSIGNALED(status):
             outcome.error = (

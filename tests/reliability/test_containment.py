@@ -7,6 +7,7 @@ hanging warm-up's time-out has passed. The measured times are printed (pytest -s
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -358,3 +359,20 @@ def test_faceoff_solve_prints_one_line_and_the_traceback_on_debug(stack, tmp_pat
     assert "Traceback" not in plain.stderr
     debug = subprocess.run([*command, "--debug"], cwd=REPO, capture_output=True, text=True)
     assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
+
+
+def test_faceoff_solvers_lists_what_the_workers_cannot_run(stack):
+    command = [sys.executable, "-m", "faceoff.cli.main", "solvers", "--format", "json"]
+    listed = subprocess.run(
+        [*command, "--url", stack.api.base], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "solver 'lab.hang_warm' is unavailable on worker " in listed.stderr
+    assert "its warm-up did not end within" in listed.stderr
+    by_name = {s["name"]: s for s in json.loads(listed.stdout)}
+    assert (by_name["lab.segv"]["distribution"], by_name["lab.segv"]["version"]) == (
+        "lab-faults",
+        "0.1",
+    )
+    [crash] = by_name["lab.segv_warm"]["unavailable_on"]
+    assert "SIGSEGV" in crash["reason"]
