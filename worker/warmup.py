@@ -5,7 +5,8 @@ The warm-up (``faceoff.solvers.run.warmup``: imports, Numba compilation into the
 cache, a peer's first calls) runs in a forked child process, one solver after the other,
 each within ``WARMUP_TIMEOUT_SECONDS``. A solver whose warm-up raises, crashes its process
 (a segfault: the signal is named) or runs out of time (its child is killed) is recorded in
-:data:`UNAVAILABLE` with the reason, and a new child warms up the solvers after it; the
+:data:`UNAVAILABLE` with the reason, and a new child warms up the solvers after it (the
+first of which then also pays for loading the kernels every solver shares); the
 worker then starts and fails that solver's jobs with the reason (GET /solvers and
 ``faceoff solvers`` show it, from the worker's record in the broker: core.workers). A peer
 whose distribution is not installed is recorded with one line naming the distribution and

@@ -37,7 +37,7 @@ from tests.reliability.servers import ApiProcess, api_env, running_api
 from tests.service.workers import WorkerProcess, running_worker, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-WARMUP_TIMEOUT = 8.0  # the hanging warm-up is killed after this
+WARMUP_TIMEOUT = 30.0  # the hanging warm-up is killed after this (others fit on a loaded host)
 HEARTBEAT_TIMEOUT = 3.0  # a run taken for lost would be requeued after this: none may be
 LOADED = 4.0  # slack of every timing assert on a loaded machine (2 cores, many helpers)
 DATASET = {
@@ -204,7 +204,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
             both = {"PYTHONPATH": f"{site}:{api_site}"}
             with running_api(api_env(settings, **both), home / "api.log") as api:
                 started = time.monotonic()
-                with running_worker(settings, concurrency=2) as worker:
+                with running_worker(settings, concurrency=2, start_timeout=600) as worker:
                     ready_s = time.monotonic() - started
                     created = httpx.post(
                         f"{api.url}/datasets", json={"name": "small", "source": DATASET}
@@ -296,7 +296,8 @@ def test_warm_up_crash_and_hang_leave_the_worker_ready_with_the_reason_shown(sta
         f"worker ready {stack.ready_s:.1f} s after its start, {ready - killed:.2f} s after "
         f"the hanging warm-up was killed ({WARMUP_TIMEOUT:g} s time-out)"
     )
-    assert ready - killed <= 60  # the other solvers' warm-ups, then ready
+    # the solvers after it (4 plug-ins) then warm up, each within its budget, then ready
+    assert ready - killed <= 4 * WARMUP_TIMEOUT
 
     solvers = httpx.get(f"{stack.api.url}/solvers", timeout=30).json()
     by_name = {s["name"]: s for s in solvers["data"]}
