@@ -38,7 +38,7 @@ from tests.service.workers import WorkerProcess, running_worker, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 WARMUP_TIMEOUT = 30.0  # the hanging warm-up is killed after this (others fit on a loaded host)
-HEARTBEAT_TIMEOUT = 3.0  # a run taken for lost would be requeued after this: none may be
+HEARTBEAT_TIMEOUT = 8.0  # a run taken for lost would be requeued after this: none may be
 LOADED = 4.0  # slack of every timing assert on a loaded machine (2 cores, many helpers)
 DATASET = {
     "kind": "synthetic",
