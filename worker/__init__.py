@@ -10,8 +10,9 @@ Use the prefork pool (the default): time limits need it. The worker reads its se
 when it starts, not when its modules are imported; it then sets Numba's cache folder and
 warms up every solver in child processes, each within ``WARMUP_TIMEOUT_SECONDS``
 (:mod:`faceoff.worker.warmup`): a solver whose warm-up fails, crashes or hangs is
-unavailable on this worker, the others are served. Each pool process loads a solver's
-compiled kernels before its first job of it, so no job pays for JIT compilation.
+unavailable on this worker, the others are served. The main process then loads the
+kernels of the others from Numba's cache, so every pool process inherits them and no job
+pays for JIT compilation.
 
 Delivery and failures (:mod:`faceoff.worker.tasks`, :mod:`faceoff.worker.store`):
 

@@ -7,7 +7,8 @@ sets Numba's cache folder (:func:`faceoff.solvers.numba_cache.configure_numba_ca
 folder when the kernel's module is imported. The kernels are compiled into that cache when
 the worker starts (``celeryd_after_setup``: logging is configured, the pool is not forked
 yet), in child processes (worker.warmup), so a solver that crashes or hangs there cannot
-take the worker with it; the pool processes inherit which solvers are unavailable. A pool
+take the worker with it; the main process then loads the kernels that passed from the
+cache, and every pool process inherits them and which solvers are unavailable. A pool
 process drops the database connections it inherits.
 Once the worker consumes (``worker_ready``), its main process runs a
 :class:`faceoff.worker.reaper.Reaper` until it shuts down.

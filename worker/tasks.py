@@ -307,7 +307,7 @@ def _solve(
 ) -> End:
     """Run the job's solver in a supervised child process (worker.runner): how it ended
     (the identity is the caller's to add)."""
-    warmup(spec.solver)  # once per pool process: its children inherit the kernels
+    warmup(spec.solver)  # inherited from the main process: a no-op unless it was not
     # the canonical parameters the API checked: typed again, not checked again
     params = get_spec(spec.solver).load_params(spec.params)
     limits = spec.stop

@@ -12,9 +12,10 @@ worker then starts and fails that solver's jobs with the reason (GET /solvers an
 whose distribution is not installed is recorded with one line naming the distribution and
 how to install it (``faceoff[peers]``).
 
-The worker's processes load what the children compiled from Numba's on-disk cache: each
-pool process warms up a solver the first time it runs one (``tasks.run_job``), outside the
-solver clock, so the runs it forks inherit it.
+The worker's main process then warms up the solvers that passed, loading what the children
+compiled from Numba's on-disk cache, so every pool process (and every run it forks)
+inherits them and no job pays for them (a solver whose warm-up passed in its child is
+trusted to pass again).
 """
 
 from __future__ import annotations
@@ -110,6 +111,19 @@ def _warm_in_child(names: list[str], timeout: float) -> tuple[dict[str, str], li
     return failed, left
 
 
+def _load_here(names: list[str]) -> None:
+    """Warm up ``names``, whose warm-up a child has run, in this process too: their
+    kernels load from Numba's cache, and the pool processes forked later inherit them."""
+    from faceoff.solvers.run import warmup
+
+    for name in names:
+        try:
+            warmup(name)
+        except Exception as err:
+            UNAVAILABLE[name] = f"its warm-up failed: {type(err).__name__}: {err}"
+            log.error("solver %r is unavailable on this worker: %s", name, UNAVAILABLE[name])
+
+
 def warm_up(names: Iterable[str] | None = None, timeout: float | None = None) -> dict[str, str]:
     """Warm up ``names`` (default: the whole catalogue) in child processes, each within
     ``timeout`` seconds (default ``WARMUP_TIMEOUT_SECONDS``); returns the solvers that are
@@ -119,12 +133,14 @@ def warm_up(names: Iterable[str] | None = None, timeout: float | None = None) ->
 
     timeout = get_settings().WARMUP_TIMEOUT_SECONDS if timeout is None else timeout
     started = time.monotonic()
-    left = list(names or catalogue())
+    wanted = list(names or catalogue())
+    left = list(wanted)
     for name in left:
         UNAVAILABLE.pop(name, None)
     while left:
         failed, left = _warm_in_child(left, timeout)
         UNAVAILABLE.update(failed)
+    _load_here([name for name in wanted if name not in UNAVAILABLE])
     log.info(
         "warm-up done in %.1f s; unavailable solvers: %s",
         time.monotonic() - started,
