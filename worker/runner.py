@@ -153,6 +153,17 @@ def _reap_later(pid: int) -> None:
     threading.Thread(target=reap, name=f"reap-{pid}", daemon=True).start()
 
 
+def _drain(receiver: Connection, on_point: Callable[[Any], None]) -> None:
+    """Hand the points still in the pipe of a killed child to ``on_point``."""
+    try:
+        while receiver.poll(0):
+            message = receiver.recv()
+            if not (isinstance(message, tuple) and message and message[0] in ("end", "error")):
+                on_point(message)
+    except (EOFError, OSError, ValueError, TypeError, AttributeError):
+        pass  # the end of the pipe, or a message cut short by the kill
+
+
 def _status(pid: int, block: bool) -> int | None:
     """The child's wait status once it has ended (reaped), else None."""
     done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
@@ -225,6 +236,7 @@ def supervise(
         elif status is None:  # the supervisor was interrupted (a soft time limit)
             os.kill(pid, signal.SIGKILL)
             _status(pid, block=True)
+            _drain(receiver, on_point)  # the points sent before it was killed are kept
         receiver.close()
     said = outcome.reason is not None or outcome.error is not None
     if outcome.ended is None and not said and status is not None:  # it died without a word
