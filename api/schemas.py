@@ -415,6 +415,15 @@ class SolverPublic(BaseModel):
     )
     available: bool = Field(description="whether the distribution it requires is installed")
     unavailable_reason: str | None = Field(None, description="what to install, if not")
+    distribution: str | None = Field(
+        None, description="the distribution it comes from (faceoff, or a plug-in's)"
+    )
+    version: str | None = Field(None, description="that distribution's version")
+    unavailable_on: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="the live workers that cannot run it: host and reason (its warm-up "
+        "failed, crashed or timed out there, or the plug-in is not installed there)",
+    )
 
 
 class BrokenPluginPublic(BaseModel):
@@ -492,6 +501,12 @@ class HealthPublic(BaseModel):
     )
     worker_memory: list[WorkerMemory] = Field(
         default_factory=list, description="each live worker's memory, read at its start"
+    )
+    time_limits: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the limits a job runs under: when a run that does not stop at its "
+        "max_seconds is killed, how long a cancelled run may take to stop, the soft and hard "
+        "wall-time limits, the longest max_seconds accepted, each solver's warm-up time-out",
     )
 
 

@@ -50,6 +50,7 @@ MULTICLASS_HELP = (
 )
 GAMMA_HELP = f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"
 ASK_SERVER_HELP = "a Faceoff API: ask it instead of the local registry"
+SOLVERS_SERVER_HELP = "a Faceoff API: also list what its live workers cannot run, and why"
 
 
 class Parser(argparse.ArgumentParser):
@@ -134,6 +135,9 @@ def _add_solve(commands: argparse._SubParsersAction) -> None:
     _add_data_arguments(solve.add_argument_group("data (one of --data, --synthetic)"))
     _add_problem_arguments(solve.add_argument_group("problem"))
     _add_solver_arguments(solve.add_argument_group("solver"))
+    solve.add_argument(
+        "--debug", action="store_true", help="print the traceback of a solver that fails"
+    )
     solve.set_defaults(handler=_solve)
 
 
@@ -249,10 +253,12 @@ def _add_solvers(commands: argparse._SubParsersAction) -> None:
         "solvers",
         help="list the solvers and their parameters",
         description="List the solver catalogue: this installation's, or with --url the "
-        "server's (the peers its API host has installed).",
+        "server's (the peers its API host has installed, and the solvers its live workers "
+        "cannot run, and why).",
     )
     listing.add_argument("--url", help=ASK_SERVER_HELP)
     _add_table_format(listing)
+    listing.add_argument("--url", help=SOLVERS_SERVER_HELP)
     listing.set_defaults(handler=_solvers)
 
 
@@ -282,7 +288,7 @@ def _add_datasets(commands: argparse._SubParsersAction) -> None:
 def _add_datasets_list(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
     text = "every dataset: task, shape and where its file is (--url: the server's)"
     listing = actions.add_parser("list", help=text, description=text)
-    listing.add_argument("--url", help=ASK_SERVER_HELP)
+    listing.add_argument("--url", help=SOLVERS_SERVER_HELP)
     return listing
 
 

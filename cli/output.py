@@ -17,7 +17,7 @@ from rich.table import Table
 
 from faceoff.core.analysis import relative_gap
 from faceoff.core.jsonsafe import json_safe
-from faceoff.solvers.catalogue import broken_plugins, catalogue
+from faceoff.solvers.catalogue import broken_plugins, catalogue, distribution_of
 from faceoff.solvers.trace import (
     CONVERGED,
     FINISHED,
@@ -233,15 +233,27 @@ def _params_text(params: Any) -> str:
 
 
 def print_catalogue(fmt: str, solvers: list[dict] | None = None, where: str = "") -> None:
-    """The solver catalogue as a table or as JSON (a list of solver objects): this
-    installation's, or ``solvers`` (GET /solvers of the server at ``where``)."""
+    """The solver catalogue as a table or as JSON (a list of solver objects, with the
+    distribution and version each comes from): this installation's, or ``solvers`` (GET
+    /solvers of the server at ``where``), whose live workers may be unable to run some
+    (``unavailable_on``: said on stderr, one line per worker, with the reason)."""
+    errors = Console(stderr=True)
     if solvers is None:
-        solvers = [s.to_dict() for s in catalogue().values()]
-        errors = Console(stderr=True)
+        solvers = []
+        for spec in catalogue().values():
+            distribution, version = distribution_of(spec.name)
+            solvers.append({**spec.to_dict(), "distribution": distribution, "version": version})
         for broken in broken_plugins():
             errors.print(
                 f"[bold red]plug-in {broken.name!r}[/] of {broken.distribution} is left out: "
                 f"{broken.error}",
+                highlight=False,
+            )
+    for s in solvers:
+        for worker in s.get("unavailable_on") or []:
+            errors.print(
+                f"[bold red]solver {s['name']!r}[/] is unavailable on worker {worker['host']}: "
+                f"{worker['reason']}",
                 highlight=False,
             )
     if fmt == "json":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,13 @@ def run(args: argparse.Namespace) -> int:
                 on_point=reporter.point,
             )
             reporter.finish(result)
+    except Exception as err:  # the solver's failure: one line, the traceback on --debug
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        message = " ".join(f"{type(err).__name__}: {err}".split())
+        hint = "" if getattr(args, "debug", False) else " (--debug: the traceback)"
+        print(f"faceoff solve: solver {request.solver!r} failed: {message}{hint}", file=sys.stderr)
+        return 1
     finally:
         signal.signal(signal.SIGINT, previous)
     return 130 if result.stop_reason == CANCELLED and interrupted else 0

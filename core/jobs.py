@@ -62,6 +62,7 @@ from faceoff.core.specs import (
     objective_hash,
     spec_hash,
 )
+from faceoff.core.workers import unavailable_everywhere
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.spec import MemoryEstimateError
 
@@ -163,6 +164,15 @@ def check_host(
     )
 
 
+def check_runnable(solver: str, settings: Settings, loc: tuple[str | int, ...] = ()) -> None:
+    """SpecError at ``loc`` + solver when no live worker can run ``solver`` (each one's
+    warm-up of it failed, or the plug-in is not installed there: core.workers), naming
+    each worker's host and reason."""
+    reason = unavailable_everywhere(solver, settings)
+    if reason is not None:
+        raise SpecError((*loc, "solver"), reason)
+
+
 def check_quotas(
     session: Session, settings: Settings, team_id: int | None, jobs: int, sweeps: int = 0
 ) -> None:
@@ -254,6 +264,7 @@ def submit_job(
     spec = canonical_job(spec)
     check_stop_limits(spec.stop, settings)
     waiting = check_host(spec.host, wait_for_host, settings)
+    check_runnable(spec.solver, settings)
     caps = Caps.of(settings)
     dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
     classes = check_labels(dataset, spec, settings.MAX_CLASSES)

@@ -77,6 +77,38 @@ def time_limits(max_seconds: float, settings: Settings) -> tuple[float, float]:
     return soft, soft + settings.HARD_LIMIT_GRACE_SECONDS
 
 
+CANCEL_GRACE_SECONDS = 0.75  # a cancelled run may stop by itself this long, then is killed
+
+
+def overshoot(max_seconds: float) -> float:
+    """How far past ``max_seconds`` a run may end at most: max(2 s, 10 %)."""
+    return max(2.0, 0.1 * max_seconds)
+
+
+def kill_after(max_seconds: float) -> float:
+    """The budget (wall time less the time spent evaluating trace points: worker.runner)
+    at which a run that has not stopped at ``max_seconds`` is killed: half the
+    :func:`overshoot` past it, leaving the other half to end the job."""
+    return max_seconds + overshoot(max_seconds) / 2
+
+
+def limits_text(settings: Settings) -> dict[str, Any]:
+    """Every time limit a job runs under, as GET /health documents them."""
+    grace = settings.HARD_LIMIT_GRACE_SECONDS
+    return {
+        "run_killed_after": "max_seconds + max(1 s, 5 % of max_seconds) of budget (wall time "
+        "less trace-point evaluation): the job fails with stop reason time_limit, its points "
+        "kept",
+        "cancel_grace_seconds": CANCEL_GRACE_SECONDS,
+        "soft_limit": f"2 × max_seconds + {SETUP_SECONDS:g} s of wall time (set-up, run and "
+        "evaluation): the job fails",
+        "hard_limit": f"2 × max_seconds + {SETUP_SECONDS + grace:g} s of wall time: the pool "
+        "process is killed and the job fails",
+        "max_job_seconds": settings.MAX_JOB_SECONDS,
+        "warmup_timeout_seconds": settings.WARMUP_TIMEOUT_SECONDS,
+    }
+
+
 def job_queue(settings: Settings, host: str | None = None) -> str:
     """The queue of jobs pinned to worker ``host`` (core.machine.host_queue), or, for None,
     the queue every worker consumes."""

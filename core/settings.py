@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     TRACE_BATCH_POINTS: int = 1000  # trace points per database write ...
     TRACE_BATCH_SECONDS: float = 0.5  # ... or at least this often while a job runs
     HARD_LIMIT_GRACE_SECONDS: float = 60.0  # hard time limit = max_seconds + set-up + grace
+    # each solver's warm-up (compilation, a plug-in's first run) at a worker's start must end
+    # within this, else the solver is unavailable on that worker (worker.warmup)
+    WARMUP_TIMEOUT_SECONDS: float = 600.0
     HEARTBEAT_TIMEOUT_SECONDS: float = 60.0  # a running job silent this long is requeued
     DB_RETRY_SECONDS: float = 60.0  # a worker retries a failed database write this long
     # PostgreSQL bounds (core.db): connecting; a silent network (pings, TCP keepalives and

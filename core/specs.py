@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
-from faceoff.solvers.catalogue import catalogue
+from faceoff.solvers.catalogue import broken_plugins, catalogue
 from faceoff.solvers.integers import int_text
 from faceoff.solvers.spec import ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
@@ -259,6 +259,12 @@ def check_solver(
     :meth:`SolverSpec.parse_params`, the one check a request's parameters get)."""
     specs = catalogue()
     spec = specs.get(solver)
+    broken = {plugin.name: plugin for plugin in broken_plugins()}
+    if spec is None and solver in broken:
+        plugin = broken[solver]
+        raise SpecError(
+            (*loc, "solver"), f"broken plug-in {solver} ({plugin.distribution}): {plugin.error}"
+        )
     if spec is None:
         raise SpecError(
             (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(specs)}"

@@ -37,6 +37,7 @@ from faceoff.core.jobs import (
     check_host,
     check_job_memory,
     check_quotas,
+    check_runnable,
     check_stop_limits,
     dataset_shape,
     new_job,
@@ -104,6 +105,8 @@ def submit_sweep(
     if repeated := unique_settings(spec)[1]:  # settings equal once parsed
         dropped["solvers"] = dropped.get("solvers", 0) + repeated
     specs = expand_sweep(spec)
+    for solver in dict.fromkeys(job_spec.solver for job_spec in specs):
+        check_runnable(solver, settings, ("solvers",))
     key = _sweep_key(spec)
     if not force:
         same_size = select(Sweep).where(Sweep.n_jobs == size, owned_by(Sweep.team_id, team_id))

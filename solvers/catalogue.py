@@ -178,6 +178,20 @@ def _distribution(entry: EntryPoint) -> str:
     return f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
 
 
+_PLUGIN_DISTRIBUTIONS: dict[str, tuple[str | None, str | None]] = {}
+
+
+def distribution_of(name: str) -> tuple[str | None, str | None]:
+    """(distribution, version) that solver ``name`` comes from: a plug-in's distribution,
+    else this one (``faceoff``); (None, None) for a plug-in of unknown distribution."""
+    catalogue()
+    if name in _PLUGIN_DISTRIBUTIONS:
+        return _PLUGIN_DISTRIBUTIONS[name]
+    from faceoff import __version__
+
+    return "faceoff", __version__
+
+
 def _package_of(module_name: str) -> str | None:
     """The package of an imported module: itself for a package, else its parent (None
     for a top-level module)."""
@@ -210,6 +224,10 @@ def discover_plugins(
             continue
         found[spec.name] = _located(spec, where)
         taken[spec.name] = f"the plug-in of {origin}"
+        dist = getattr(entry, "dist", None)
+        _PLUGIN_DISTRIBUTIONS[spec.name] = (
+            (dist.name, dist.version) if dist is not None else (None, None)
+        )
     return found, broken
 
 

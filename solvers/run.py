@@ -62,6 +62,10 @@ class Result:
         }
 
 
+class NoTracePoint(RuntimeError):
+    """A method that returned without recording a trace point."""
+
+
 class MissingPeer(RuntimeError):
     """A peer solver whose distribution is not installed here."""
 
@@ -137,6 +141,7 @@ def solve(
     stop: StopRules | None = None,
     seed: int = 0,
     on_point: Callable[[TracePoint], None] | None = None,
+    shared: np.ndarray | None = None,
 ) -> Result:
     """Run ``solver`` on ``problem`` and return its :class:`Result`.
 
@@ -153,6 +158,11 @@ def solve(
         Runs are deterministic for a given seed.
     on_point : callable, optional
         Receives each trace point as it is recorded (outside the solver clock).
+    shared : ndarray, optional
+        Where the recorder publishes its clock to a supervisor (:meth:`Recorder.share`).
+
+    A method that returns without recording a trace point raises
+    :class:`NoTracePoint`.
     """
     spec = get_spec(solver)
     spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma, problem.multiclass)
@@ -160,12 +170,20 @@ def solve(
     warmup(solver)
     entry = _entry(spec)
     recorder = Recorder(problem, stop or StopRules(), on_point)
+    if shared is not None:
+        recorder.share(shared)
     # one thread for BLAS too: every method is timed serially, and a threaded level-1 call
     # competing for the cores with other work stalls (measured 1000× on a 62k-element dot)
     with threadpool_limits(limits=1):
         if spec.trace_mode != "refit":  # a refit times each of its fits itself
             recorder.start()  # the method's set-up (step sizes, sampling tables) is solver time
         reason = entry(problem, values, recorder, int(seed))
+    if recorder.last is None:
+        raise NoTracePoint(
+            f"solver {solver!r} returned without recording a trace point: its solve() must "
+            "call recorder.checkpoint(...) (or record_fit) at least once, at its last "
+            "iterate if nowhere else"
+        )
     last = recorder.last
     if last is None:  # every method records its first point before it runs
         raise RuntimeError(f"{solver} stopped ({reason}) before its first trace point")

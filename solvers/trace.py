@@ -133,6 +133,14 @@ class Recorder:
         self._last_passes = 1
         self._resumed_at: float | None = None
         self._created_at = time.perf_counter()
+        self._shared: np.ndarray | None = None
+
+    def share(self, record: np.ndarray) -> None:
+        """Publish to ``record`` (shared memory a supervisor reads: worker.runner) when
+        the recorder was made, the seconds spent evaluating points, and the start of an
+        evaluation under way (NaN: none), in slots 1 to 3."""
+        record[1:4] = (self._created_at, self.evaluation_seconds, math.nan)
+        self._shared = record
 
     def wall_seconds(self) -> float:
         """Wall time since the recorder was made: everything the run cost."""
@@ -246,6 +254,8 @@ class Recorder:
         ATy: np.ndarray | None = None,
     ) -> str | None:
         began = time.perf_counter()
+        if self._shared is not None:
+            self._shared[3] = began
         obj = evaluate(self.problem, x, y, Ax, ATy)
         self._last_passes = passes(x, y, Ax, ATy)
         self.evaluation_passes += self._last_passes
@@ -265,6 +275,8 @@ class Recorder:
         if self.on_point is not None:
             self.on_point(point)
         self.evaluation_seconds += time.perf_counter() - began
+        if self._shared is not None:
+            self._shared[2:4] = (self.evaluation_seconds, math.nan)
         reason = final_reason or self._reason(point)
         self.stop_reason = reason
         return reason

@@ -4,10 +4,12 @@ Importing this module reads no setting and imports no solver: the app's configur
 (:func:`worker_config`, from ``core.settings``) is read when the worker starts. The worker
 sets Numba's cache folder (:func:`faceoff.solvers.numba_cache.configure_numba_cache`) on
 ``import_modules``, before Celery imports the task module: Numba fixes a kernel's cache
-folder when the kernel's module is imported. The kernels are compiled when the worker starts
-(``celeryd_after_setup``: logging is configured, the pool is not forked yet), in the main
-process, so every pool process inherits them — including one that replaces a process
-killed by a hard time limit. A pool process drops the database connections it inherits.
+folder when the kernel's module is imported. The kernels are compiled into that cache when
+the worker starts (``celeryd_after_setup``: logging is configured, the pool is not forked
+yet), in child processes (worker.warmup), so a solver that crashes or hangs there cannot
+take the worker with it; the main process then loads the kernels that passed from the
+cache, and every pool process inherits them and which solvers are unavailable. A pool
+process drops the database connections it inherits.
 Once the worker consumes (``worker_ready``), its main process runs a
 :class:`faceoff.worker.reaper.Reaper` until it shuts down.
 

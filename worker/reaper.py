@@ -12,6 +12,9 @@ A Redis without persistence forgets its queues when it restarts. The reaper keep
 key (``faceoff:broker-epoch:<queue>``) in the broker; when it finds the key missing, it
 sends every queued job again (a duplicate message is skipped by the claim) and sets it.
 
+Every pass also writes the worker's record in the broker (core.workers: its host, version,
+plug-ins and the solvers unavailable here), which the API reads.
+
 A job submitted with ``wait_for_host`` to a host no live worker served says it waits for
 that host (``Job.waiting_for_host``); every pass of a reaper clears that for its own host.
 
@@ -29,12 +32,15 @@ long, and the claim skips it.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 import redis
 
+from faceoff.core import workers
 from faceoff.core.db import brief, is_unavailable
 from faceoff.core.machine import worker_host_name
 from faceoff.core.queue import enqueue, job_queue
@@ -103,24 +109,48 @@ class Reaper(threading.Thread):
             "reaper started: jobs silent for %g s are requeued",
             self.settings.HEARTBEAT_TIMEOUT_SECONDS,
         )
+        self.run_duty(self.publish_record)
         while not self._stopped.wait(self.interval):
             self.run_once()
 
     def run_once(self) -> None:
         """One pass of each duty; an error is logged and the next pass tries again."""
         duties = (
+            self.publish_record,
             self.resend_if_broker_lost,
             self.requeue_lost,
             self.dispatch_overdue,
             self.serve_waiting,
         )
         for duty in duties:
-            try:
-                duty()
-            except Exception as err:
-                if is_unavailable(err):
-                    self._db_ok_since = None
-                log.warning("reaper: %s failed: %s", duty.__name__, brief(err))
+            self.run_duty(duty)
+
+    def run_duty(self, duty: Callable[[], None]) -> None:
+        try:
+            duty()
+        except Exception as err:
+            if is_unavailable(err):
+                self._db_ok_since = None
+            log.warning("reaper: %s failed: %s", duty.__name__, brief(err))
+
+    def publish_record(self) -> None:
+        """Write this worker's record (core.workers), to expire unless written again."""
+        from faceoff import __version__
+        from faceoff.solvers.catalogue import catalogue, distribution_of
+        from faceoff.worker.warmup import UNAVAILABLE
+
+        solvers = catalogue()
+        worker = f"{socket.gethostname()}:{os.getpid()}"
+        record = {
+            "host": worker_host_name(self.settings),
+            "worker": worker,
+            "faceoff": __version__,
+            "solvers": sorted(solvers),
+            "distributions": {name: distribution_of(name) for name in solvers},
+            "unavailable": dict(UNAVAILABLE),
+        }
+        ttl = max(workers.RECORD_TTL_SECONDS, 3 * self.interval)
+        workers.publish(self.settings, worker, record, ttl)
 
     def _broker(self) -> redis.Redis | None:
         """A client of the Redis broker (None for another broker), with short timeouts."""

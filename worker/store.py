@@ -34,10 +34,13 @@ from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
 from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
 from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
+from faceoff.solvers.catalogue import distribution_of
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3  # a job whose worker was lost this many times is failed, not run again
+# a job whose worker was lost this many times is failed, not run again: a lost run is
+# retried once (a run killed for its time or by a signal is failed at once, never retried)
+MAX_ATTEMPTS = 2
 MAX_BACKOFF_SECONDS = 5.0
 _INSERTS: dict[str, Callable[[Table], postgresql.Insert | sqlite.Insert]] = {
     "postgresql": postgresql.insert,
@@ -109,7 +112,8 @@ def claim_job(
     cancelled. A rerun (attempt > 1, after the reaper requeued the job) deletes the
     earlier trace points, so the new trace starts at seq 0.
 
-    With the ``machine`` record (core.machine) the job records it, the host's load average
+    With the ``machine`` record (core.machine) the job records it (with the distribution
+    and version its solver comes from, ``solver``), the host's load average
     and how many jobs are running on ``machine["host"]`` counting this one
     (``worker_host`` must then be ``host:pid``).
     """
@@ -137,10 +141,14 @@ def claim_job(
             session.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
             summaries.forget(session, job_id)
         machine_host = machine["host"] if machine else None
-        if machine_host is not None:
+        if machine is not None and machine_host is not None:
             running = _running_on(session, machine_host)
             crowd = {"concurrency": running, "concurrency_max": running}
-            apply(session, job_id, Event.PROGRESS, attempt=attempts, values=crowd)
+            # the record names the distribution the job's solver comes from, and its version
+            name, version = distribution_of(str(spec.get("solver")))
+            ran = {**machine, "solver": {"distribution": name, "version": version}}
+            values = {**crowd, "machine": ran}
+            apply(session, job_id, Event.PROGRESS, attempt=attempts, values=values)
         return Claim(job_id, attempts, spec, dataset.name, dataset.source, machine_host)
 
 
@@ -353,8 +361,8 @@ def requeue_lost(url: str, timeout: float) -> list[Send]:
         for job_id, attempts, spec in lost:
             if attempts >= MAX_ATTEMPTS:
                 error = (
-                    f"the worker running this job was lost {attempts} times (its process was "
-                    "killed, e.g. out of memory, or stopped answering); not run again"
+                    f"the worker running this job was lost {attempts} times (its pool process "
+                    "or the whole worker was killed, or stopped answering); not run again"
                 )
                 values = {"error": error}
                 if apply(session, job_id, Event.FAIL, attempt=attempts, where=stale, values=values):

@@ -22,7 +22,7 @@ from faceoff.core.labels import declared_labels
 from faceoff.core.lifecycle import Event, transition
 from faceoff.core.machine import machine_record
 from faceoff.core.models import RUNNING, Job
-from faceoff.core.queue import RUN_JOB
+from faceoff.core.queue import RUN_JOB, overshoot
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings, worker_job_bytes
 from faceoff.core.specs import JobSpec
@@ -31,10 +31,10 @@ from faceoff.data.transforms import normalize
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.problem import Data, Problem
 from faceoff.solvers.problem import build_problem as build_solver_problem
-from faceoff.solvers.run import Result, solve
+from faceoff.solvers.run import solve, warmup
 from faceoff.solvers.trace import CANCELLED as STOP_CANCELLED
 from faceoff.solvers.trace import DIVERGED, StopRules, TracePoint
-from faceoff.worker import store
+from faceoff.worker import runner, store
 from faceoff.worker.celery_app import celery_app
 from faceoff.worker.reaper import Heartbeat
 from faceoff.worker.warmup import check_available
@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 ERROR_CHARS = 4000  # longest error message kept on a job
 DIVERGED_ERROR = "diverged: primal or dual not finite"
+TIME_LIMIT = "time_limit"  # the stop reason of a run killed for not stopping at its limit
 
 
 def describe(err: BaseException) -> str:
@@ -256,8 +257,8 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
     are written with the job's end."""
     identity = None
     try:
+        check_available(str(claim.spec.get("solver")), claim.machine_host or "?")
         spec = JobSpec.model_validate(claim.spec)
-        check_available(spec.solver)
         _record_dataset(settings, claim, spec.normalize)
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
@@ -273,9 +274,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
             get_spec(spec.solver).trace_mode,
         )
         _show_identity(settings.database_url, claim, identity)
-        result = _solve(spec, problem, claim, settings, writer)
-        event, error = _outcome(result.stop_reason)
-        return End(event, result.stop_reason, error, identity, result.wall_s)
+        return _solve(spec, problem, claim, settings, writer)._replace(identity=identity)
     except SoftTimeLimitExceeded:
         soft = task.request.timelimit[1]
         return End(
@@ -325,16 +324,45 @@ def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> No
 
 def _solve(
     spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
-) -> Result:
-    stop = StopRules(
-        max_epochs=spec.stop.max_epochs,
-        max_seconds=spec.stop.max_seconds,
-        tol=spec.stop.tol,
-        should_stop=store.CancelCheck(settings.database_url, claim),
-    )
+) -> End:
+    """Run the job's solver in a supervised child process (worker.runner): how it ended
+    (the identity is the caller's to add)."""
+    warmup(spec.solver)  # inherited from the main process: a no-op unless it was not
     # the canonical parameters the API checked: typed again, not checked again
     params = get_spec(spec.solver).load_params(spec.params)
-    return solve(problem, spec.solver, params, stop, spec.solver_seed, on_point=writer)
+    limits = spec.stop
+
+    def run(send, should_stop, record) -> tuple[str, float]:
+        stop = StopRules(
+            max_epochs=limits.max_epochs,
+            max_seconds=limits.max_seconds,
+            tol=limits.tol,
+            should_stop=should_stop,
+        )
+        result = solve(
+            problem, spec.solver, params, stop, spec.solver_seed, on_point=send, shared=record
+        )
+        return result.stop_reason, result.wall_s
+
+    check = store.CancelCheck(settings.database_url, claim)
+    outcome = runner.supervise(run, writer, check, limits.max_seconds)
+    if outcome.ended == "cancelled":
+        return End(Event.HALT, STOP_CANCELLED, None)
+    if outcome.ended == "time_limit":
+        error = (
+            f"the solver did not stop at its time limit of {limits.max_seconds:g} s: its "
+            f"process was killed after {outcome.budget:.1f} s (the limit plus half the "
+            f"allowance of {overshoot(limits.max_seconds):g} s); the trace points "
+            "recorded until then are kept"
+        )
+        return End(Event.FAIL, TIME_LIMIT, error)
+    if outcome.error is not None:
+        if outcome.traceback:
+            log.error("job %d: the solver raised\n%s", claim.job_id, outcome.traceback)
+        return End(Event.FAIL, None, outcome.error[:ERROR_CHARS])
+    reason = str(outcome.reason)  # a run that returned has one
+    event, failure = _outcome(reason)
+    return End(event, reason, failure, None, outcome.wall_s)
 
 
 def _outcome(reason: str) -> tuple[Event, str | None]:

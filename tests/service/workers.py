@@ -67,7 +67,7 @@ def running_worker(
     settings: Settings,
     pool: str = "prefork",
     concurrency: int = 1,
-    start_timeout: float = 180,
+    start_timeout: float = 360,
     cwd: Path = REPO,
 ) -> Iterator[WorkerProcess]:
     """Start ``celery worker`` on ``settings.QUEUE`` in ``cwd`` (which celery puts first on

@@ -257,13 +257,13 @@ def test_a_solver_that_fails_to_warm_up_is_reported_and_refused(monkeypatch, cap
     )
     monkeypatch.setitem(catalogue(), "ghost", ghost)
     monkeypatch.setattr(warmup, "UNAVAILABLE", {})
-    failed = warmup.warm_up(["ghost", "agd"])
+    failed = warmup.warm_up(["ghost", "agd"])  # in a child process
     assert list(failed) == ["ghost"]
-    assert failed["ghost"].startswith("ModuleNotFoundError: ")
-    assert "warm-up of solver 'ghost' failed" in caplog.text
-    warmup.check_available("agd")
-    with pytest.raises(RuntimeError, match="solver 'ghost' is not available on this worker"):
-        warmup.check_available("ghost")
+    assert failed["ghost"].startswith("its warm-up failed: ModuleNotFoundError: ")
+    assert "solver 'ghost' is unavailable on this worker" in caplog.text
+    warmup.check_available("agd", "h1")
+    with pytest.raises(RuntimeError, match="solver 'ghost' is not available on worker h1"):
+        warmup.check_available("ghost", "h1")
 
 
 _IMPORTS = """

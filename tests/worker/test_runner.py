@@ -1,0 +1,118 @@
+"""worker.runner.supervise on runs made here: a normal run's points and result arrive, and
+a run that raises, segfaults, holds the interpreter lock past its limit or ignores a cancel
+is ended as stated; worker.warmup.check_available names what a worker lacks."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import time
+
+import pytest
+
+from faceoff.core.queue import CANCEL_GRACE_SECONDS, kill_after
+from faceoff.worker import runner
+from faceoff.worker.warmup import UNAVAILABLE, check_available
+
+LOADED = 3.0  # slack of the timing asserts on a loaded machine
+
+
+def test_a_run_sends_its_points_and_its_result():
+    def run(send, should_stop, record):
+        for seq in range(5):
+            send({"seq": seq})
+        return "converged", 0.5
+
+    points = []
+    outcome = runner.supervise(run, points.append, lambda: False, max_seconds=10)
+    assert points == [{"seq": seq} for seq in range(5)]
+    assert (outcome.reason, outcome.wall_s, outcome.error, outcome.ended) == (
+        "converged",
+        0.5,
+        None,
+        None,
+    )
+
+
+def test_an_error_comes_back_with_its_traceback():
+    def run(send, should_stop, record):
+        raise ValueError("no luck")
+
+    outcome = runner.supervise(run, print, lambda: False, max_seconds=10)
+    assert outcome.error == "ValueError: no luck"
+    assert "Traceback" in outcome.traceback and outcome.ended is None
+
+
+def test_a_segfault_is_named_and_the_supervisor_carries_on():
+    def run(send, should_stop, record):
+        send("before")
+        ctypes.string_at(0)
+        return "converged", 0.0
+
+    points = []
+    outcome = runner.supervise(run, points.append, lambda: False, max_seconds=10)
+    assert points == ["before"]
+    assert outcome.ended == "crashed"
+    assert outcome.error == "the solver's process was killed by signal SIGSEGV (Segmentation fault)"
+
+
+def test_a_run_holding_the_lock_is_killed_past_its_limit():
+    def run(send, should_stop, record):
+        record[runner.CREATED] = time.perf_counter()
+        send("first")
+        ctypes.PyDLL(None).sleep(60)  # holds the interpreter lock
+        return "converged", 0.0
+
+    points = []
+    began = time.monotonic()
+    outcome = runner.supervise(run, points.append, lambda: False, max_seconds=0.5)
+    took = time.monotonic() - began
+    assert (outcome.ended, points) == ("time_limit", ["first"])
+    assert kill_after(0.5) <= outcome.budget < kill_after(0.5) + LOADED
+    assert took < kill_after(0.5) + LOADED
+
+
+def test_evaluation_time_is_not_budget():
+    def run(send, should_stop, record):
+        record[runner.CREATED] = time.perf_counter()
+        record[runner.EVALUATING] = time.perf_counter()  # evaluating a point for 2 s
+        time.sleep(2.0)
+        record[runner.EVALUATED], record[runner.EVALUATING] = 2.0, math.nan
+        return "max_seconds", 2.0
+
+    outcome = runner.supervise(run, print, lambda: False, max_seconds=0.5)
+    assert (outcome.ended, outcome.reason) == (None, "max_seconds")
+
+
+@pytest.mark.parametrize("obeys", [True, False])
+def test_a_cancel_stops_the_run_or_kills_it(obeys):
+    def run(send, should_stop, record):
+        send("first")
+        while not (obeys and should_stop()):
+            pass
+        return "cancelled", 0.0
+
+    asked = []
+
+    def should_stop():
+        if not asked:
+            asked.append(time.monotonic())
+        return True
+
+    outcome = runner.supervise(run, print, should_stop, max_seconds=60)
+    latency = time.monotonic() - asked[0]
+    if obeys:
+        assert (outcome.ended, outcome.reason) == (None, "cancelled")
+    else:
+        assert outcome.ended == "cancelled"
+        assert latency >= CANCEL_GRACE_SECONDS
+    assert latency < CANCEL_GRACE_SECONDS + LOADED
+
+
+def test_check_available_names_the_missing_plugin_and_the_failed_warm_up(monkeypatch):
+    with pytest.raises(RuntimeError, match=r"plug-in lab\.nan is not installed on worker h1 \("):
+        check_available("lab.nan", "h1")
+    monkeypatch.setitem(UNAVAILABLE, "agd", "its warm-up crashed: ... SIGSEGV")
+    with pytest.raises(RuntimeError, match=r"'agd' is not available on worker h1: its warm-up"):
+        check_available("agd", "h1")
+    check_available("lbfgs", "h1")
