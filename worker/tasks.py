@@ -7,6 +7,7 @@ import logging
 import math
 import os
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -332,7 +333,9 @@ def _solve(
     params = get_spec(spec.solver).load_params(spec.params)
     limits = spec.stop
 
-    def run(send, should_stop, record) -> tuple[str, float]:
+    def run(
+        send: Callable[[Any], None], should_stop: Callable[[], bool], record: np.ndarray
+    ) -> tuple[str, float]:
         stop = StopRules(
             max_epochs=limits.max_epochs,
             max_seconds=limits.max_seconds,
