@@ -50,7 +50,7 @@ MULTICLASS_HELP = (
 )
 GAMMA_HELP = f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"
 ASK_SERVER_HELP = "a Faceoff API: ask it instead of the local registry"
-SOLVERS_SERVER_HELP = "a Faceoff API: also list what its live workers cannot run, and why"
+SOLVERS_SERVER_HELP = "a Faceoff API: its solvers, and what its live workers cannot run and why"
 
 
 class Parser(argparse.ArgumentParser):
@@ -256,9 +256,8 @@ def _add_solvers(commands: argparse._SubParsersAction) -> None:
         "server's (the peers its API host has installed, and the solvers its live workers "
         "cannot run, and why).",
     )
-    listing.add_argument("--url", help=ASK_SERVER_HELP)
-    _add_table_format(listing)
     listing.add_argument("--url", help=SOLVERS_SERVER_HELP)
+    _add_table_format(listing)
     listing.set_defaults(handler=_solvers)
 
 
@@ -288,7 +287,7 @@ def _add_datasets(commands: argparse._SubParsersAction) -> None:
 def _add_datasets_list(actions: argparse._SubParsersAction) -> argparse.ArgumentParser:
     text = "every dataset: task, shape and where its file is (--url: the server's)"
     listing = actions.add_parser("list", help=text, description=text)
-    listing.add_argument("--url", help=SOLVERS_SERVER_HELP)
+    listing.add_argument("--url", help=ASK_SERVER_HELP)
     return listing
 
 

@@ -432,12 +432,22 @@ def test_health_and_metrics(api):
     client, _ = api
     health = client.get("/api/v1/health")
     assert health.status_code == 200
-    assert health.json() == {
+    body = health.json()
+    limits = body.pop("time_limits")
+    assert body == {
         "database": "ok",
         "broker": "ok",
         "workers": 0,
         "worker_hosts": [],
         "worker_memory": [],
+    }
+    assert set(limits) == {
+        "run_killed_after",
+        "cancel_grace_seconds",
+        "soft_limit",
+        "hard_limit",
+        "max_job_seconds",
+        "warmup_timeout_seconds",
     }
     client.post("/api/v1/jobs", json=JOB)
     client.get("/api/v1/jobs/5")
