@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.algorithms.saga import AUTO_SCALE, Params
+from faceoff.solvers.algorithms.saga import AUTO_SCALE_MAX, AUTO_SCALE_MAX_OTHERS, Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.lazy_prox import (
     RESCALE_BELOW,
@@ -463,14 +463,14 @@ class SAGA(PrimalMethod):
 
 
 def auto_step_scale(problem: Problem) -> float:
-    """``step_scale=None`` (auto): max‖aᵢ‖²/mean‖aᵢ‖² clipped to AUTO_SCALE, so the step is
-    1/(3·L) of the mean row's L but never above 1/L_max (in the set-up: one O(n) pass over
-    the row norms)."""
+    """``step_scale=None`` (auto): max‖aᵢ‖²/mean‖aᵢ‖² clipped to [1, AUTO_SCALE_MAX of the
+    loss], so the step is 1/(3·L) of the mean row's L but never above 1/L_max (2/(3·L_max)
+    but for the logistic). In the set-up: one O(n) pass over the row norms."""
     norms = problem.data.row_sq_norms
     mean = float(np.mean(norms)) if norms.size else 0.0
     ratio = float(norms.max()) / mean if mean > 0.0 else 1.0
-    low, high = AUTO_SCALE
-    return min(max(ratio, low), high)
+    high = AUTO_SCALE_MAX.get(problem.loss.name, AUTO_SCALE_MAX_OTHERS)
+    return min(max(ratio, 1.0), high)
 
 
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
