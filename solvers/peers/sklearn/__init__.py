@@ -30,7 +30,8 @@ class RidgeParams:
 
 
 def _hessian_memory(n: int, d: int, params: Any, penalty: str) -> float:
-    """newton-cholesky's d × d Hessian and its Cholesky factor."""
+    """newton-cholesky's d × d Hessian and its Cholesky factor (``d``: d·K for a K-class
+    problem, whose multinomial Hessian is dK × dK)."""
     return 2 * 8.0 * d * d
 
 
@@ -49,6 +50,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2",),  # its l1 form has no l2 term, and our l2 > 0
         params=LiblinearParams,
+        multiclass=("ovr",),  # no multinomial form: it refuses K ≥ 3 classes
         # random_state shuffles the dual CD's coordinates; TRON is deterministic (checked
         # for every entry by tests/solvers/test_seeds.py)
         seeded=SeedWhen("formulation", ("dual",)),
@@ -61,6 +63,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2",),
         seeded=False,
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.newton_cholesky",
@@ -71,6 +74,7 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2",),
         extra_memory=_hessian_memory,
         seeded=False,
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.sag",
@@ -79,6 +83,7 @@ SPECS: tuple[SolverSpec, ...] = (
         "sag",
         losses=("logistic",),
         penalties=("l2",),
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.saga",
@@ -87,6 +92,7 @@ SPECS: tuple[SolverSpec, ...] = (
         "saga",
         losses=("logistic",),
         penalties=("l2", "elastic_net"),
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.ridge",
@@ -97,6 +103,7 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2",),
         params=RidgeParams,
         seeded=SeedWhen("solver", ("sag", "saga")),  # random_state: sag and saga only
+        multiclass=("ovr",),  # the K targets ±1 at once
     ),
     _peer(
         "sklearn.elastic_net",
@@ -105,5 +112,6 @@ SPECS: tuple[SolverSpec, ...] = (
         "elastic_net",
         losses=("squared",),
         seeded=False,  # random_state applies to selection="random"; the adapter keeps cyclic
+        multiclass=("ovr",),  # the K targets ±1 at once
     ),
 )
