@@ -15,7 +15,8 @@ from typing import TypeVar
 from faceoff.core.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
-CELERY = Path(sys.executable).with_name("celery")
+# this interpreter's celery: a venv's bin/celery script may carry another venv's shebang
+CELERY = [sys.executable, "-m", "celery"]
 READY = b" ready."  # celery logs "celery@<name> ready." once it consumes
 
 T = TypeVar("T")
@@ -75,7 +76,7 @@ def running_worker(
     settings.HOME.mkdir(parents=True, exist_ok=True)
     log_path = settings.HOME / f"worker-{settings.QUEUE}.log"
     command = [
-        str(CELERY),
+        *CELERY,
         "-A",
         "faceoff.worker.celery_app",
         "worker",

@@ -53,10 +53,10 @@ def _fitter(
     problem: Problem, make: Callable[[int], Any], kind: str = "rows", targets: str = "b"
 ) -> Callable[[int], Fit]:
     """fit(budget) of ``make(max_iter)`` on A in layout ``kind`` and ``problem.b`` (or, with
-    ``targets="signs"``, the one-vs-rest targets ``problem.signs``); iterations done: the
-    largest n_iter_ of its classes."""
+    ``targets="signs"`` on a K-class problem, the one-vs-rest targets ``problem.signs``);
+    iterations done: the largest n_iter_ of its classes."""
     A = layout(problem.data, kind)
-    b = problem.signs if targets == "signs" else problem.b
+    b = problem.signs if targets == "signs" and problem.multiclass is not None else problem.b
 
     def fit(budget: int) -> Fit:
         estimator = make(budget)
