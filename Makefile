@@ -12,7 +12,7 @@ TEST_WORKERS ?= 2
 FACEOFF_DATA_MIRROR ?= $(abspath ../shared/datasets)
 export FACEOFF_DATA_MIRROR
 
-.PHONY: venv test up demo lint bench bench-papers bench-history clean
+.PHONY: venv test up demo lint bench bench-papers bench-history bench-multiclass clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ lint: venv
 ## Benchmarks against the peers (see bench/README.md).
 bench: venv
 	$(BIN)/python -m bench.run_part1
+
+## Part 5: K-class objectives, ours against the peers (see bench/README.md, part 5).
+bench-multiclass: venv
+	$(BIN)/python -m bench.run_multiclass
 
 ## The papers' claims for SPDC and DGPD, and their kernel costs (see bench/README.md, part 2).
 bench-papers: venv

@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.evaluation import compile_kernels
 from faceoff.solvers.problem import Problem, build_problem
-from faceoff.solvers.spec import SolverSpec
+from faceoff.solvers.spec import SolverSpec, SupportError
 from faceoff.solvers.trace import Recorder, StopRules, TracePoint
 from faceoff.solvers.vocabulary import get_loss
 
@@ -129,7 +129,10 @@ def warmup(solver: str) -> None:
         values = spec.load_params(change)
         for problem in _warm_problems(spec):
             recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))
-            entry(problem, values, recorder, 0)
+            try:
+                entry(problem, values, recorder, 0)
+            except SupportError:  # a peer's refusal of this problem (cyanure: svrg, sparse K)
+                continue
             compile_kernels(problem)  # trace points on dense data too
     _warm.add(solver)
 

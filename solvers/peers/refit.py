@@ -116,7 +116,7 @@ def refit(
     stop = recorder.stop
     cap = max(1, min(max_budget, math.floor(stop.max_epochs / passes * (1 + 1e-12))))
     reason = recorder.record_fit(
-        0, 0.0, np.zeros(problem.n_features), 0.0, {"max_iter": 0, "wall_s": 0.0}
+        0, 0.0, np.zeros(problem.coef_shape), 0.0, {"max_iter": 0, "wall_s": 0.0}
     )
     budget, last, previous, shown = 1, None, None, 0.0
     gc.collect()
@@ -146,6 +146,28 @@ def refit(
         last, previous = result, result.x
         budget = min(cap, max(budget + 1, round(budget * REFIT_RATIO)))
     return reason
+
+
+def class_columns(problem: Problem, coef: Any) -> np.ndarray:
+    """X of shape ``problem.coef_shape`` from a library's ``coef_`` (one row a class, in
+    the order of the class indices 0..K−1): its transpose, C-ordered. A two-class fit gives
+    one row w, for class 1 against class 0: one-vs-rest then has X = [−w, w] (bᵢ₀ = −bᵢ₁ and
+    each loss is even in (z, b)), and a multinomial fit made as the binary problem of
+    :func:`binary_multinomial` has X = [−w/2, w/2]."""
+    W = np.asarray(coef, dtype=np.float64).reshape(-1, problem.n_features)
+    if problem.n_classes == 2 and W.shape[0] == 1:
+        w = W[0] if problem.multiclass == "ovr" else W[0] / 2
+        W = np.stack([-w, w])
+    return np.ascontiguousarray(W.T)
+
+
+def binary_multinomial(problem: Problem) -> bool:
+    """Whether a library fits ``problem`` as its binary problem: a two-class multinomial one,
+    which libraries solve as the logistic problem of w = x₁ − x₀. Its optimum has x₀ = −x₁
+    (the objective is invariant under (x₀, x₁) → (−x₁, −x₀) and strictly convex), so
+    l1(‖x₀‖₁ + ‖x₁‖₁) + l2/2(‖x₀‖² + ‖x₁‖²) = l1‖w‖₁ + (l2/2)/2‖w‖²: the binary problem has
+    weights **l1 and l2/2**, and X = [−w/2, w/2] (:func:`class_columns`)."""
+    return problem.multiclass == "multinomial" and problem.n_classes == 2
 
 
 class RefitPeer:

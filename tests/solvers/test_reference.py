@@ -51,8 +51,11 @@ class Plan:
     narrow: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     max_epochs: float = 6000.0  # passes within which the gap must reach TOL
     max_seconds: float = 90.0
-    # the K-class problems each variant but the defaults runs on (the defaults: K_DATASETS)
+    # the K-class problems the defaults run on, and those each other variant runs on
+    k_datasets: tuple[str, ...] = K_DATASETS
     k_variant_datasets: tuple[str, ...] = ("sparse_k",)
+    # variant -> (the K-class problems it runs on instead of the above, why)
+    k_narrow: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
 
 PLANS: dict[str, Plan] = {
@@ -145,12 +148,18 @@ def cases(catalogue: Mapping[str, SolverSpec] = OURS, plans: Mapping[str, Plan] 
                         yield pytest.param(solver, params, loss, penalty, dataset, id=label)
 
 
-def k_cases(catalogue: Mapping[str, SolverSpec] = OURS, plans: Mapping[str, Plan] = PLANS):
-    """One pytest.param(solver, params, form, loss, penalty, dataset) per K-class case."""
+def k_cases(
+    catalogue: Mapping[str, SolverSpec] = OURS,
+    plans: Mapping[str, Plan] = PLANS,
+    default: Plan = Plan(),  # noqa: B008 (frozen)
+):
+    """One pytest.param(solver, params, form, loss, penalty, dataset) per K-class case
+    (``default``: the plan of a solver without one in ``plans``)."""
     for solver, spec in catalogue.items():
-        plan = plans.get(solver, Plan())
+        plan = plans.get(solver, default)
         for params, _ in variants(spec, plan):
-            datasets = K_DATASETS if not params else plan.k_variant_datasets
+            datasets = plan.k_datasets if not params else plan.k_variant_datasets
+            datasets = plan.k_narrow.get(variant_name(params), (datasets,))[0]
             for form in spec.multiclass:
                 for loss in (loss for loss in spec.losses if form in get_loss(loss).multiclass):
                     for penalty in spec.penalties:
@@ -236,8 +245,8 @@ def test_every_plan_names_a_catalogued_solver_and_variant():
     for solver, plan in PLANS.items():
         assert solver in catalogue(), solver
         names = {variant_name(p) for p, _ in variants(catalogue()[solver], Plan(extra=plan.extra))}
-        assert set(plan.skip) | set(plan.narrow) <= names, (solver, names)
-        for datasets, why in plan.narrow.values():
+        assert set(plan.skip) | set(plan.narrow) | set(plan.k_narrow) <= names, (solver, names)
+        for datasets, why in [*plan.narrow.values(), *plan.k_narrow.values()]:
             assert datasets and why
 
 

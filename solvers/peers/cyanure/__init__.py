@@ -29,5 +29,8 @@ SPECS: tuple[SolverSpec, ...] = (
         params=Params,
         # MISO and SVRG sample the data; QNing over ISTA takes full gradients
         seeded=SeedWhen("solver", ("catalyst-miso", "miso", "svrg")),
+        # its multiclass-logistic and one-vs-rest fits; the squared loss one-vs-rest
+        # (method.py: svrg refused on sparse multinomial problems)
+        multiclass=("ovr", "multinomial"),
     ),
 )

@@ -31,7 +31,8 @@ class RidgeParams:
 
 def _hessian_memory(n: int, d: int, params: Any, penalty: str) -> float:
     """newton-cholesky's d × d Hessian, its Cholesky factor and the solve's copies: 4 d × d
-    doubles (round 3 measured 3.54 GB at d = 12,000, 3.1 × 8d²)."""
+    doubles (round 3 measured 3.54 GB at d = 12,000, 3.1 × 8d²; ``d``: d·K for a K-class
+    problem, whose multinomial Hessian is dK × dK)."""
     return 4 * 8.0 * d * d
 
 
@@ -56,6 +57,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2",),  # its l1 form has no l2 term, and our l2 > 0
         params=LiblinearParams,
+        multiclass=("ovr",),  # no multinomial form: it refuses K ≥ 3 classes
         # random_state shuffles the dual CD's coordinates; TRON is deterministic (checked
         # for every entry by tests/solvers/test_seeds.py)
         seeded=SeedWhen("formulation", ("dual",)),
@@ -68,6 +70,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2",),
         seeded=False,
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.newton_cholesky",
@@ -78,6 +81,7 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2",),
         extra_memory=_hessian_memory,
         seeded=False,
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.sag",
@@ -86,6 +90,7 @@ SPECS: tuple[SolverSpec, ...] = (
         "sag",
         losses=("logistic",),
         penalties=("l2",),
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.saga",
@@ -94,6 +99,7 @@ SPECS: tuple[SolverSpec, ...] = (
         "saga",
         losses=("logistic",),
         penalties=("l2", "elastic_net"),
+        multiclass=("ovr", "multinomial"),
     ),
     _peer(
         "sklearn.ridge",
@@ -105,6 +111,7 @@ SPECS: tuple[SolverSpec, ...] = (
         params=RidgeParams,
         extra_memory=_ridge_memory,
         seeded=SeedWhen("solver", ("sag", "saga")),  # random_state: sag and saga only
+        multiclass=("ovr",),  # the K targets ±1 at once
     ),
     _peer(
         "sklearn.elastic_net",
@@ -113,5 +120,6 @@ SPECS: tuple[SolverSpec, ...] = (
         "elastic_net",
         losses=("squared",),
         seeded=False,  # random_state applies to selection="random"; the adapter keeps cyclic
+        multiclass=("ovr",),  # the K targets ±1 at once
     ),
 )

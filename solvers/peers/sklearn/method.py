@@ -12,6 +12,20 @@ Weight mappings to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖
   iterations, sag's and saga's epochs; cholesky is direct (one fit).
 - ``ElasticNet`` minimizes 1/(2n)‖b − Aw‖² + αρ‖w‖₁ + α(1 − ρ)/2‖w‖² = P with
   **α = l1 + l2, ρ = l1_ratio = l1/(l1 + l2)**. Budget: coordinate-descent epochs.
+
+K-class problems (X of shape (d, K), ``Problem.coef_shape``; the labels handed over are the
+class indices 0..K−1, so ``coef_``'s rows are the classes in our order):
+
+- **multinomial**: ``LogisticRegression`` on K ≥ 3 classes minimizes
+  C Σᵢ [log Σₖ exp(aᵢᵀwₖ) − aᵢᵀw_{yᵢ}] + r‖W‖₁ + (1 − r)/2‖W‖²_F, ours times
+  1/(l1 + l2) with the same C and r (checked to 1e-15 for lbfgs, newton-cholesky, sag and
+  saga). Two classes make it binary: fitted with l2/2 (``refit.binary_multinomial``).
+  liblinear has no multinomial form (it refuses K ≥ 3).
+- **one-vs-rest**: ``OneVsRestClassifier(LogisticRegression(...))``, one binary fit a class
+  with the mapping above (its labels 1 for class k, 0 for the rest: the logistic loss with
+  bᵢₖ = ±1); ``Ridge`` and ``ElasticNet`` fit the K targets bᵢₖ = ±1 (``Problem.signs``)
+  at once, each target its own problem with the mappings above. A budget is every class's
+  ``max_iter``; a trace epoch is one iteration of every class (K passes over A).
 """
 
 from __future__ import annotations
@@ -21,32 +35,49 @@ from typing import Any
 
 import numpy as np
 
-from faceoff.solvers.peers.refit import PEER_TOL, Fit, RefitPeer, layout, timed_fit
+from faceoff.solvers.peers.refit import (
+    PEER_TOL,
+    Fit,
+    RefitPeer,
+    binary_multinomial,
+    class_columns,
+    layout,
+    timed_fit,
+)
 from faceoff.solvers.peers.sklearn import LiblinearParams, RidgeParams
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.spec import NoParams
 
 
 def _fitter(
-    problem: Problem, make: Callable[[int], Any], kind: str = "rows"
+    problem: Problem, make: Callable[[int], Any], kind: str = "rows", targets: str = "b"
 ) -> Callable[[int], Fit]:
-    """fit(budget) of ``make(max_iter)`` on A in layout ``kind``; iterations done: n_iter_."""
-    A, b = layout(problem.data, kind), problem.b
+    """fit(budget) of ``make(max_iter)`` on A in layout ``kind`` and ``problem.b`` (or, with
+    ``targets="signs"`` on a K-class problem, the one-vs-rest targets ``problem.signs``);
+    iterations done: the largest n_iter_ of its classes."""
+    A = layout(problem.data, kind)
+    b = problem.signs if targets == "signs" and problem.multiclass is not None else problem.b
 
     def fit(budget: int) -> Fit:
         estimator = make(budget)
         seconds = timed_fit(estimator, A, b)
-        n_iter = getattr(estimator, "n_iter_", None)
-        if n_iter is None:  # a direct solver: the budget plays no part
-            return Fit(seconds, _coef(estimator), 1, True)
-        done = int(np.max(n_iter))
-        return Fit(seconds, _coef(estimator), done, done < budget)
+        parts = getattr(estimator, "estimators_", [estimator])  # OneVsRestClassifier's
+        n_iter = [getattr(part, "n_iter_", None) for part in parts]
+        if n_iter[0] is None:  # a direct solver: the budget plays no part
+            return Fit(seconds, _coef(problem, estimator), 1, True)
+        done = max(int(np.max(k)) for k in n_iter)
+        return Fit(seconds, _coef(problem, estimator), done, done < budget)
 
     return fit
 
 
-def _coef(estimator: Any) -> np.ndarray:
-    return np.asarray(estimator.coef_, dtype=np.float64).ravel().copy()
+def _coef(problem: Problem, estimator: Any) -> np.ndarray:
+    """x, or X of shape (d, K), from the fitted ``estimator``."""
+    if problem.multiclass is None:
+        return np.asarray(estimator.coef_, dtype=np.float64).ravel().copy()
+    if hasattr(estimator, "estimators_"):
+        return class_columns(problem, np.vstack([e.coef_ for e in estimator.estimators_]))
+    return class_columns(problem, estimator.coef_)
 
 
 def _logistic(solver: str) -> RefitPeer:
@@ -57,14 +88,17 @@ def _logistic(solver: str) -> RefitPeer:
     ) -> Callable[[int], Fit]:
         # scikit-learn's estimators (a second to import) only when this peer runs
         from sklearn.linear_model import LogisticRegression
+        from sklearn.multiclass import OneVsRestClassifier
 
         l1, l2, n = problem.penalty.l1, problem.penalty.l2, problem.n_samples
+        if binary_multinomial(problem):
+            l2 = l2 / 2
         options = {}
         if isinstance(params, LiblinearParams):
             options["dual"] = params.formulation == "dual"
 
         def make(budget: int) -> Any:
-            return LogisticRegression(
+            estimator = LogisticRegression(
                 solver=solver,
                 C=1.0 / (n * (l1 + l2)),
                 l1_ratio=l1 / (l1 + l2),
@@ -74,6 +108,7 @@ def _logistic(solver: str) -> RefitPeer:
                 random_state=seed,
                 **options,
             )
+            return OneVsRestClassifier(estimator) if problem.multiclass == "ovr" else estimator
 
         return _fitter(problem, make)
 
@@ -103,7 +138,7 @@ def _ridge(problem: Problem, params: RidgeParams, seed: int) -> Callable[[int], 
             random_state=seed,
         )
 
-    return _fitter(problem, make)
+    return _fitter(problem, make, targets="signs")
 
 
 def _elastic_net(problem: Problem, params: NoParams, seed: int) -> Callable[[int], Fit]:
@@ -123,7 +158,7 @@ def _elastic_net(problem: Problem, params: NoParams, seed: int) -> Callable[[int
             random_state=seed,
         )
 
-    return _fitter(problem, make, kind="columns")
+    return _fitter(problem, make, kind="columns", targets="signs")
 
 
 ridge = RefitPeer(_ridge)
