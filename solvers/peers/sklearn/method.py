@@ -62,8 +62,8 @@ def _fitter(
         estimator = make(budget)
         seconds = timed_fit(estimator, A, b)
         parts = getattr(estimator, "estimators_", [estimator])  # OneVsRestClassifier's
-        n_iter = [getattr(part, "n_iter_", None) for part in parts]
-        if n_iter[0] is None:  # a direct solver: the budget plays no part
+        n_iter = [k for part in parts if (k := getattr(part, "n_iter_", None)) is not None]
+        if not n_iter:  # a direct solver: the budget plays no part
             return Fit(seconds, _coef(problem, estimator), 1, True)
         done = max(int(np.max(k)) for k in n_iter)
         return Fit(seconds, _coef(problem, estimator), done, done < budget)
