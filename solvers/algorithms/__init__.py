@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceoff.solvers.spec import AUTO, param
+from faceoff.solvers.spec import param
 
 SAMPLING_MODES = ("uniform", "importance", "permutation")
 
 
-def coordinate_sampling(auto: str) -> Any:
-    """The ``sampling`` parameter of the coordinate methods (solvers.sampling's modes), by
-    default ``auto``, whose choice ``auto`` says."""
+def coordinate_sampling() -> Any:
+    """The ``sampling`` parameter of the coordinate methods (solvers.sampling's modes)."""
     return param(
-        AUTO,
-        choices=(AUTO, *SAMPLING_MODES),
+        "uniform",
+        choices=SAMPLING_MODES,
         help="coordinate sampling: uniform (with replacement), importance p ∝ β‖column/row‖² "
         "+ l2·n (Faceoff eq. (14)), or permutation (every coordinate once per epoch, in a "
-        f"fresh random order); auto: {auto}",
+        "fresh random order)",
     )
