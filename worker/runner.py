@@ -108,6 +108,12 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _stop_budget(record: np.ndarray) -> None:
+    """The run has returned: the time its last word waits in a full pipe (a supervisor busy
+    writing points to a slow database) is not budget, so it is never killed for it."""
+    record[EVALUATING] = time.perf_counter()
+
+
 def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> None:
     """The child's whole life: run, send the outcome, exit without cleaning up what it
     shares with its parent (database connections, the broker's)."""
@@ -123,8 +129,10 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
             pass
         try:
             reason, wall_s = run(sender.send, lambda: bool(record[CANCEL]), record)
+            _stop_budget(record)
             sender.send(("end", reason, wall_s))
         except BaseException as err:
+            _stop_budget(record)
             sender.send(("error", f"{type(err).__name__}: {err}", traceback.format_exc()))
         sender.close()
     except BaseException:

@@ -5,8 +5,11 @@ is ended as stated; worker.warmup.check_available names what a worker lacks."""
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import math
+import os
 import time
+from multiprocessing.reduction import ForkingPickler
 
 import pytest
 
@@ -14,6 +17,7 @@ from faceoff.core.queue import CANCEL_GRACE_SECONDS, kill_after
 from faceoff.worker import runner
 from faceoff.worker.warmup import UNAVAILABLE, check_available
 
+F_GETPIPE_SZ = 1032  # fcntl: a pipe's capacity in bytes (Linux)
 LOADED = 3.0  # slack of the timing asserts on a loaded machine
 
 
@@ -82,6 +86,39 @@ def test_evaluation_time_is_not_budget():
 
     outcome = runner.supervise(run, print, lambda: False, max_seconds=0.5)
     assert (outcome.ended, outcome.reason) == (None, "max_seconds")
+
+
+def test_a_finished_run_waiting_on_a_busy_supervisor_is_not_killed():
+    """The supervisor writes points to a database that has gone silent (a write takes
+    seconds): the run, done within its budget, waits with its result in a full pipe, and
+    that wait is not budget."""
+    reader, writer = os.pipe()
+    capacity = fcntl.fcntl(writer, F_GETPIPE_SZ)
+    os.close(reader)
+    os.close(writer)
+    overhead = len(ForkingPickler.dumps(b"x" * capacity)) - capacity
+    # its 4-byte length is written alone, to a page of the pipe; the message fills the rest
+    filler = b"x" * (capacity - os.sysconf("SC_PAGE_SIZE") - overhead)
+
+    def run(send, should_stop, record):
+        record[runner.CREATED] = time.perf_counter()
+        for point in (b"first", filler):  # as Recorder sends them: evaluation time
+            began = record[runner.EVALUATING] = time.perf_counter()
+            send(point)
+            record[runner.EVALUATED] += time.perf_counter() - began
+            record[runner.EVALUATING] = math.nan
+        return "max_seconds", 0.1  # its result waits: the pipe is full
+
+    received = []
+
+    def on_point(point):
+        received.append(len(point))
+        if len(received) == 1:
+            time.sleep(kill_after(0.2) + 1.0)  # one write, past the run's limit
+
+    outcome = runner.supervise(run, on_point, lambda: False, max_seconds=0.2)
+    assert received == [5, len(filler)]
+    assert (outcome.ended, outcome.reason, outcome.error) == (None, "max_seconds", None)
 
 
 @pytest.mark.parametrize("obeys", [True, False])
