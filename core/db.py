@@ -21,6 +21,7 @@ statement bound: rewriting a large table may take as long as it takes.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Iterator
@@ -38,6 +39,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from faceoff.core.errors import NotFoundError
 from faceoff.core.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -179,10 +182,21 @@ def session_scope(url: str) -> Iterator[Session]:
         yield session
         session.commit()
     except BaseException:
-        session.rollback()
+        _roll_back(session)
         raise
     finally:
         session.close()
+
+
+def _roll_back(session: Session) -> None:
+    """Roll ``session`` back; when its connection cannot (a signal's exception, such as a
+    soft time limit, interrupted it in the middle of an answer), drop the connection so
+    that the pool never hands it out again, and let the interrupting error stand."""
+    try:
+        session.rollback()
+    except Exception as err:
+        log.warning("a connection that could not roll back was dropped: %s", err)
+        session.invalidate()
 
 
 def _refuse_flush(*_args: Any) -> None:
@@ -198,7 +212,7 @@ def read_session(url: str) -> Iterator[Session]:
     try:
         yield session
     finally:
-        session.rollback()
+        _roll_back(session)
         session.close()
 
 

@@ -84,7 +84,18 @@ def create_app(settings: Settings | None = None) -> Dash:
         """A new page starts without the errors of the last one."""
         return ""
 
+    _set_up_now(app)
     return app
+
+
+def _set_up_now(app: Dash) -> None:
+    """Do Dash's first-request set-up now, once, before any request. Dash does it on a
+    process's first request (registering the script files it serves and the page
+    callbacks) and flags it done before doing it, so requests arriving meanwhile in other
+    threads found no React to serve (404: the browser stayed at "Loading...") and no
+    callbacks. gunicorn forks its workers after this (dashboard.serve preloads the app)."""
+    with app.server.test_request_context("/"):
+        app._setup_server()
 
 
 def _unknown_component_file(_err: DependencyException) -> ResponseReturnValue:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from faceoff.core.db import page, read_session, session_scope
 from faceoff.core.models import Dataset, TracePoint
@@ -49,3 +51,30 @@ def test_page_counts_every_row_whatever_the_page(database_url):
         found, count = page(session, query, None, offset=1)
         assert names(found) == ["d1", "d2", "d3", "d4"] and count == 5
         assert page(session, query.where(Dataset.name == "none"), 3) == ([], 0)
+
+
+class Interrupted(Exception):
+    """What a signal handler raises, as Celery's soft time limit does."""
+
+
+def test_a_statement_interrupted_by_a_signal_keeps_its_error_and_drops_its_connection(
+    postgres_url,
+):
+    """A soft time limit's signal arrives while PostgreSQL is answering: the rollback of
+    the interrupted connection fails (it is mid-answer), yet the caller sees the signal's
+    error, not the rollback's, and the next session gets a working connection."""
+
+    def interrupt(_signum, _frame):
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(Interrupted), session_scope(postgres_url) as session:
+            session.execute(text("SELECT pg_sleep(3)"))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    for _ in range(3):  # whichever pooled connection it gets
+        with session_scope(postgres_url) as session:
+            assert session.execute(text("SELECT 1")).scalar() == 1

@@ -11,7 +11,10 @@ that sent half their headers, a normal GET answers within 2 s."""
 from __future__ import annotations
 
 import os
+import re
 import socket
+import subprocess
+import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,7 +24,7 @@ import psutil
 
 from faceoff.core.migrate import upgrade
 from faceoff.core.secret_key import make_secret_key
-from tests.dashboard.conftest import running_dashboard
+from tests.dashboard.conftest import REPO, running_dashboard
 
 ANSWER_SECONDS = 2.0  # on a loaded 2-core machine; the dev server took > 30 s
 RSS_GROWTH_BYTES = 60 * 1024**2  # the 200 MB bodies: at most this much more memory
@@ -142,3 +145,45 @@ def test_slow_connections_do_not_stop_it_answering(tmp_path):
             assert response.status_code == 200
         assert max(timings) < ANSWER_SECONDS, timings
     print(f"behind 600 slow sockets: GET in {', '.join(f'{t:.3f}' for t in timings)} s")
+
+
+FRESH_PROCESS = """
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from faceoff.dashboard.app import create_app
+client = create_app().server.test_client()
+sys.setswitchinterval(1e-6)  # the threads interleave finely, as on a busy machine
+with ThreadPoolExecutor(8) as pool:  # its first requests, at once, as a browser sends them
+    codes = list(pool.map(lambda path: client.get(path).status_code, sys.argv[1:]))
+print(" ".join(map(str, codes)))
+"""
+
+
+def test_a_fresh_process_serves_the_page_s_scripts_at_once(tmp_path):
+    """A gunicorn worker's first requests come at once (a browser loads the page's scripts
+    on six connections): each must be served, React, the renderer, the components' bundles
+    and the chunks loaded later. Dash's first-request set-up let the requests beside the
+    first one through before it had registered the files: 404, and the browser stayed at
+    "Loading..." for good. Here the page comes from the server, its files from a fresh
+    process's first requests."""
+    url = db_url(tmp_path)
+    with running_dashboard(url) as base:
+        page = httpx.get(f"{base}/", timeout=30)
+    assert page.status_code == 200
+    scripts = re.findall(r'<script src="([^"]+)"', page.text)
+    assert any("react@" in s for s in scripts) and any("dash_renderer" in s for s in scripts)
+    chunks = [f"/_dash-component-suites/dash/dcc/async-{c}.js" for c in ("graph", "dropdown")]
+    paths = (scripts + chunks) * 2
+    env = {**os.environ, "FACEOFF_DATABASE_URL": url}
+    fresh = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, *paths],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    codes = fresh.stdout.split()
+    refused = sorted({p for p, code in zip(paths, codes, strict=True) if code != "200"})
+    assert not refused, refused
