@@ -115,17 +115,22 @@ def _warm_problems(spec: SolverSpec) -> Iterator[Problem]:
                 yield _tiny_problem(loss, penalty, form)
 
 
-def warmup(solver: str) -> None:
+def warmup(solver: str, every_choice: bool = True) -> None:
     """Compile what a run of ``solver`` executes (kernels and evaluation) by running it on a
     tiny problem, so that no measured run pays for compilation. Once per process; Numba's
-    on-disk cache makes later processes cheap."""
+    on-disk cache makes later processes cheap.
+
+    A peer's library is compiled ahead: ``every_choice=False`` runs it with its defaults
+    only (its imports and first calls), where a process has already seen every choice
+    pass (worker.warmup)."""
     if solver in _warm:
         return
     spec = get_spec(solver)
     entry = _entry(spec)
     # defaults, then each choice of each choice parameter (they may select other kernels),
     # with what the rules between parameters need beside it
-    for change in spec.choice_variants():
+    variants = spec.choice_variants() if every_choice or spec.requires is None else [{}]
+    for change in variants:
         values = spec.load_params(change)
         for problem in _warm_problems(spec):
             recorder = Recorder(problem, StopRules(max_epochs=1.0, max_seconds=60))

@@ -85,6 +85,19 @@ def postgres_url() -> Iterator[str]:
         drop_pg_database(url)
 
 
+@pytest.fixture(scope="module")
+def module_postgres_url() -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database shared by a module's tests (a service they
+    share starts once: a worker's warm-up takes 20–60 s), dropped afterwards."""
+    require("PostgreSQL", PG_HOST, PG_PORT)
+    url = create_pg_database()
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     """A fresh, migrated SQLite database file."""
@@ -99,19 +112,16 @@ def database_url(request) -> str:
     return request.getfixturevalue(f"{request.param}_url")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     require("Redis", REDIS_HOST, REDIS_PORT)
     return f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
 
 
-@pytest.fixture
-def settings_for(tmp_path: Path):
-    """``settings_for(database_url, broker_url)`` → Settings with a unique queue and home."""
-
+def _settings_maker(home: Path):
     def make(database_url: str, broker_url: str = "redis://127.0.0.1:6379/15", **extra):
         return Settings(
-            HOME=tmp_path / "home",
+            HOME=home,
             DATABASE_URL=database_url,
             BROKER_URL=broker_url,
             QUEUE=f"faceoff-test-{uuid.uuid4().hex[:8]}",
@@ -119,3 +129,15 @@ def settings_for(tmp_path: Path):
         )
 
     return make
+
+
+@pytest.fixture
+def settings_for(tmp_path: Path):
+    """``settings_for(database_url, broker_url)`` → Settings with a unique queue and home."""
+    return _settings_maker(tmp_path / "home")
+
+
+@pytest.fixture(scope="module")
+def module_settings_for(tmp_path_factory: pytest.TempPathFactory):
+    """:func:`settings_for` for a module's shared service."""
+    return _settings_maker(tmp_path_factory.mktemp("module") / "home")

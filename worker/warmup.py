@@ -13,9 +13,9 @@ whose distribution is not installed is recorded with one line naming the distrib
 how to install it (``faceoff-bench[peers]``).
 
 The worker's main process then warms up the solvers that passed, loading what the children
-compiled from Numba's on-disk cache, so every pool process (and every run it forks)
-inherits them and no job pays for them (a solver whose warm-up passed in its child is
-trusted to pass again).
+compiled from Numba's on-disk cache (a peer: its defaults only, its library imported and
+called once), so every pool process (and every run it forks) inherits them and no job pays
+for them (a solver whose warm-up passed in its child is trusted to pass again).
 """
 
 from __future__ import annotations
@@ -113,12 +113,14 @@ def _warm_in_child(names: list[str], timeout: float) -> tuple[dict[str, str], li
 
 def _load_here(names: list[str]) -> None:
     """Warm up ``names``, whose warm-up a child has run, in this process too: their
-    kernels load from Numba's cache, and the pool processes forked later inherit them."""
+    kernels load from Numba's cache, and the pool processes forked later inherit them. A
+    peer, whose every choice the child ran, runs with its defaults only: its library is
+    imported and called once (its other choices call the same compiled library)."""
     from faceoff.solvers.run import warmup
 
     for name in names:
         try:
-            warmup(name)
+            warmup(name, every_choice=False)
         except Exception as err:
             UNAVAILABLE[name] = f"its warm-up failed: {type(err).__name__}: {err}"
             log.error("solver %r is unavailable on this worker: %s", name, UNAVAILABLE[name])

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from faceoff.api.main import create_app
 from faceoff.cli.up import DEMO_DATASET
+from faceoff.core.migrate import upgrade
 from tests.api.test_routes import LOCAL
 from tests.dashboard.conftest import REPO, point_count_js, running_dashboard
 from tests.service.workers import running_worker, wait_for
@@ -52,10 +53,13 @@ SWEEP = {
 }
 
 
-@pytest.fixture
-def service(sqlite_url, redis_url, settings_for):
-    """The API (in process) and one real worker process on SQLite and Redis."""
-    settings = settings_for(sqlite_url, redis_url)
+@pytest.fixture(scope="module")
+def service(tmp_path_factory, redis_url, module_settings_for):
+    """The API (in process) and one real worker process on SQLite and Redis, shared by the
+    module's tests (each waits for its own jobs), and the database's URL."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('live') / 'faceoff.db'}"
+    upgrade(url)
+    settings = module_settings_for(url, redis_url)
     with (
         TestClient(create_app(settings), client=LOCAL) as api,
         running_worker(settings, concurrency=2) as w,
@@ -64,7 +68,11 @@ def service(sqlite_url, redis_url, settings_for):
             "/api/v1/datasets", json={"name": "synthetic-2000x300", "source": SYNTHETIC}
         )
         assert created.status_code == 201, created.text
-        yield api, w
+        yield api, w, url
+
+
+def _succeeded(api) -> int:
+    return api.get("/api/v1/jobs", params={"status": "succeeded"}).json()["count"]
 
 
 def _finished(api, sweep_id: int) -> bool:
@@ -74,8 +82,9 @@ def _finished(api, sweep_id: int) -> bool:
 
 
 @pytest.mark.slow
-def test_compare_page_of_a_finished_sweep(service, sqlite_url, page, tmp_path):
-    api, worker = service
+def test_compare_page_of_a_finished_sweep(service, page, tmp_path):
+    api, worker, sqlite_url = service
+    succeeded = _succeeded(api)
     created = api.post("/api/v1/sweeps", json=SWEEP)
     assert created.status_code == 201, created.text
     sweep_id, n_jobs = created.json()["id"], created.json()["n_jobs"]
@@ -86,10 +95,7 @@ def test_compare_page_of_a_finished_sweep(service, sqlite_url, page, tmp_path):
         reference = api.post("/api/v1/references", json=objective)
         assert reference.status_code in (200, 201, 202), reference.text
     wait_for(
-        lambda: (
-            api.get("/api/v1/jobs", params={"status": "succeeded"}).json()["count"]
-            == n_jobs + len(SWEEP["l2"])
-        ),
+        lambda: _succeeded(api) == succeeded + n_jobs + len(SWEEP["l2"]),
         300,
         "the reference runs",
         worker,
@@ -147,8 +153,8 @@ def test_compare_page_of_a_finished_sweep(service, sqlite_url, page, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_running_jobs_curve_grows(service, sqlite_url, page):
-    api, worker = service
+def test_a_running_jobs_curve_grows(service, page):
+    api, worker, sqlite_url = service
     job = api.post(
         "/api/v1/jobs",
         json={
@@ -162,32 +168,35 @@ def test_a_running_jobs_curve_grows(service, sqlite_url, page):
             "stop": {"max_epochs": 1e6, "max_seconds": 120, "tol": 0},
         },
     ).json()
-    wait_for(
-        lambda: api.get(f"/api/v1/jobs/{job['id']}").json()["n_points"] >= 5,
-        120,
-        "the job's first points",
-        worker,
-    )
-    with running_dashboard(sqlite_url) as base:
-        page.goto(f"{base}/compare?jobs={job['id']}&x=time&y=gap&logx=log")
-        count = point_count_js("compare-graph")
-        page.wait_for_function(f"{count} > 0")
-        # the trace is thinned to at most ~500 points, so growth shows in its extent
-        last_x = f"(() => {{ const x = {PLOT}._fullData[0].x; return x[x.length - 1]; }})()"
-        before = page.evaluate(last_x)
-        assert "live" in page.locator("#compare-status").inner_text()
-        page.wait_for_function(f"{last_x} > {before}", timeout=20_000)
-        assert page.evaluate(last_x) > before
-        assert api.get(f"/api/v1/jobs/{job['id']}").json()["status"] == "running"
-    api.post(f"/api/v1/jobs/{job['id']}/cancel")
+    try:
+        wait_for(
+            lambda: api.get(f"/api/v1/jobs/{job['id']}").json()["n_points"] >= 5,
+            120,
+            "the job's first points",
+            worker,
+        )
+        with running_dashboard(sqlite_url) as base:
+            page.goto(f"{base}/compare?jobs={job['id']}&x=time&y=gap&logx=log")
+            count = point_count_js("compare-graph")
+            page.wait_for_function(f"{count} > 0")
+            # the trace is thinned to at most ~500 points, so growth shows in its extent
+            last_x = f"(() => {{ const x = {PLOT}._fullData[0].x; return x[x.length - 1]; }})()"
+            before = page.evaluate(last_x)
+            assert "live" in page.locator("#compare-status").inner_text()
+            page.wait_for_function(f"{last_x} > {before}", timeout=20_000)
+            assert page.evaluate(last_x) > before
+            assert api.get(f"/api/v1/jobs/{job['id']}").json()["status"] == "running"
+    finally:  # the module's other tests share the worker
+        api.post(f"/api/v1/jobs/{job['id']}/cancel")
+        wait_for(lambda: _terminal(api, job["id"]), 60, "the cancelled job to end", worker)
 
 
 @pytest.mark.slow
-def test_compare_page_marks_a_refit_trace(service, sqlite_url, page, tmp_path):
+def test_compare_page_marks_a_refit_trace(service, page, tmp_path):
     """sklearn.liblinear (traced by refits) beside dual_cd, both run by the real worker:
     the refit curve has a marker on each point (each is a fit of its own) and says
     "(refit)" in its legend entry; ours is a plain line."""
-    api, worker = service
+    api, worker, sqlite_url = service
     created = api.post("/api/v1/datasets", json=DEMO_DATASET)
     assert created.status_code == 201, created.text
     objective = {"dataset": "breast_cancer", "loss": "logistic", "l2": 1e-2}

@@ -17,10 +17,11 @@ has no NAT or forwarding (engine.py), so the running containers cannot reach the
 The scenario, each step timed (the table is printed at the end and kept in the cache folder's
 timings.log): start dockerd if none runs; build or reuse the images; ``up -d``; wait for a
 healthy API with a live worker; create a team token with ``faceoff tokens create`` inside the
-api container; submit a sweep with a peer (sklearn.lbfgs) through the published API port;
-``--scale worker=3`` while it runs; open the dashboard in Chromium; ``restart worker``
-mid-sweep; wait for every job; ``down`` then ``up`` again and find every job, trace point and
-dataset still there (named volumes); ``down -v`` removes them.
+api container; register the datasets through the published API port; ``--scale worker=3``;
+submit a sweep with a peer (sklearn.lbfgs) to the three workers; open the dashboard in
+Chromium; ``restart worker`` mid-sweep; wait for every job; ``down`` then ``up`` again and
+find every job, trace point and dataset still there (named volumes); ``down -v`` removes
+them.
 
 Skipped with the reason when no Docker engine runs and none can be started, or no compose
 command is installed; under CI (``CI`` set) that is a failure instead: .ci/run installs
@@ -68,9 +69,8 @@ DATASET = {
         "seed": 0,
     },
 }
-# 48 jobs of up to 3 s of solver time each: long enough to scale and restart the workers while
-# it runs (tol 0 and small l2, so that most run their time out); on a quiet 2-core machine
-# 36 jobs left ~20 s of work at the restart
+# 48 jobs of up to 3 s of solver time each: long enough to restart the workers while it runs
+# (tol 0 and small l2, so that most run their time out): ~50 s of work for three workers
 SWEEP = {
     "name": "compose e2e",
     "datasets": [DATASET["name"]],
@@ -292,22 +292,25 @@ def test_docker_compose_for_a_team(tmp_path, request, capsys, record_property):
         assert token, "faceoff tokens create printed no secret"
         api.headers["Authorization"] = f"Bearer {token}"
 
-        with clock("datasets (synthetic, upload) and sweep submitted"):
+        with clock("datasets (synthetic, upload)"):
             created = api.post("/datasets", json=DATASET)
             assert created.status_code == 201, created.text
             files = {"file": ("team.svm", UPLOAD.encode())}
             uploaded = api.post("/datasets/upload", files=files, data={"name": "e2e-upload"})
             assert uploaded.status_code == 201, uploaded.text
-            sweep = api.post("/sweeps", json=SWEEP)
-            assert sweep.status_code == 201, sweep.text
-        sweep_id, n_jobs = sweep.json()["id"], sweep.json()["n_jobs"]
-        assert n_jobs == len(SWEEP["solvers"]) * len(SWEEP["l2"])
 
         with clock(f"--scale worker={WORKERS}"):
             compose("up", "-d", "--no-build", "--scale", f"worker={WORKERS}")
         with clock(f"{WORKERS} workers live"):
             health = _wait(_live_workers(api, WORKERS), 600, f"{WORKERS} live workers", compose)
         assert len(health["worker_hosts"]) == WORKERS, health
+        # submitted to the three: a worker's warm-up (20-110 s here, by load) is not a race
+        # between the first worker and the sweep
+        with clock("sweep submitted"):
+            sweep = api.post("/sweeps", json=SWEEP)
+            assert sweep.status_code == 201, sweep.text
+        sweep_id, n_jobs = sweep.json()["id"], sweep.json()["n_jobs"]
+        assert n_jobs == len(SWEEP["solvers"]) * len(SWEEP["l2"])
 
         with clock("dashboard in Chromium (login, runs table)"):
             dashboard = f"http://127.0.0.1:{dashboard_port}"

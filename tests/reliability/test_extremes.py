@@ -28,9 +28,10 @@ JOB = {
 }
 
 
-@pytest.fixture
-def service(postgres_url, redis_url, settings_for):
-    settings = settings_for(postgres_url, redis_url)
+@pytest.fixture(scope="module")
+def service(module_postgres_url, redis_url, module_settings_for):
+    """One API and worker for the module's tests (each counts only the jobs it adds)."""
+    settings = module_settings_for(module_postgres_url, redis_url)
     with (
         running_worker(settings) as worker,
         running_api(api_env(settings), settings.HOME / "faceoff.api.log") as api,
@@ -50,6 +51,7 @@ def assert_gamma_refused(response: httpx.Response, where: str) -> None:
 
 def test_a_subnormal_gamma_is_a_422_naming_gamma_and_its_range(service):
     client, dataset_id, worker = service
+    jobs = client.get("/jobs").json()["count"]
     stats = client.get(
         f"/datasets/{dataset_id}/stats", params={"loss": "smooth_hinge", "gamma": SUBNORMAL}
     )
@@ -66,7 +68,7 @@ def test_a_subnormal_gamma_is_a_422_naming_gamma_and_its_range(service):
     assert_gamma_refused(client.post("/sweeps", json=sweep), "body")
     reference = {k: v for k, v in JOB.items() if k != "stop"} | {"gamma": SUBNORMAL}
     assert_gamma_refused(client.post("/references", json=reference), "body")
-    assert client.get("/jobs").json()["count"] == 0
+    assert client.get("/jobs").json()["count"] == jobs
 
 
 def test_the_smallest_gamma_is_served_and_run(service):
@@ -106,6 +108,7 @@ def test_integer_fields_take_json_integers_only(service):
     """Round 3: ``true``, ``"3_0"`` and ``"٣٠"`` were accepted as integer parameters (1, 30,
     30): Python's int() reads them all."""
     client, _, _ = service
+    jobs = client.get("/jobs").json()["count"]
     for value in NOT_INTEGERS:
         cases = {
             ("params", "batch_size"): {**JOB, "params": {"batch_size": value}},
@@ -129,7 +132,7 @@ def test_integer_fields_take_json_integers_only(service):
         source = {**TINY, "n_samples": value}
         response = client.post("/datasets", json={"name": "bad", "source": source})
         assert response.status_code == 422, (value, response.text)
-    assert client.get("/jobs").json()["count"] == 0
+    assert client.get("/jobs").json()["count"] == jobs
     assert client.post("/jobs", json={**JOB, "params": {"batch_size": 3}}).status_code == 201
 
 
