@@ -126,6 +126,10 @@ def _seen_workers(settings: Settings, host: str | None = None) -> Workers:
             # a broker that does not answer a ping within a second: no worker is seen
             up = check_broker(settings) == "ok"
             seen = live_workers(settings, timeout) if up else Workers(0, [], [])
+            if up and not seen.workers and timeout < MISSING_INSPECT_SECONDS:
+                # none answered the quick look: a busy worker may answer late, and a job
+                # admitted without its workers' memory may be one none of them can hold
+                seen = live_workers(settings, MISSING_INSPECT_SECONDS)
             _seen[key] = (time.monotonic(), seen)
     return seen
 
