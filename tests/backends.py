@@ -73,9 +73,7 @@ def drop_pg_database(url: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh, migrated PostgreSQL database, dropped afterwards."""
+def _migrated_pg_database() -> Iterator[str]:
     require("PostgreSQL", PG_HOST, PG_PORT)
     url = create_pg_database()
     try:
@@ -83,19 +81,19 @@ def postgres_url() -> Iterator[str]:
         yield url
     finally:
         drop_pg_database(url)
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database, dropped afterwards."""
+    yield from _migrated_pg_database()
 
 
 @pytest.fixture(scope="module")
 def module_postgres_url() -> Iterator[str]:
     """A fresh, migrated PostgreSQL database shared by a module's tests (a service they
     share starts once: a worker's warm-up takes 20–60 s), dropped afterwards."""
-    require("PostgreSQL", PG_HOST, PG_PORT)
-    url = create_pg_database()
-    try:
-        upgrade(url)
-        yield url
-    finally:
-        drop_pg_database(url)
+    yield from _migrated_pg_database()
 
 
 @pytest.fixture

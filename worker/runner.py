@@ -129,11 +129,11 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
             pass
         try:
             reason, wall_s = run(sender.send, lambda: bool(record[CANCEL]), record)
-            _stop_budget(record)
-            sender.send(("end", reason, wall_s))
+            last: tuple = ("end", reason, wall_s)
         except BaseException as err:
-            _stop_budget(record)
-            sender.send(("error", f"{type(err).__name__}: {err}", traceback.format_exc()))
+            last = ("error", f"{type(err).__name__}: {err}", traceback.format_exc())
+        _stop_budget(record)
+        sender.send(last)
         sender.close()
     except BaseException:
         code = 1

@@ -27,7 +27,7 @@ DENSE = {"n": 1_500, "d": 1_000, "density": 1.0}
 K_CLASS = {"n": 6_000, "d": 2_000, "density": 0.01, "classes": 4, "epochs": 1}
 # parameters that make a solver's own memory large. One epoch (for a peer: one fit of one
 # iteration) where a run's memory is all allocated in the first, such as a d × d or
-# (dK)² Hessian: three took 106 s of the 149 s of newton-cholesky's cases
+# (dK)² Hessian: with three, newton-cholesky's K-class case took 53 s a run (two a case)
 LARGE = {
     "sklearn.newton_cholesky": [({}, {"n": 2_000, "d": 2_500, "density": 1.0, "epochs": 1})],
     "sklearn.ridge": [
