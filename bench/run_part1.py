@@ -55,6 +55,7 @@ from bench.common import (
 )
 from bench.peers import PEERS, is_refit, missing_packages, supports, title
 from faceoff.core.analysis import relative_suboptimality
+from faceoff.dashboard.figures.labels import auto_label
 from faceoff.solvers.numba_cache import configure_numba_cache
 
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
@@ -67,24 +68,36 @@ MAPPING_TOL = 1e-8  # a converged peer must land this close to P* (relative)
 MAPPING_L2 = (1e-1, 1e-2)  # well-conditioned l2 weights on which the mapping is checked
 LOSSES = ("logistic", "smooth_hinge")
 # our columns: (label, catalogue solver, params); dual_cd first (the others are capped
-# relative to its time)
+# relative to its time). A method's default (its name alone, params {}: every ``auto``
+# parameter chooses from the problem) and its candidate settings, every auto parameter
+# given explicitly (issue 34)
+_PLAIN = {"accelerate": "none", "shrinking": "off"}  # dual_cd without Catalyst or shrinking
 OURS: tuple[tuple[str, str, dict], ...] = (
-    ("dual_cd uni", "dual_cd", {"sampling": "uniform"}),
-    ("dual_cd imp", "dual_cd", {"sampling": "importance"}),
-    ("dual_cd per", "dual_cd", {"sampling": "permutation"}),
+    ("dual_cd uni", "dual_cd", {"sampling": "uniform", **_PLAIN}),
+    ("dual_cd", "dual_cd", {}),
+    ("dual_cd imp", "dual_cd", {"sampling": "importance", **_PLAIN}),
+    ("dual_cd per", "dual_cd", {"sampling": "permutation", **_PLAIN}),
     # liblinear's shrinking (acts on the smoothed hinge; the logistic runs as per)
-    ("dual_cd shr", "dual_cd", {"sampling": "permutation", "shrinking": "on"}),
-    ("dual_cd cat", "dual_cd", {"sampling": "permutation", "accelerate": "catalyst"}),
-    ("primal_cd uni", "primal_cd", {"sampling": "uniform"}),
-    ("primal_cd imp", "primal_cd", {"sampling": "importance"}),
+    ("dual_cd shr", "dual_cd", {"sampling": "permutation", **_PLAIN, "shrinking": "on"}),
+    ("dual_cd cat", "dual_cd", {"sampling": "permutation", **_PLAIN, "accelerate": "catalyst"}),
+    ("primal_cd", "primal_cd", {}),
+    ("primal_cd uni", "primal_cd", {"sampling": "uniform", "step": "fixed"}),
+    ("primal_cd imp", "primal_cd", {"sampling": "importance", "step": "fixed"}),
     ("primal_cd newton", "primal_cd", {"sampling": "permutation", "step": "newton"}),
     ("saga", "saga", {}),
-    # 1/L_max, lightning's step for the logistic (ours: 1/(3·L_max))
+    ("saga 1", "saga", {"step_scale": 1.0}),  # 1/(3·L_max), the paper's
+    # 1/L_max, lightning's step for the logistic
     ("saga 1/L", "saga", {"step_scale": 3.0}),
     ("lbfgs", "lbfgs", {}),
 )
 NAMES = [label for label, _, _ in OURS]
 COORDINATE = [label for label, solver, _ in OURS if solver in ("dual_cd", "primal_cd")]
+# each method's default column (its params left out: auto) and its candidate settings
+DEFAULTS = {label: solver for label, solver, params in OURS if not params}
+CANDIDATES = {
+    method: [label for label, solver, params in OURS if solver == method and params]
+    for method in DEFAULTS.values()
+}
 # same method, ours against a peer's (issue 14, target 2): our fastest mode of the method
 PAIRS: tuple[tuple[str, str], ...] = (
     ("dual_cd", "sklearn.liblinear"),
@@ -109,6 +122,7 @@ class Settings:
     peer_fit_seconds: float  # no peer fit predicted to take longer is started
     peer_max_iter: int
     pstar_seconds: float
+    mapping_seconds: float = 30.0  # cap of each peer's run in the weight-mapping check
 
 
 # datasets: names of bench.common.DATASETS
@@ -249,6 +263,7 @@ class Outcome:
     fits: int = 0
     traced: float | None = None  # ours and callback peers: time to target of the traced run
     quiet: bool = False  # ``seconds`` from runs without trace points (see time_ours)
+    auto: dict = field(default_factory=dict)  # ours: what each auto parameter chose
 
     def per_epoch(self) -> float:
         """Seconds per epoch (ours: solver time per epoch of the run to the target)."""
@@ -300,10 +315,11 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     )
     result, _ = _solve_quiet(problem, solver, params, stop, first)
     hit = first.point
+    auto = dict(result.trace[0].extras.get("auto", {})) if result.trace else {}
     if hit is None:
         rels = relative_suboptimality([p.primal for p in result.trace], pstar.p_star)
         best = min((r for r in rels if math.isfinite(r)), default=math.nan)
-        return Outcome(None, result.final.epoch, best, result.final.time_s)
+        return Outcome(None, result.final.epoch, best, result.final.time_s, auto=auto)
 
     def run_to(epoch: float):
         stop = StopRules(
@@ -340,7 +356,9 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
             break
         times.append(final.time_s)
         epochs, rel = final.epoch, relative_suboptimality(final.primal, pstar.p_star)
-    return Outcome(min(times), epochs, rel, max(times), times, traced=hit.time_s, quiet=quiet)
+    return Outcome(
+        min(times), epochs, rel, max(times), times, traced=hit.time_s, quiet=quiet, auto=auto
+    )
 
 
 def narrow_epoch(
@@ -452,7 +470,9 @@ def check_mappings(loaded: Loaded, cache: PStarCache, settings: Settings) -> lis
             for peer in PEERS:
                 if not supports(peer, loss):
                     continue
-                stop = StopRules(max_epochs=1e5, max_seconds=30.0, tol=MAPPING_TOL / 10)
+                stop = StopRules(
+                    max_epochs=1e5, max_seconds=settings.mapping_seconds, tol=MAPPING_TOL / 10
+                )
                 result, _ = _solve_quiet(problem, peer, {}, stop)
                 rel = relative_suboptimality(result.final.primal, pstar.p_star)
                 ok = abs(rel) <= MAPPING_TOL
@@ -515,12 +535,54 @@ def pair_cells(row: dict) -> list[str]:
         modes = {
             label: Outcome(**row["ours"][label])
             for label, s, params in OURS
-            if s == method and params.get("accelerate", "none") == "none"
+            if s == method and params and params.get("accelerate", "none") == "none"
         }
         fastest, theirs = best_peer(dict(modes)), row["peers"][peer]
         cells.append(
             "n/a" if theirs is None or fastest is None else _ratio(fastest[1], Outcome(**theirs))
         )
+    return cells
+
+
+def default_cells(row: dict) -> list[str]:
+    """A row of the defaults table: each method's default (what auto chose) ÷ the best
+    peer of the same method, then the fastest default ÷ the best peer overall."""
+    cells = [row["dataset"], row["loss"], f"{row['l2']:g}"]
+    peers = {p: (Outcome(**o) if o else None) for p, o in row["peers"].items()}
+    defaults = {label: Outcome(**row["ours"][label]) for label in DEFAULTS}
+    for label, method in DEFAULTS.items():
+        same = {peer: peers[peer] for m, peer in PAIRS if m == method}
+        best = best_peer(same)
+        chose = auto_label(defaults[label].auto) if defaults[label].auto else ""
+        ratio = "n/a" if best is None else f"{_ratio(defaults[label], best[1])} ({best[0]})"
+        cells.append(f"{ratio}; {chose}" if chose else ratio)
+    mine, best = best_peer(dict(defaults)), best_peer(peers)
+    cells += [
+        mine[0] if mine else "—",
+        best[0] if best else "—",
+        _ratio(mine[1], best[1] if best else None) if mine else "—",
+    ]
+    return cells
+
+
+def setting_cells(row: dict) -> list[str]:
+    """A row of the defaults-against-settings table: each method's default ÷ its fastest
+    candidate setting (named), in time and in epochs (runs are deterministic for a seed:
+    the epochs do not depend on the machine's load, the seconds do)."""
+    cells = [row["dataset"], row["loss"], f"{row['l2']:g}"]
+    for label, method in DEFAULTS.items():
+        if not CANDIDATES[method]:
+            continue
+        default = Outcome(**row["ours"][label])
+        fastest = best_peer({c: Outcome(**row["ours"][c]) for c in CANDIDATES[method]})
+        if fastest is None:
+            cells.append("—")
+            continue
+        name, best = fastest
+        epochs = ""
+        if default.seconds is not None and best.seconds is not None:
+            epochs = f", epochs {default.budget / best.budget:.2f}"
+        cells.append(f"{_ratio(default, best)} ({name}{epochs})")
     return cells
 
 
@@ -535,6 +597,11 @@ def report(results: dict, command: str) -> str:
         f"- {env['date']}, commit {env['commit']}{' (dirty tree)' if env['dirty'] else ''}",
         f"- CPU: {env['cpu']}, {env['cores']} cores, load average at start "
         f"{', '.join(f'{v:.2f}' for v in env['load_average'])}",
+        *(
+            f"- part {i}: {part['date']}, load average at its start "
+            f"{', '.join(f'{v:.2f}' for v in part['load_average'])}"
+            for i, part in enumerate(results.get("parts", [])[1:], start=2)
+        ),
         f"- Python {env['python']}, numpy {env['numpy']}, scipy {env['scipy']}, "
         f"scikit-learn {env['scikit-learn']}, lightning {env['lightning']}, "
         f"numba {env['numba']}; OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE'] or 'unset'}",
@@ -632,6 +699,38 @@ def report(results: dict, command: str) -> str:
     lines += md_table(
         ["dataset", "loss", "l2"] + [f"{method} ÷ {peer}" for method, peer in PAIRS],
         [pair_cells(row) for row in results["rows"] if not row.get("skipped")],
+    )
+    kept = [row for row in results["rows"] if not row.get("skipped")]
+    lines += [
+        "",
+        "## Defaults: each method's default ÷ the best peer of the same method",
+        "",
+        "A method's default is its column named alone (every `auto` parameter chooses from "
+        "the problem in the solver's set-up, which the clock counts); after `;` what auto "
+        "chose. Same-method peers: "
+        + ", ".join(f"{m} — {p}" for m, p in PAIRS)
+        + ". Goal (issue 34): each ≤ 1.0, the fastest default ≤ 0.5 × the best peer.",
+        "",
+    ]
+    lines += md_table(
+        ["dataset", "loss", "l2"]
+        + [f"{label} ÷ best same-method peer" for label in DEFAULTS]
+        + ["fastest default", "best peer", "fastest default ÷ best peer"],
+        [default_cells(row) for row in kept],
+    )
+    lines += [
+        "",
+        "## Defaults ÷ each method's fastest setting",
+        "",
+        "The default's time ÷ the fastest of the method's candidate settings (every auto "
+        "parameter given), that setting in brackets with the ratio of their epochs (the "
+        "same iterates when the default chose that setting: the time ratio is then the "
+        "noise of two timings, the epoch ratio 1.00).",
+        "",
+    ]
+    lines += md_table(
+        ["dataset", "loss", "l2"] + [f"{m} ÷ fastest" for m, c in CANDIDATES.items() if c],
+        [setting_cells(row) for row in kept],
     )
     lines += [
         "",
@@ -736,6 +835,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="time cap of each P* certification run (default 120; quick 60)",
     )
     parser.add_argument(
+        "--mapping-seconds",
+        type=float,
+        help="cap of each peer's run to convergence in the weight-mapping check (default 30; "
+        "a loaded machine may need more)",
+    )
+    parser.add_argument(
         "--refresh-pstar",
         action="store_true",
         help="recompute every P* instead of reading bench/out/pstar.json",
@@ -743,7 +848,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--out", type=Path, default=REPO / "bench" / "out", help="output folder (default bench/out)"
     )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        metavar="PART1_JSON",
+        help="run nothing: write the report of these part1.json files (rows of one run split "
+        "over processes, by --datasets) to OUT/part1.md",
+    )
     return parser.parse_args(argv)
+
+
+def merged(paths: list[Path]) -> dict:
+    """The results of several part1.json files as one: the first's environment and
+    settings, every file's datasets, rows and mapping checks, and each file's environment
+    under ``parts`` (its date and load average are in the report's header)."""
+    parts = [json.loads(path.read_text()) for path in paths]
+    results = {**parts[0], "parts": [part["environment"] for part in parts]}
+    for key in ("datasets", "rows", "mapping_checks"):
+        results[key] = [item for part in parts for item in part[key]]
+    return results
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -771,12 +895,28 @@ def settings_from(args: argparse.Namespace) -> Settings:
         settings = replace(settings, our_seconds=args.our_seconds)
     if args.pstar_seconds is not None:
         settings = replace(settings, pstar_seconds=args.pstar_seconds)
+    if args.mapping_seconds is not None:
+        settings = replace(settings, mapping_seconds=args.mapping_seconds)
     return settings
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar (a mapping check's numpy.bool) as the Python value json writes."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def main(argv: list[str] | None = None) -> int:
     configure_numba_cache()  # before any kernel is imported
     args = parse_args(argv)
+    if args.report:
+        results = merged(args.report)
+        text = report(results, results["command"])
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "part1.md").write_text(text)
+        print(text)
+        return 0
     missing = missing_packages()
     if missing:
         print(
@@ -829,11 +969,13 @@ def main(argv: list[str] | None = None) -> int:
             for l2 in settings.l2s:
                 results["rows"].append(bench_row(loaded, loss, l2, floor, cache, settings))
                 partial = {**results, "command": command}
-                (args.out / "part1.json").write_text(json.dumps(partial, indent=1))
+                (args.out / "part1.json").write_text(json.dumps(partial, indent=1, default=_plain))
     text = report(results, command)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "part1.md").write_text(text)
-    (args.out / "part1.json").write_text(json.dumps({**results, "command": command}, indent=1))
+    (args.out / "part1.json").write_text(
+        json.dumps({**results, "command": command}, indent=1, default=_plain)
+    )
     print()
     print(text)
     log(f"wrote {args.out / 'part1.md'} and {args.out / 'part1.json'}")
@@ -867,7 +1009,7 @@ def bench_row(
         log(f"{tag}: {n:14s} {outcome.cell()}")
         # capped by plain dual_cd: a cap from Catalyst's (or shrinking's) time would stop
         # the peers of the same-method pairs before they reach the target
-        plain = params.get("accelerate", "none") == "none" and "shrinking" not in params
+        plain = params.get("accelerate") == "none" and params.get("shrinking") == "off"
         if solver == "dual_cd" and plain and outcome.seconds is not None:
             cap = max(MIN_CAP_SECONDS, SLOW_FACTOR * outcome.seconds)
             capped = replace(

@@ -35,6 +35,11 @@ from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, get_loss
 
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
 DEFAULT_INSTALL = f'pip install "{DISTRIBUTION}[peers]"'  # how to install what a peer requires
+# a choice the solver makes from the problem when it starts (the default of some choice
+# parameters; a numeric parameter says so with None): it records what it chose in the
+# trace's extras (AUTO_EXTRA), and a value given explicitly always wins
+AUTO = "auto"
+AUTO_EXTRA = "auto"  # the extras key: {parameter: the value auto chose}
 
 
 def show(value: Any) -> str:
@@ -232,7 +237,9 @@ class NoParams:
 class OnlyWith:
     """A rule between parameters: ``param`` may be given (not None; or, with ``when``, set
     to ``when``) only when ``other`` is ``value`` (e.g. SPDC's α mixes the weighted
-    sampling's probabilities; dual_cd shrinks the rows of a permutation pass)."""
+    sampling's probabilities; dual_cd shrinks the rows of a permutation pass). ``other`` left
+    at ``auto`` satisfies the rule: the solver then chooses ``value`` (its documented
+    resolution honours the rule)."""
 
     param: str
     other: str
@@ -246,7 +253,7 @@ class OnlyWith:
             if self.when is None
             else (values[self.param] == self.when)
         )
-        if given and values[self.other] != self.value:
+        if given and values[self.other] not in (self.value, AUTO):
             name = self.param if self.when is None else f"{self.param}={self.when}"
             raise ParamError(
                 self.param,
@@ -484,7 +491,7 @@ class SolverSpec:
                 change = {param.name: choice}
                 for rule in self.rules:
                     if rule.param == param.name and rule.when == choice:
-                        if defaults[rule.other] != rule.value:
+                        if defaults[rule.other] not in (rule.value, AUTO):
                             change[rule.other] = rule.value
                 variants.append(change)
         return variants

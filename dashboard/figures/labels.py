@@ -31,17 +31,46 @@ def _fmt(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def legend_name(solver: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
-    """``spdc[batch_size=8,sampling=weighted]``: the solver and its non-default parameters."""
+# auto's choices a legend leaves out: the plain option (no acceleration, no shrinking)
+_PLAIN_CHOICES = ("none", "off")
+
+
+def auto_label(auto: Mapping[str, Any]) -> str:
+    """``permutation + catalyst``: what a solver's ``auto`` parameters chose (in their
+    order), the plain ``none``/``off`` left out, ``on`` as the parameter's name, a number
+    as ``step_scale=3``."""
+    parts = []
+    for name, value in auto.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            parts.append(f"{name}={value:.3g}")
+        elif value == "on":
+            parts.append(str(name))
+        elif value not in _PLAIN_CHOICES:
+            parts.append(str(value))
+    return " + ".join(parts) or "plain"
+
+
+def legend_name(
+    solver: str,
+    params: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    auto: Mapping[str, Any] | None = None,
+) -> str:
+    """``spdc[batch_size=8,sampling=weighted]``: the solver and its non-default parameters;
+    then what its ``auto`` parameters chose, if any: ``dual_cd (auto: permutation +
+    catalyst)``."""
     changed = [
         f"{k}={_fmt(v)}" for k, v in sorted(params.items()) if k not in defaults or defaults[k] != v
     ]
-    return f"{solver}[{','.join(changed)}]" if changed else solver
+    name = f"{solver}[{','.join(changed)}]" if changed else solver
+    return f"{name} (auto: {auto_label(auto)})" if auto else name
 
 
 def setting_name(row: Mapping[str, Any]) -> str:
-    """The legend name of a job row's solver setting."""
-    return legend_name(row["solver"], row["params"], solver_defaults(row["solver"]))
+    """The legend name of a job row's solver setting (with what auto chose)."""
+    return legend_name(
+        row["solver"], row["params"], solver_defaults(row["solver"]), row.get("auto")
+    )
 
 
 def weights_label(l2: float, l1: float) -> str:

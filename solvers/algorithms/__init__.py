@@ -7,17 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from faceoff.solvers.spec import param
+from faceoff.solvers.spec import AUTO, param
 
 SAMPLING_MODES = ("uniform", "importance", "permutation")
 
 
-def coordinate_sampling() -> Any:
-    """The ``sampling`` parameter of the coordinate methods (solvers.sampling's modes)."""
+def coordinate_sampling(auto: str) -> Any:
+    """The ``sampling`` parameter of the coordinate methods (solvers.sampling's modes), by
+    default ``auto``, whose choice ``auto`` says."""
     return param(
-        "uniform",
-        choices=SAMPLING_MODES,
+        AUTO,
+        choices=(AUTO, *SAMPLING_MODES),
         help="coordinate sampling: uniform (with replacement), importance p ∝ β‖column/row‖² "
         "+ l2·n (Faceoff eq. (14)), or permutation (every coordinate once per epoch, in a "
-        "fresh random order)",
+        f"fresh random order); auto: {auto}",
     )

@@ -72,13 +72,13 @@ def test_submit_job_enqueues_and_deduplicates(api):
     assert first.status_code == 201, first.text
     job = first.json()
     assert job["status"] == "queued" and job["spec"]["params"] == {
-        "sampling": "uniform",
+        "sampling": "auto",
         "step": "exact",
-        "accelerate": "none",
-        "shrinking": "off",
+        "accelerate": "auto",
+        "shrinking": "auto",
     }
     assert queued(settings) == 1
-    same = client.post("/api/v1/jobs", json={**JOB, "params": {"sampling": "uniform"}})
+    same = client.post("/api/v1/jobs", json={**JOB, "params": {"sampling": "auto"}})
     assert same.status_code == 200 and same.json()["id"] == job["id"]
     forced = client.post("/api/v1/jobs", json={**JOB, "force": True})
     assert forced.status_code == 201 and forced.json()["id"] != job["id"]

@@ -95,8 +95,8 @@ def test_jsonl_run_on_a1a():
     assert summary["params"] == {
         "sampling": "importance",
         "step": "exact",
-        "accelerate": "none",
-        "shrinking": "off",
+        "accelerate": "auto",
+        "shrinking": "auto",
     }
     assert summary["problem"]["n_samples"] == 1605
     assert summary["problem"]["n_features"] == 123
@@ -200,10 +200,10 @@ def test_solvers_json():
     assert [s["name"] for s in listed] == list(catalogue())
     dual = next(s for s in listed if s["name"] == "dual_cd")
     assert {p["name"]: p["default"] for p in dual["params"]} == {
-        "sampling": "uniform",
+        "sampling": "auto",
         "step": "exact",
-        "accelerate": "none",
-        "shrinking": "off",
+        "accelerate": "auto",
+        "shrinking": "auto",
     }
 
 

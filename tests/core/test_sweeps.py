@@ -163,10 +163,15 @@ def test_the_size_limit_counts_deterministic_solvers_once(database_url, settings
 
 # spec and objective hashes of binary and regression jobs, computed on main before the
 # K-class service work (79a4fb5; the same before the K-class core, 13ca1d3): this work
-# must leave every one of them as it was
+# must leave every one of them as it was. Issue 34 made `auto` the default of dual_cd's
+# sampling, accelerate and shrinking: a spec that gives main's defaults explicitly (as
+# every stored dual_cd job does: canonical specs store every parameter) keeps main's hash,
+# while one that omits them now means auto and hashes as NEW_DEFAULT_HASHES say
+MAIN_DUAL_CD = {"sampling": "uniform", "step": "exact", "accelerate": "none", "shrinking": "off"}
 MAIN_HASHES = [
     (
-        {"dataset": "a9a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"},
+        {"dataset": "a9a", "loss": "logistic", "l2": 1e-4, "solver": "dual_cd"}
+        | {"params": MAIN_DUAL_CD},
         "130d89f01320a30e3be2a03da697879d39a4275099a088be1b2be92b969fab13",
         "e25566ebec79d5a5c07feeda85f9c1361225942aa21f6d9245c42ef1c18b1459",
     ),
@@ -197,7 +202,7 @@ def test_binary_and_regression_hashes_are_main_s(fields, digest, objective):
     assert (spec_hash(spec), objective_hash(spec)) == (digest, objective)
     assert "multiclass" not in dump_spec(spec)
     if fields["loss"] == "logistic":  # a K-class form is another job and objective
-        lbfgs = {**fields, "solver": "lbfgs"}
+        lbfgs = {**fields, "solver": "lbfgs", "params": {}}
         binary = spec_hash(canonical_job(JobSpec(**lbfgs)))
         for form in ("ovr", "multinomial"):
             k_class = canonical_job(JobSpec(**lbfgs, multiclass=form))
@@ -205,8 +210,31 @@ def test_binary_and_regression_hashes_are_main_s(fields, digest, objective):
 
 
 def test_a_binary_sweep_s_jobs_and_spec_are_main_s():
+    dual_cd = {"solver": "dual_cd", "params": MAIN_DUAL_CD}  # main's defaults, explicitly
     sweep = SweepSpec(
-        datasets=["a9a"], losses=["logistic"], l2=[1e-4], solvers=["dual_cd", "lbfgs"], seeds=[0, 1]
+        datasets=["a9a"], losses=["logistic"], l2=[1e-4], solvers=[dual_cd, "lbfgs"], seeds=[0, 1]
     )
     assert [spec_hash(job) for job in expand_sweep(sweep)] == MAIN_SWEEP_HASHES
     assert "multiclass" not in dump_spec(sweep)
+
+
+# issue 34: dual_cd with its parameters omitted (auto), seeds 0 and 1 of the sweep above
+NEW_DEFAULT_HASHES = [
+    "4de6a17ca730e577c3820fcc4640e1dc9c85c2b985b3234c0ff8498310dea840",
+    "241e3b3fbdaa5d1abe6e42fd82f8bec85fc549b19bca07bc9727ee487abc035b",
+]
+
+
+def test_omitted_params_are_auto_and_hash_apart_from_main_s_defaults():
+    """A dual_cd job that omits its parameters runs auto: another run than main's uniform
+    passes, so another hash (a stored job of main's defaults is never reused for it),
+    stable from now on; lbfgs, whose parameters did not change, keeps main's hashes."""
+    sweep = SweepSpec(
+        datasets=["a9a"], losses=["logistic"], l2=[1e-4], solvers=["dual_cd", "lbfgs"], seeds=[0, 1]
+    )
+    jobs = expand_sweep(sweep)
+    assert [job.params for job in jobs[:2]] == [
+        {"sampling": "auto", "step": "exact", "accelerate": "auto", "shrinking": "auto"}
+    ] * 2
+    hashes = [spec_hash(job) for job in jobs]
+    assert hashes[:2] == NEW_DEFAULT_HASHES and hashes[2] == MAIN_SWEEP_HASHES[2]

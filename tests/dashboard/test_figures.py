@@ -69,6 +69,34 @@ def test_legend_name_shows_only_non_default_parameters():
     )
 
 
+def test_legend_name_says_what_auto_chose():
+    """issue 34: a default run names its choices; the plain options are left out."""
+    defaults = labels.solver_defaults("dual_cd")
+    auto = {"sampling": "permutation", "accelerate": "catalyst", "shrinking": "off"}
+    assert labels.legend_name("dual_cd", defaults, defaults, auto) == (
+        "dual_cd (auto: permutation + catalyst)"
+    )
+    auto = {"sampling": "permutation", "accelerate": "none", "shrinking": "on"}
+    assert labels.legend_name("dual_cd", defaults, defaults, auto) == (
+        "dual_cd (auto: permutation + shrinking)"
+    )
+    given = {**defaults, "step": "fixed"}
+    auto = {"sampling": "permutation", "accelerate": "none", "shrinking": "off"}
+    assert labels.legend_name("dual_cd", given, defaults, auto) == (
+        "dual_cd[step=fixed] (auto: permutation)"
+    )
+    assert labels.legend_name("saga", {"step_scale": None}, {"step_scale": None}, {
+        "step_scale": 2.9999
+    }) == "saga (auto: step_scale=3)"  # fmt: skip
+    assert labels.legend_name("primal_cd", {}, {}, {"step": "fixed", "sampling": "uniform"}) == (
+        "primal_cd (auto: fixed + uniform)"
+    )
+    assert labels.auto_label({"accelerate": "none", "shrinking": "off"}) == "plain"
+    # a job that chose nothing (every parameter given, or no point yet) is named as before
+    assert labels.setting_name({"solver": "dual_cd", "params": defaults, "auto": {}}) == "dual_cd"
+    assert labels.setting_name({"solver": "dual_cd", "params": defaults}) == "dual_cd"
+
+
 def test_compare_figure_one_entry_per_job_colour_per_solver_style_per_setting():
     rows = [
         row(1, "dual_cd"),

@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from faceoff.core.db import session_scope
+from faceoff.core.jobs import auto_choices
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import (
     CANCELLED,
@@ -323,3 +324,33 @@ def test_a_diverged_run_fails_and_keeps_its_finite_points(service):
     assert job.error == "diverged: primal or dual not finite"
     points = check_trace(service, job)
     assert all(np.isfinite([p.primal, p.dual, p.gap]).all() for p in points)
+
+
+def test_a_job_records_what_auto_chose_and_explicit_values_win(service):
+    """issue 34: omitted parameters run auto, whose choices each trace point's extras hold
+    (core.jobs.auto_choices reads them, the dashboard's legend names them); a value given
+    explicitly is run as given and nothing is recorded for it."""
+    small = add_dataset(service, SMALL)  # 2000 × 100: n ≥ d
+    stop = {"max_epochs": 30, "tol": 1e-8}
+    ill = {"loss": "smooth_hinge", "l2": 1e-7, "stop": stop}  # Catalyst pays
+    runs = [
+        ("dual_cd", ill, {}),
+        ("dual_cd", ill, {"accelerate": "none"}),  # auto then shrinks the box
+        ("dual_cd", ill, {"sampling": "importance", "accelerate": "none", "shrinking": "off"}),
+        ("saga", {"loss": "logistic", "l2": 1e-3, "stop": stop}, {}),
+        ("saga", {"loss": "logistic", "l2": 1e-3, "stop": stop}, {"step_scale": 1.0}),
+    ]
+    ids = [submit(service, small, **objective, solver=s, params=p) for s, objective, p in runs]
+    jobs = [wait_until_done(service, job_id) for job_id in ids]
+    assert [(job.status, job.error) for job in jobs] == [(SUCCEEDED, None)] * len(jobs)
+    first = [check_trace(service, job)[0].extras.get("auto") for job in jobs]
+    assert first[:3] == [
+        {"sampling": "permutation", "accelerate": "catalyst", "shrinking": "off"},
+        {"sampling": "permutation", "shrinking": "on"},
+        None,
+    ]
+    assert 1.0 <= first[3]["step_scale"] <= 3.0 and first[4] is None
+    with session_scope(service.url) as session:
+        found = [session.get(Job, job_id) for job_id in ids]
+        assert list(auto_choices(session, found).values()) == [c or {} for c in first]
+    assert get_job(service, ids[1]).spec["params"]["accelerate"] == "none"  # as given

@@ -150,15 +150,15 @@ def test_submission_checks_the_loss_parameters(gamma):
 
 def test_params_defaults_and_errors():
     spec = get_spec("dual_cd")
-    assert asdict(spec.parse_params(None)) == {
-        "sampling": "uniform",
+    assert asdict(spec.parse_params(None)) == {  # auto: chosen from the problem (issue 34)
+        "sampling": "auto",
         "step": "exact",
-        "accelerate": "none",
-        "shrinking": "off",
+        "accelerate": "auto",
+        "shrinking": "auto",
     }
     with pytest.raises(ValueError, match="unknown parameter 'x'.*accepted: sampling, step, accel"):
         spec.parse_params({"x": 1})
-    with pytest.raises(ValueError, match="'often' is not one of uniform, importance"):
+    with pytest.raises(ValueError, match="'often' is not one of auto, uniform, importance"):
         spec.parse_params({"sampling": "often"})
     with pytest.raises(ValueError, match="unknown solver 'nope'; accepted: primal_cd"):
         get_spec("nope")
@@ -179,6 +179,19 @@ def test_float_param_must_be_finite(raw):
     param = Param("step_scale", "float", 1.0, "h", 1e-3, 10.0)
     with pytest.raises(ParamError, match="parameter 'step_scale' of solver 'saga'"):
         param.parse("saga", raw)
+
+
+def test_a_rule_takes_auto_as_the_value_it_needs():
+    """shrinking=on needs permutation passes without Catalyst: auto (which then chooses
+    them) is accepted, an explicit other value is refused naming shrinking."""
+    spec = get_spec("dual_cd")
+    assert spec.parse_params({"shrinking": "on"}).sampling == "auto"
+    for other in ({"sampling": "uniform"}, {"accelerate": "catalyst"}):
+        with pytest.raises(ParamError, match="shrinking=on applies to") as refused:
+            spec.parse_params({"shrinking": "on", **other})
+        assert refused.value.param == "shrinking"
+    assert get_spec("saga").parse_params({"step_scale": None}).step_scale is None  # auto
+    assert get_spec("saga").parse_params({"step_scale": 3}).step_scale == 3.0
 
 
 def test_rules_between_parameters_are_checked_with_the_values():
@@ -215,11 +228,12 @@ def test_a_rule_on_one_choice_leaves_the_others_free():
     spec = get_spec("dual_cd")
     assert spec.parse_params({"shrinking": "off", "sampling": "uniform"}).shrinking == "off"
     with pytest.raises(SpecError, match="shrinking=on applies to sampling=permutation") as refused:
-        check_solver("dual_cd", "smooth_hinge", "l2", {"shrinking": "on"})
+        check_solver("dual_cd", "smooth_hinge", "l2", {"shrinking": "on", "sampling": "uniform"})
     assert refused.value.loc == ("params", "shrinking")
     params = {"shrinking": "on", "sampling": "permutation"}
     assert check_solver("dual_cd", "smooth_hinge", "l2", params).shrinking == "on"
-    assert {"shrinking": "on", "sampling": "permutation"} in spec.choice_variants()
+    # sampling=auto chooses permutation: shrinking=on needs nothing beside it
+    assert {"shrinking": "on"} in spec.choice_variants()
 
 
 def test_every_spec_serializes_to_what_the_api_and_cli_show():

@@ -77,12 +77,18 @@ PLANS: dict[str, Plan] = {
     ),
     "dual_cd": Plan(
         narrow={
+            # the auto parameters' explicit plain values: their kernels are the other
+            # variants' (accelerate=none with sampling and shrinking auto is shrinking=on's
+            # run on the smoothed hinge, permutation passes otherwise; shrinking=off is
+            # sampling=permutation's where auto leaves Catalyst off)
+            "accelerate=none": (("dense", "sparse"), "the kernels of shrinking=on and per"),
+            "shrinking=off": (("dense", "sparse"), "the kernels of sampling=permutation"),
             "accelerate=catalyst": (
                 ("dense", "sparse"),
                 "Catalyst's κ is 0 on a9a and rcv1 at these l2 weights (they are already "
                 "as well conditioned as its subproblems), so it is plain dual_cd there; "
                 "test_dual_cd runs it on ill-conditioned a9a and rcv1",
-            )
+            ),
         }
     ),
     "lbfgs": Plan(max_epochs=500.0),
@@ -253,11 +259,14 @@ def test_a_new_solver_is_generated_with_its_defaults_and_choices():
     }
     found = {case.id for case in cases(new, {})}
     expected = {
-        "default",
+        "default",  # every auto parameter chooses (issue 34)
+        "sampling=uniform",
         "sampling=importance",
         "sampling=permutation",
         "step=fixed",
+        "accelerate=none",
         "accelerate=catalyst",
+        "shrinking=off",
         "shrinking=on",  # the new solver has none of dual_cd's rules
     }
     assert found == {f"new-{v}-squared-l2-{d}" for v in expected for d in DATASETS}
@@ -265,4 +274,4 @@ def test_a_new_solver_is_generated_with_its_defaults_and_choices():
 
 def test_a_choice_comes_with_what_the_rules_need_beside_it():
     found = {case.id for case in cases({"dual_cd": catalogue()["dual_cd"]}, {})}
-    assert "dual_cd-shrinking=on,sampling=permutation-smooth_hinge-l2-a9a" in found
+    assert "dual_cd-shrinking=on-smooth_hinge-l2-a9a" in found  # sampling=auto: permutation

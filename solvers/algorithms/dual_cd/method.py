@@ -11,7 +11,9 @@ Sampling: uniform, importance qᵢ ∝ β·vᵢ + l2·n with vᵢ = ‖aᵢ‖²
 permutation per epoch (as liblinear and lightning do; outside the paper's analysis).
 ``accelerate="catalyst"`` runs it inside Catalyst's proximal point loop (:class:`DualCD`).
 ``shrinking="on"`` (permutation passes, smoothed hinge) leaves out of the passes the rows
-whose dual variable is held at a bound of its box (:func:`_dual_cd_shrinking`).
+whose dual variable is held at a bound of its box (:func:`_dual_cd_shrinking`). ``auto``
+(the default of the three) is chosen from the problem by :func:`resolve`, in the solver's
+set-up (O(1): the row norms are the problem's), and recorded in each trace point's extras.
 
 K-class problems (X of shape (d, K), Y of shape (n, K)) run the same algorithm with one
 draw of a row serving the K classes: one-vs-rest (:func:`_dual_cd_ovr`, every option;
@@ -23,12 +25,13 @@ box).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.algorithms.dual_cd import Params
+from faceoff.solvers.algorithms.dual_cd import CATALYST_CONDITION, Params
 from faceoff.solvers.class_rows import class_axpy, class_axpy_soft, class_dot
 from faceoff.solvers.driver import run_chunked
 from faceoff.solvers.losses import (
@@ -44,6 +47,7 @@ from faceoff.solvers.penalties import ElasticNet, soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_draw, prefetch_row, prefetch_span
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate, shuffle_prefix
+from faceoff.solvers.spec import AUTO, AUTO_EXTRA
 from faceoff.solvers.trace import Recorder
 
 
@@ -542,6 +546,7 @@ class DualCD:
             inner=inner if binary else np.tile(inner, (K, 1)),  # per class (one-vs-rest)
         )
         self.y = self.state.y
+        self.chosen: dict[str, str] = {}  # what auto chose (resolve), for the extras
         self.kernel = _KERNELS[problem.multiclass]
         # the other losses' dual variables never sit at a bound: nothing to shrink (the
         # multinomial form's, the logistic's, neither)
@@ -613,9 +618,11 @@ class DualCD:
         return {"y": self.y, "x": self.state.x}
 
     def extras(self) -> dict:
-        extras = {"nnz_y": int(np.count_nonzero(self.y))}
+        extras: dict = {"nnz_y": int(np.count_nonzero(self.y))}
         if self.shrinking:
             extras["active_rows"] = int(self.shrink[SIZE])
+        if self.chosen:
+            extras[AUTO_EXTRA] = self.chosen
         return extras
 
 
@@ -672,7 +679,40 @@ _KERNELS = {
 }
 
 
+def condition(problem: Problem) -> float:
+    """β·mean‖aᵢ‖²/(l2·(n + 1)): κ/l2 + 1 of :func:`catalyst_kappa` (≤ 1: κ = 0)."""
+    n = problem.data.n_samples
+    radius = float(np.mean(problem.data.row_sq_norms)) if n else 0.0
+    return problem.smoothness * radius / (problem.penalty.l2 * (n + 1))
+
+
+def resolve(problem: Problem, params: Params) -> tuple[Params, dict[str, str]]:
+    """``params`` with each ``auto`` replaced by the problem's choice, and those choices.
+
+    sampling: permutation (the fastest on every cell of bench part 1). accelerate: catalyst
+    when n ≥ d and :func:`condition` ≥ CATALYST_CONDITION, unless shrinking is on (with
+    n < d the plain passes were as fast at condition numbers up to 60: news20). shrinking:
+    on for a loss whose dual variables live in a box (the smoothed hinge; not the
+    multinomial form) when the passes are permutation passes with the exact step and no
+    Catalyst, else off. Explicit values are kept as given.
+    """
+    chosen: dict[str, str] = {}
+    if params.sampling == AUTO:
+        chosen["sampling"] = "permutation"
+    if params.accelerate == AUTO:
+        data = problem.data
+        pays = data.n_samples >= data.n_features and condition(problem) >= CATALYST_CONDITION
+        chosen["accelerate"] = "catalyst" if pays and params.shrinking != "on" else "none"
+    if params.shrinking == AUTO:
+        merged = replace(params, **chosen)
+        boxed = problem.loss.dual_box and problem.multiclass != "multinomial"
+        fits = (merged.sampling, merged.step, merged.accelerate) == ("permutation", "exact", "none")
+        chosen["shrinking"] = "on" if boxed and fits else "off"
+    return replace(params, **chosen), chosen
+
+
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
+    params, chosen = resolve(problem, params)
     method = DualCD(
         problem,
         params.sampling,
@@ -681,4 +721,5 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
         params.accelerate,
         params.shrinking,
     )
+    method.chosen = chosen
     return run_chunked(method, recorder, problem.data.nnz)

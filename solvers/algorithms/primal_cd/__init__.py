@@ -5,22 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from faceoff.solvers.algorithms import coordinate_sampling
-from faceoff.solvers.spec import SolverSpec, param
+from faceoff.solvers.spec import AUTO, SolverSpec, param
 
 
 @dataclass(frozen=True)
 class Params:
-    sampling: str = coordinate_sampling()
+    sampling: str = coordinate_sampling(
+        "permutation with the Newton step (as lightning's CD), uniform with the fixed step"
+    )
     step: str = param(
-        "fixed",
-        choices=("fixed", "newton"),
+        AUTO,
+        choices=(AUTO, "fixed", "newton"),
         help="the fixed step 1/u'ⱼ of Faceoff eq. (7), or a Newton coordinate step on "
         "the local curvature with Armijo's test (as CDN and lightning's CD): "
         "faster for logistic on sparse data, slower for the smoothed hinge, "
         "whose curvature jumps at its kinks (bench/README.md). Multinomial: the "
         "block Hessian's diagonal with Armijo's test on the block (to a gap of 1e-8: "
         "news20 l2 = 1e-4 24 s against 50 s, usps l2 = 1e-5 6 s against 41 s, "
-        "usps l2 = 1e-3 1.6 s against 0.9 s)",
+        "usps l2 = 1e-3 1.6 s against 0.9 s). auto: fixed for a smoothed loss (the smoothed "
+        "hinge's kinks), newton otherwise",
     )
 
 

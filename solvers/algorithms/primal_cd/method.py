@@ -25,6 +25,7 @@ together (:func:`_primal_cd_classes`): K steps one-vs-rest, one block step multi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -35,6 +36,7 @@ from faceoff.solvers.class_rows import class_axpy
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.losses import (
     curvature_growth,
+    get_loss,
     loss_deriv,
     loss_derivs12,
     loss_increment,
@@ -46,6 +48,7 @@ from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_span
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import Sampler, next_coordinate
+from faceoff.solvers.spec import AUTO, AUTO_EXTRA
 from faceoff.solvers.trace import Recorder
 
 
@@ -422,6 +425,7 @@ class PrimalCD(PrimalMethod):
     def __init__(self, problem: Problem, sampling: str, seed: int, step: str = "fixed") -> None:
         data = problem.data
         self.problem = problem
+        self.chosen: dict[str, str] = {}  # what auto chose (resolve), for the extras
         self.n_coords = data.n_features
         beta = problem.smoothness  # the loss's; 1/2 for the multinomial form
         n, l2 = data.n_samples, problem.penalty.l2
@@ -451,6 +455,9 @@ class PrimalCD(PrimalMethod):
             self.kernel = _primal_cd_classes
         self.x = self.state.x
 
+    def extras(self) -> dict:
+        return {AUTO_EXTRA: self.chosen} if self.chosen else {}
+
     def run(self, n_updates: int) -> int:
         problem = self.problem
         return self.kernel(
@@ -463,6 +470,22 @@ class PrimalCD(PrimalMethod):
         )
 
 
+def resolve(problem: Problem, params: Params) -> tuple[Params, dict[str, str]]:
+    """``params`` with each ``auto`` replaced by the problem's choice, and those choices:
+    step fixed for a smoothed loss (the smoothed hinge, whose curvature jumps at its kinks),
+    newton otherwise (logistic, squared); sampling permutation with the Newton step,
+    uniform with the fixed one (the settings of bench part 1). Explicit values are kept."""
+    chosen: dict[str, str] = {}
+    if params.step == AUTO:
+        chosen["step"] = "fixed" if get_loss(problem.loss.name).smoothed else "newton"
+    if params.sampling == AUTO:
+        newton = chosen.get("step", params.step) == "newton"
+        chosen["sampling"] = "permutation" if newton else "uniform"
+    return replace(params, **chosen), chosen
+
+
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
+    params, chosen = resolve(problem, params)
     method = PrimalCD(problem, params.sampling, seed, params.step)
+    method.chosen = chosen
     return run_chunked(method, recorder, problem.data.nnz)

@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.algorithms.saga import Params
+from faceoff.solvers.algorithms.saga import AUTO_SCALE_MAX, AUTO_SCALE_MAX_OTHERS, Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.lazy_prox import (
     RESCALE_BELOW,
@@ -66,6 +66,7 @@ from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.prefetch import prefetch, prefetch_draw
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.sampling import LOOKAHEAD, Sampler, next_coordinate
+from faceoff.solvers.spec import AUTO_EXTRA
 from faceoff.solvers.trace import Recorder
 
 
@@ -397,6 +398,7 @@ class SAGA(PrimalMethod):
     def __init__(self, problem: Problem, step_scale: float, seed: int) -> None:
         data = problem.data
         self.problem = problem
+        self.chosen: dict[str, float] = {}  # what auto chose, for the extras
         n, d = data.n_samples, data.n_features
         self.n_coords = n
         self.nnz_per_update = data.nnz / n
@@ -438,6 +440,9 @@ class SAGA(PrimalMethod):
             return scaled_x(state.primal)
         return state.x
 
+    def extras(self) -> dict:
+        return {AUTO_EXTRA: self.chosen} if self.chosen else {}
+
     def run(self, n_updates: int) -> int:
         problem = self.problem
         if self.k_class:
@@ -460,6 +465,22 @@ class SAGA(PrimalMethod):
         )
 
 
+def auto_step_scale(problem: Problem) -> float:
+    """``step_scale=None`` (auto): max‖aᵢ‖²/mean‖aᵢ‖² clipped to [1, AUTO_SCALE_MAX of the
+    loss], so the step is 1/(3·L) of the mean row's L but never above 1/L_max (2/(3·L_max)
+    but for the logistic). In the set-up: one O(n) pass over the row norms."""
+    norms = problem.data.row_sq_norms
+    mean = float(np.mean(norms)) if norms.size else 0.0
+    ratio = float(norms.max()) / mean if mean > 0.0 else 1.0
+    high = AUTO_SCALE_MAX.get(problem.loss.name, AUTO_SCALE_MAX_OTHERS)
+    return min(max(ratio, 1.0), high)
+
+
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
-    method = SAGA(problem, params.step_scale, seed)
+    step_scale = params.step_scale
+    chosen: dict[str, float] = {}
+    if step_scale is None:
+        step_scale = chosen["step_scale"] = auto_step_scale(problem)
+    method = SAGA(problem, step_scale, seed)
+    method.chosen = chosen
     return run_chunked(method, recorder, problem.data.nnz)
