@@ -100,6 +100,12 @@ class JobPublic(_Public):
         description="wall time the whole run cost, evaluation and every refit included "
         "(seconds), set when it ends; null before, or when the run failed",
     )
+    auto: dict[str, Any] | None = Field(
+        None,
+        description="what the solver chose for the parameters it ran at auto (e.g. dual_cd's "
+        '{"sampling": "permutation", "accelerate": "catalyst", "shrinking": "off"}), set '
+        "with the first trace point; null: every parameter given, or no point yet",
+    )
     machine: dict[str, Any] | None = Field(
         None,
         description="what the job ran on, recorded when a worker claims it: host, cpu_model, "

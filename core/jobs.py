@@ -64,7 +64,7 @@ from faceoff.core.specs import (
 )
 from faceoff.core.workers import unavailable_everywhere
 from faceoff.solvers.catalogue import get_spec
-from faceoff.solvers.spec import AUTO_EXTRA, MemoryEstimateError
+from faceoff.solvers.spec import MemoryEstimateError
 
 log = logging.getLogger(__name__)
 
@@ -465,20 +465,6 @@ def get_trace(
     """
     points = trace_points(session, get_job(session, job_id, team_id=team_id), after_seq)
     return _thin(points, [p.epoch for p in points], max_points)
-
-
-def auto_choices(session: Session, jobs: Sequence[Job]) -> dict[int, dict[str, Any]]:
-    """{job id: what its solver's ``auto`` parameters chose} (solvers.spec.AUTO_EXTRA in
-    the extras of its first trace point), read in one query; {} for a job without points
-    yet or whose solver chose nothing (every parameter given)."""
-    choices: dict[int, dict[str, Any]] = {job.id: {} for job in jobs}
-    if choices:
-        query = select(TracePoint.job_id, TracePoint.extras).where(
-            TracePoint.job_id.in_(list(choices)), TracePoint.seq == 0
-        )
-        for job_id, extras in session.execute(query):
-            choices[job_id] = dict((extras or {}).get(AUTO_EXTRA) or {})
-    return choices
 
 
 def trace_columns(

@@ -75,6 +75,7 @@ _FRESH_RUN = {
     "gap": None,
     "trace_mode": None,
     "wall_s": None,
+    "auto": None,
     "load_end": None,
     "concurrency": None,
     "concurrency_max": None,

@@ -185,6 +185,9 @@ class Job(Base):
     gap: Mapped[float | None] = mapped_column(Float)
     trace_mode: Mapped[str | None] = mapped_column(String(16))
     wall_s: Mapped[float | None] = mapped_column(Float)
+    # what the solver's ``auto`` parameters chose ({parameter: value}, solvers.spec.AUTO),
+    # copied from the first trace point's extras; NULL: nothing chosen, or no point yet
+    auto: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     machine: Mapped[dict[str, Any] | None]
     concurrency: Mapped[int | None] = mapped_column(Integer)
     concurrency_max: Mapped[int | None] = mapped_column(Integer)

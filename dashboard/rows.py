@@ -46,10 +46,10 @@ def _classes(labels: dict[str, Any] | None) -> int | None:
     return labels["n_classes"] if labels and labels.get("kind") == "classes" else None
 
 
-def job_row(job: Job, auto: dict[str, Any] | None = None) -> dict[str, Any]:
+def job_row(job: Job) -> dict[str, Any]:
     """A job as the tables and figures use it (read inside its session: its dataset's name
-    is loaded on access); ``auto``: what its solver's auto parameters chose
-    (:func:`faceoff.core.jobs.auto_choices`)."""
+    is loaded on access); ``auto``: what its solver's auto parameters chose (the job's own
+    column, never its trace)."""
     spec = job.spec
     return {
         "id": job.id,
@@ -58,7 +58,7 @@ def job_row(job: Job, auto: dict[str, Any] | None = None) -> dict[str, Any]:
         "dataset": job.dataset.name,
         "solver": job.solver,
         "params": spec.get("params", {}),
-        "auto": auto or {},
+        "auto": job.auto or {},
         "seed": spec.get("seed", 0),  # None: the solver uses no seed (core.specs)
         "repeat": spec.get("repeat", 0),  # k ≥ 1: a timing repeat
         "loss": job.loss,
@@ -95,8 +95,7 @@ def list_jobs(
     """The team's newest ``limit`` jobs matching ``where`` and the number of all of them."""
     with read_session(url) as session:
         found, count = jobs.list_jobs(session, where, limit, team_id=team_id)
-        auto = jobs.auto_choices(session, found)
-        return [job_row(job, auto[job.id]) for job in found], count
+        return [job_row(job) for job in found], count
 
 
 def filter_options(url: str, *, team_id: int | None) -> dict[str, list[Any]]:
@@ -123,8 +122,7 @@ def job_traces(
         found.sort(key=lambda job: job.id)
         traces = jobs.trace_columns(session, found, TRACE_FIELDS, max_points)
         optima = references.get_references(session, {job.objective_hash for job in found})
-        auto = jobs.auto_choices(session, found)
-        rows = [{**job_row(job, auto[job.id]), "trace": traces[job.id]} for job in found]
+        rows = [{**job_row(job), "trace": traces[job.id]} for job in found]
         refs = {key: {"primal": r.primal, "gap": r.gap} for key, r in optima.items()}
     return rows, refs
 

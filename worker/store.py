@@ -35,6 +35,7 @@ from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
 from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
 from faceoff.solvers.catalogue import distribution_of
+from faceoff.solvers.spec import AUTO_EXTRA
 
 log = logging.getLogger(__name__)
 
@@ -266,15 +267,21 @@ def beat(url: str, claim: Claim) -> bool:
 
 
 def _summary(points: list) -> dict[str, Any]:
-    """The job's summary columns from its last trace point."""
+    """The job's summary columns from its last trace point, and, with its first point,
+    what the solver's ``auto`` parameters chose (``jobs.auto``: that point's extras hold
+    it; listings name it without reading the trace)."""
     last = points[-1]
-    return {
+    summary = {
         "n_points": last.seq + 1,
         "epoch": last.epoch,
         "time_s": last.time_s,
         "primal": last.primal,
         "gap": last.gap,
     }
+    if points[0].seq == 0:
+        chosen = points[0].extras.get(AUTO_EXTRA)
+        summary["auto"] = {str(k): _plain(v) for k, v in chosen.items()} if chosen else None
+    return summary
 
 
 def save_batch(url: str, claim: Claim, points: list) -> bool:

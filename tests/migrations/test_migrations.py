@@ -340,3 +340,58 @@ def test_0010_summarizes_the_traces_already_stored(at_0005):
             want.append((job_id, *row.values()))
     assert sorted(tuple(r) for r in reach) == sorted(want)
     assert {r[1] for r in reach} == {"gap_rel", "subopt_rel"}
+
+
+def test_0011_copies_what_auto_chose_onto_the_jobs_and_downgrades(at_0005):
+    """0011 back-fills ``jobs.auto`` from the first trace point's extras (issue 34): the
+    choices of a job that ran at auto, NULL for one that chose nothing or has no point;
+    downgrading to 0010 drops the column and keeps the jobs and their traces."""
+    from alembic import command
+
+    from faceoff.core.migrate import alembic_config
+
+    upgrade(at_0005, "0010")
+    engine = make_engine(at_0005)
+    now = datetime.now(UTC)
+    chose = {"sampling": "permutation", "accelerate": "none", "shrinking": "on"}
+    extras = {1: {"nnz_y": 3, "auto": chose}, 2: {"nnz_y": 3}}  # job 3: no point
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO datasets (name, source, created_at) VALUES ('d', '{}', :t)"),
+            {"t": now},
+        )
+        for job_id in (1, 2, 3):
+            conn.execute(
+                text(
+                    "INSERT INTO jobs (id, dataset_id, spec, spec_hash, objective_hash, solver, "
+                    "loss, status, cancel_requested, attempts, created_at, n_points) VALUES "
+                    "(:id, 1, '{}', 'h', 'o', 'dual_cd', 'smooth_hinge', 'succeeded', false, 1, "
+                    ":t, :n)"
+                ),
+                {"id": job_id, "t": now, "n": 2 if job_id in extras else 0},
+            )
+        for job_id, first in extras.items():
+            for seq in range(2):
+                conn.execute(
+                    text(
+                        "INSERT INTO trace_points (job_id, seq, iteration, epoch, time_s, "
+                        "primal, dual, gap, nnz_x, extras) VALUES (:j, :s, :s, 1.0, 0.1, 1.0, "
+                        "0.9, 0.1, 1, :x)"
+                    ),
+                    {"j": job_id, "s": seq, "x": json.dumps(first if seq == 0 else {})},
+                )
+    engine.dispose()
+    upgrade(at_0005)
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, auto FROM jobs ORDER BY id")).all()
+    engine.dispose()
+    stored = [(i, json.loads(a) if isinstance(a, str) else a) for i, a in rows]
+    assert stored == [(1, chose), (2, None), (3, None)]
+    command.downgrade(alembic_config(at_0005), "0010")
+    engine = make_engine(at_0005)
+    with engine.connect() as conn:
+        columns = {c["name"] for c in inspect(conn).get_columns("jobs")}
+        kept = conn.execute(text("SELECT count(*) FROM trace_points")).scalar_one()
+    engine.dispose()
+    assert "auto" not in columns and "wall_s" in columns and kept == 4

@@ -19,7 +19,6 @@ import pytest
 from sqlalchemy import func, select, update
 
 from faceoff.core.db import session_scope
-from faceoff.core.jobs import auto_choices
 from faceoff.core.migrate import upgrade
 from faceoff.core.models import (
     CANCELLED,
@@ -328,8 +327,8 @@ def test_a_diverged_run_fails_and_keeps_its_finite_points(service):
 
 def test_a_job_records_what_auto_chose_and_explicit_values_win(service):
     """issue 34: omitted parameters run auto, whose choices each trace point's extras hold
-    (core.jobs.auto_choices reads them, the dashboard's legend names them); a value given
-    explicitly is run as given and nothing is recorded for it."""
+    and the job's own ``auto`` column copies (the dashboard's legend names them from it);
+    a value given explicitly is run as given and nothing is recorded for it."""
     small = add_dataset(service, SMALL)  # 2000 × 100: n ≥ d
     stop = {"max_epochs": 30, "tol": 1e-8}
     ill = {"loss": "smooth_hinge", "l2": 1e-7, "stop": stop}  # Catalyst pays
@@ -350,7 +349,5 @@ def test_a_job_records_what_auto_chose_and_explicit_values_win(service):
         None,
     ]
     assert 1.0 <= first[3]["step_scale"] <= 3.0 and first[4] is None
-    with session_scope(service.url) as session:
-        found = [session.get(Job, job_id) for job_id in ids]
-        assert list(auto_choices(session, found).values()) == [c or {} for c in first]
+    assert [job.auto for job in jobs] == first  # the job's own copy, none for no choice
     assert get_job(service, ids[1]).spec["params"]["accelerate"] == "none"  # as given
