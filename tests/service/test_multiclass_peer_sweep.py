@@ -143,7 +143,9 @@ def test_a_k20_sweep_with_peers_is_certified_and_shown(
             for form in ("K = 20, one-vs-rest", "K = 20, multinomial"):
                 assert any(form in t and t.endswith(l2) for t in shown), (form, l2, shown)
         legend = page.locator("#compare-graph .legend .traces").all_text_contents()
-        assert {"cyanure (refit)", "sklearn.lbfgs (refit)", "dual_cd"} <= set(legend), legend
+        assert {"cyanure (refit)", "sklearn.lbfgs (refit)", "dual_cd (auto: permutation)"} <= set(
+            legend
+        ), legend  # dual_cd names what its auto defaults chose
         page.wait_for_timeout(1000)  # the last relayout
         shot = tmp_path / "compare.png"
         page.screenshot(path=str(shot), full_page=True)
