@@ -92,7 +92,7 @@ def column(output: str, name: str, until: str) -> dict[str, str]:
 
 def test_status_shows_params_and_seed_in_80_columns(service):
     url, settings = service
-    for sampling, seed in (("uniform", 0), ("permutation", 0), ("permutation", 7)):
+    for sampling, seed in (("auto", 0), ("permutation", 0), ("permutation", 7)):
         extra = ["--param", f"sampling={sampling}", "--seed", str(seed)]
         assert faceoff("submit", "--url", url, *JOB, *extra).returncode == 0
     submitted = faceoff(
@@ -108,7 +108,7 @@ def test_status_shows_params_and_seed_in_80_columns(service):
     assert [rows[job][1] for job in "1234"] == ["queued", "succeeded", "queued", "queued"]
     assert rows["4"][2] == "sklearn.liblinear" and "max_epochs" in rows["2"]
     assert column(shown.stdout, "params", "seed") == {
-        "1": "-",  # the solver's defaults (sampling=uniform)
+        "1": "-",  # the solver's defaults (sampling=auto)
         "2": "sampling=permutation",
         "3": "sampling=permutation",
         "4": "formulation=primal",
