@@ -23,8 +23,8 @@ REPEATED = {
         "spdc",
         {"solver": "spdc", "params": {"batch_size": 1}},  # spdc's defaults, spelled out
         {"solver": "spdc", "params": {"batch_size": [4, 4]}},
-        {"solver": "dual_cd", "params": {"sampling": ["uniform", "permutation", "uniform"]}},
-        "dual_cd",  # the first setting of the choice above
+        {"solver": "dual_cd", "params": {"sampling": ["auto", "permutation", "auto"]}},
+        "dual_cd",  # the first setting of the choice above (auto: dual_cd's default)
         "lbfgs",
         "lbfgs",
     ],
@@ -71,8 +71,8 @@ def test_repeated_values_are_dropped_before_a_sweep_expands(client):
         "l2": 1,
         "l1": 1,
         "seeds": 2,
-        # 10 settings, 5 distinct: spdc's batch_size 1 is its default, 4 twice, uniform
-        # twice, "dual_cd" is sampling=uniform, "lbfgs" twice
+        # 10 settings, 5 distinct: spdc's batch_size 1 is its default, 4 twice, auto
+        # twice, "dual_cd" is sampling=auto, "lbfgs" twice
         "solvers": 5,
     }
     assert sweep["spec"]["seeds"] == [0, 1] and sweep["spec"]["l2"] == [0.01, 0.001]
