@@ -101,10 +101,11 @@ def test_compare_page_of_a_finished_sweep(service, page, tmp_path):
         worker,
     )
     legend_names = {  # one legend entry per solver setting, shared by the two panels
-        "dual_cd",
-        "dual_cd[sampling=importance]",
-        "primal_cd",
-        "saga",
+        # an auto default names what it chose (issue 34)
+        "dual_cd (auto: permutation)",
+        "dual_cd[sampling=importance] (auto: plain)",
+        "primal_cd (auto: newton + permutation)",
+        "saga (auto: step_scale=3)",
         "lbfgs",
         "spdc[batch_size=8]",
         "sklearn.liblinear (refit)",
@@ -218,15 +219,15 @@ def test_compare_page_marks_a_refit_trace(service, page, tmp_path):
         page.goto(f"{base}/compare?jobs={ids['sklearn.liblinear']},{ids['dual_cd']}&y=gap")
         legend = page.locator("#compare-graph .legend .traces")
         legend.nth(1).wait_for()
-        assert sorted(legend.nth(i).text_content() for i in range(2)) == [
-            "dual_cd",
-            "sklearn.liblinear (refit)",
-        ]
+        names = sorted(legend.nth(i).text_content() for i in range(2))
+        assert names[0].startswith("dual_cd (auto: "), names  # what its auto defaults chose
+        assert names[1] == "sklearn.liblinear (refit)", names
         curves = page.evaluate(
             f"{PLOT}._fullData.map(t => ({{name: t.name, mode: t.mode, n: t.x.length,"
             " symbol: t.marker && t.marker.symbol}))"
         )
         by_name = {curve["name"]: curve for curve in curves}
+        by_name["dual_cd"] = by_name.pop(names[0])
         refit = by_name["sklearn.liblinear (refit)"]
         assert (refit["mode"], refit["symbol"]) == ("lines+markers", "circle")
         assert 2 <= refit["n"] <= n_fits  # the first fit's time axis point (0 s) is off a log x
