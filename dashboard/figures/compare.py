@@ -232,6 +232,24 @@ def spans_decades(rows: Sequence[Mapping[str, Any]], x: str) -> bool:
     return bool(ends) and max(ends) > DECADE * min(ends)
 
 
+TITLE_CHARS = 40  # a panel title's line (~320 px): two panels' titles stay apart at 900 px
+TITLE_LINE_PX = 16  # the height a further title line takes
+
+
+def wrap_title(objective: str, width: int = TITLE_CHARS) -> str:
+    """An objective's name as a panel title: its " · " parts on lines of at most ``width``
+    characters (a longer part on a line of its own), joined by ``<br>``; short names stay
+    one line. A K-class name such as "news20 · logistic · K = 20, one-vs-rest · l2=1e-06"
+    ran into its neighbour's in a two-column grid."""
+    lines: list[str] = []
+    for part in objective.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return "<br>".join(lines)
+
+
 def _grid(n: int) -> tuple[int, int]:
     """(rows, columns) of ``n`` panels: one column for one panel, else two."""
     cols = 1 if n <= 1 else 2
@@ -266,13 +284,15 @@ def compare_figure(
     plotted = {s.objective for s in series}
     objectives = [o for o in objective_order(rows) if o in plotted]
     n_rows, n_cols = _grid(len(objectives))
-    height = compare_height(len(objectives), len({s.setting for s in series}))
+    titles = [wrap_title(o) for o in objectives]
+    extra = TITLE_LINE_PX * max((t.count("<br>") for t in titles), default=0)
+    height = compare_height(len(objectives), len({s.setting for s in series})) + n_rows * extra
     fig = make_subplots(
         rows=n_rows,
         cols=n_cols,
-        subplot_titles=objectives if len(objectives) > 1 else None,
+        subplot_titles=titles if len(objectives) > 1 else None,
         horizontal_spacing=0.08,
-        vertical_spacing=min(0.3, 110 / height),
+        vertical_spacing=min(0.3, (110 + extra) / height),
     )
     # every setting of the rows, plotted or not, so the sweep's other pages draw it alike
     styles = setting_styles((r["solver"], setting_name(r)) for r in rows)
@@ -363,7 +383,8 @@ def compare_figure(
         showlegend=bool(series),
         hovermode="closest",
         height=height,
-        margin={"l": 70, "r": 20, "t": 70, "b": 90},
+        # a wrapped title's lines grow upwards, towards the figure's title
+        margin={"l": 70, "r": 20, "t": 70 + (extra + 10 if extra else 0), "b": 90},
         uirevision=f"{x}-{y}-{log_x}-{log_y}",
         meta={"export": export_name("faceoff-compare", objectives)},
     )

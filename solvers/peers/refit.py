@@ -227,13 +227,15 @@ class Progress:
         self.calls = 0
         self.reason: str | None = None
 
-    def start(self, n_features: int) -> str | None:
-        """Record the starting point x = 0 (before the fit)."""
-        self.reason = self.recorder.checkpoint(0, 0.0, x=np.zeros(n_features))
+    def start(self, shape: tuple[int, ...]) -> str | None:
+        """Record the starting point x = 0 of ``shape`` (before the fit)."""
+        self.reason = self.recorder.checkpoint(0, 0.0, x=np.zeros(shape))
         return self.reason
 
-    def __call__(self, estimator: Any) -> None:
-        """Record a point when one is due; raise :class:`StopFit` once a stop rule fires."""
+    def __call__(self, estimator: Any) -> bool | None:
+        """Record a point when one is due; raise :class:`StopFit` once a stop rule fires.
+        None: the library goes on (a subclass may return a value to end what the library
+        does now, e.g. one class of lightning's one-vs-rest fit)."""
         if self.reason is not None:
             raise StopFit
         recorder = self.recorder

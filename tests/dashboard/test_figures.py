@@ -474,3 +474,13 @@ def test_compare_draws_races_spanning_decades_on_a_log_time_axis():
     assert not compare.spans_decades([fast, slow], "epoch")  # same epochs
     fig = compare.compare_figure([fast, slow], "time", "subopt_rel", True, True, REFS)
     assert fig.layout.xaxis.title.text == "solver time (s) · log scale"
+
+
+def test_long_panel_titles_wrap_at_their_separators():
+    name = "news20 · logistic · K = 20, one-vs-rest · l2=1e-06"
+    assert compare.wrap_title(name) == "news20 · logistic · K = 20, one-vs-rest<br>l2=1e-06"
+    assert compare.wrap_title(name).replace("<br>", " · ") == name
+    assert compare.wrap_title("breast_cancer · logistic · l2=0.0001") == (
+        "breast_cancer · logistic · l2=0.0001"
+    )
+    assert compare.wrap_title("a" * 50 + " · b") == "a" * 50 + "<br>b"

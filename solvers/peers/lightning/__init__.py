@@ -42,6 +42,7 @@ def _peer(name: str, title: str, reference: str, entry: str, **kw: Any) -> Solve
         requires=REQUIRES,
         install=INSTALL,
         trace_mode="callback",
+        multiclass=("ovr",),  # method.py: one-vs-rest natively; no multinomial form
         **kw,
     )
 

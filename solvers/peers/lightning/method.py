@@ -18,6 +18,28 @@ Weight mappings to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖
   hinge with γ < 1, which the catalogue refuses).
 - SVRG: 1/n Σ loss + α/2‖w‖², so **α = l2**; step η = step_scale / L_max with
   L_max = β·max‖aᵢ‖² + l2 (it has no automatic step).
+
+K-class problems, **one-vs-rest** only: P(X) = Σₖ [1/n Σᵢ φ(aᵢᵀxₖ, bᵢₖ) + g(xₖ)] is K binary
+problems of the form above (bᵢₖ = ±1), and lightning's estimators with ``multiclass=False``
+(their default) fit exactly those: a classifier binarizes the class indices 0..K−1
+(``LabelBinarizer(neg_label=-1)``, so ``coef_``'s rows are the classes in our order; two
+classes make one row, class 1 against class 0, mapped back by ``refit.class_columns``), a
+regressor fits the K columns of ``Problem.signs``; the weights map as above, class by class.
+lightning fits the classes **one after another** (sdca.py, primal_cd.py, sag.py, svrg.py:
+``for i in range(n_vectors)``), each to its own end, so a trace point holds the finished
+classes, the one in progress and zeros; a trace epoch is a pass over A for every row of
+``coef_``. A class ends when its own gap (through our Problem, on its column) is at most
+``tol/K``: the first K − 1 gaps then leave the last class a share of our ``tol``, and the
+run ends by our stop rules as a binary one does. CD, SAGA and SVRG end a class when their
+callback returns a value (:class:`_OneVsRest` checks once a pass); SDCA's return value only
+ends its epoch, so SDCA ends a class by its own test, its gap estimate of the epoch at most
+its ``tol`` = our tol/K (sdca_fast.pyx). Each class's budget is ``max_iter``, so the classes
+together have the run's ``max_epochs``.
+
+No **multinomial** form: lightning's direct multiclass objectives (``multiclass=True``) are
+Crammer–Singer-type ones — CD's multiclass squared hinge or log loss with the group penalty
+l1/l2 only (primal_cd.py refuses them with another penalty); SDCA, SAGA and SVRG have none —
+not the softmax cross-entropy with an l2 or elastic-net penalty.
 """
 
 from __future__ import annotations
@@ -29,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from faceoff.solvers.peers.lightning import SvrgParams
-from faceoff.solvers.peers.refit import PEER_TOL, Progress, StopFit, layout
+from faceoff.solvers.peers.refit import PEER_TOL, Progress, StopFit, class_columns, layout
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.spec import NoParams
 from faceoff.solvers.trace import Recorder
@@ -50,20 +72,108 @@ def _fit(
     recorder.pause()  # the layout is made once per matrix, outside the clock
     A = layout(problem.data, kind)
     recorder.resume()
-    if progress.start(problem.n_features) is not None:
+    if progress.start(problem.coef_shape) is not None:
         return progress.reason  # type: ignore[return-value]
     max_iter = math.ceil(recorder.stop.max_epochs) + 1
     estimator = make(max_iter, progress)
     try:
-        estimator.fit(A, problem.b)
+        estimator.fit(A, _targets(problem))
     except StopFit:  # a stop rule fired: its point is recorded
         pass
     return progress.finish(estimator)
 
 
-def _scaled(estimator: Any) -> np.ndarray:
-    """w = coef_ · coef_scale_ (SAGA and SVRG keep a lazy scale)."""
-    return np.asarray(estimator.coef_[0] * estimator.coef_scale_[0], dtype=np.float64)
+def _targets(problem: Problem) -> np.ndarray:
+    """b; on a K-class problem the class indices for a classifier, the one-vs-rest targets
+    ``Problem.signs`` (shape (n, K)) for a regressor (the squared loss)."""
+    if problem.multiclass is not None and problem.loss.name == "squared":
+        return problem.signs
+    return problem.b
+
+
+def _vectors(problem: Problem) -> int:
+    """The rows of lightning's ``coef_``: 1 for a binary problem and a two-class classifier,
+    K for a regressor's K targets or a classifier's K ≥ 3 classes."""
+    if problem.multiclass is None:
+        return 1
+    K = problem.n_classes
+    return K if K > 2 or problem.loss.name == "squared" else 1
+
+
+def _rows(estimator: Any) -> np.ndarray:
+    """``coef_`` · ``coef_scale_`` (SAGA and SVRG keep a lazy scale a row), a copy."""
+    W = np.array(estimator.coef_, dtype=np.float64)
+    scale = getattr(estimator, "coef_scale_", None)
+    return W if scale is None else W * np.asarray(scale)[:, None]
+
+
+def _iterate(problem: Problem) -> Callable[[Any], np.ndarray]:
+    """x, or X of shape (d, K), from the estimator during or after its fit."""
+    if problem.multiclass is None:
+        return lambda estimator: _rows(estimator)[0]
+    return lambda estimator: class_columns(problem, _rows(estimator))
+
+
+class _OneVsRest(Progress):
+    """:class:`Progress` that also ends lightning's class in progress, by returning a value,
+    once that class's gap is at most ``tol/K`` (checked every ``check_every`` calls). Row k
+    of ``coef_`` is the binary problem of ``Problem.signs[:, k]``; the last row (the only
+    one of a two-class classifier) is ended by the run's own stop rules."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        problem: Problem,
+        epoch: Callable[[int], float],
+        check_every: int = 1,
+    ) -> None:
+        super().__init__(recorder, _iterate(problem), epoch)
+        self.problem, self.check_every = problem, check_every
+        self.n_vectors = _vectors(problem)
+        self.share = recorder.stop.tol / problem.n_classes
+        self.current = 0  # the row lightning fits now
+        self.binary: dict[int, Problem] = {}
+
+    def __call__(self, estimator: Any) -> bool | None:
+        super().__call__(estimator)  # records a point when due; StopFit on a stop rule
+        if self.calls % self.check_every or self.current + 1 >= self.n_vectors:
+            return None
+        self.recorder.pause()
+        done = self._class_done(_rows(estimator))
+        self.recorder.resume()
+        return True if done else None
+
+    def _class_done(self, W: np.ndarray) -> bool:
+        """Whether the row in progress is within its share (then the next one is)."""
+        while self.current + 1 < self.n_vectors and np.any(W[self.current + 1]):
+            self.current += 1  # lightning ended the row by its own test or budget
+        k = self.current
+        if k + 1 >= self.n_vectors:
+            return False
+        if k not in self.binary:
+            b = np.ascontiguousarray(self.problem.signs[:, k])
+            self.binary[k] = Problem(self.problem.data, b, self.problem.loss, self.problem.penalty)
+        if self.binary[k].evaluate(W[k]).gap > self.share:
+            return False
+        self.current += 1
+        return True
+
+
+def _progress(
+    problem: Problem,
+    recorder: Recorder,
+    passes: Callable[[int], float],
+    check_every: int = 1,
+    ends_classes: bool = True,
+) -> Progress:
+    """The callback of a fit; ``passes(calls)``: passes over A of one row of ``coef_`` at
+    the ``calls``-th call (a trace epoch is one pass for every row). A one-vs-rest fit
+    whose library ends a class on a return value gets :class:`_OneVsRest`."""
+    vectors = _vectors(problem)
+    epoch = passes if vectors == 1 else (lambda c: passes(c) / vectors)
+    if problem.multiclass is None or not ends_classes:
+        return Progress(recorder, _iterate(problem), epoch)
+    return _OneVsRest(recorder, problem, epoch, check_every)
 
 
 def _options(problem: Problem, max_iter: int, callback: Progress, seed: int) -> dict[str, Any]:
@@ -88,10 +198,13 @@ def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> s
     n_calls = max(1, n // CALLS_PER_PASS)
     l1, l2 = problem.penalty.l1, problem.penalty.l2
     cls = SDCARegressor if problem.loss.name == "squared" else SDCAClassifier
-    progress = Progress(recorder, lambda e: e.coef_[0].copy(), lambda c: (c * n_calls + 1) / n)
+    # its return value only ends an epoch: it ends a one-vs-rest class by its own gap test
+    progress = _progress(problem, recorder, lambda c: (c * n_calls + 1) / n, ends_classes=False)
 
     def make(max_iter: int, callback: Progress) -> Any:
         options = _options(problem, max_iter, callback, seed)
+        if _vectors(problem) > 1:
+            options["tol"] = recorder.stop.tol / problem.n_classes
         return cls(alpha=l1 + l2, l1_ratio=l1 / (l1 + l2), n_calls=n_calls, **options)
 
     return _fit(problem, recorder, make, progress)
@@ -105,7 +218,7 @@ def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str
 
     n, d = problem.n_samples, problem.n_features
     n_calls = max(1, d // CALLS_PER_PASS)
-    progress = Progress(recorder, lambda e: e.coef_[0].copy(), lambda c: (c * n_calls + 1) / d)
+    progress = _progress(problem, recorder, lambda c: (c * n_calls + 1) / d, CALLS_PER_PASS)
 
     squared = problem.loss.name == "squared"
     cls = CDRegressor if squared else CDClassifier
@@ -123,9 +236,9 @@ def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str
         # ±1e300 or inf left by earlier calls in the process ended fits after one or two
         # passes (rcv1, logistic: P − P* = 4.7e-2·P*, measured). violation_max starts at 0,
         # so a negative value is dropped and a positive one only delays the test; a reference
-        # given in violation_init_ (primal_cd.py passes it as vinit; computed only when 0)
-        # keeps the garbage out of it. Its test is then max_j |∂P/∂w_j| ≤ PEER_TOL (C·L +
-        # α/2‖w‖² is P here): our stop rules decide.
+        # given in violation_init_ (primal_cd.py passes it as vinit, one a row of coef_;
+        # computed only when 0) keeps the garbage out of it. Its test is then
+        # max_j |∂P/∂w_j| ≤ PEER_TOL (C·L + α/2‖w‖² is P here): our stop rules decide.
         estimator = cls(
             penalty="l2",
             C=C,
@@ -134,7 +247,7 @@ def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str
             termination="violation_max",
             **options,
         )
-        estimator.violation_init_ = {0: 1.0}
+        estimator.violation_init_ = dict.fromkeys(range(_vectors(problem)), 1.0)
         return estimator
 
     return _fit(problem, recorder, make, progress, kind="columns")
@@ -145,7 +258,7 @@ def saga(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> s
     # as in sdca
     from lightning.classification import SAGAClassifier
 
-    progress = Progress(recorder, _scaled, lambda c: float(c + 1))
+    progress = _progress(problem, recorder, lambda c: float(c + 1))
     l1 = problem.penalty.l1
 
     def make(max_iter: int, callback: Progress) -> Any:
@@ -168,7 +281,7 @@ def svrg(problem: Problem, params: SvrgParams, recorder: Recorder, seed: int) ->
     cls = SVRGRegressor if problem.loss.name == "squared" else SVRGClassifier
     beta = get_loss(problem.loss.name).smoothness(problem.loss.gamma)
     lmax = beta * float(np.max(problem.data.row_sq_norms)) + problem.penalty.l2
-    progress = Progress(recorder, _scaled, lambda c: 2.0 * (c + 1))
+    progress = _progress(problem, recorder, lambda c: 2.0 * (c + 1))
 
     def make(max_iter: int, callback: Progress) -> Any:
         options = _options(problem, max(1, max_iter // 2), callback, seed)
