@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
@@ -23,10 +23,19 @@ from faceoff.core.specs import SpecError
 from faceoff.data.cache import load_dataset
 from faceoff.data.fetch import locate, status
 from faceoff.data.labels import summarize
-from faceoff.data.registry import REGISTRY, DatasetError, UnknownDatasetError, get_spec
+from faceoff.data.registry import (
+    REGISTRY,
+    DatasetError,
+    DatasetSpec,
+    UnknownDatasetError,
+    get_spec,
+)
 from faceoff.data.stats import advise, dataset_stats
-from faceoff.data.transforms import normalize
+from faceoff.data.transforms import Matrix, normalize
 from faceoff.solvers.losses import make_loss
+
+if TYPE_CHECKING:
+    import numpy as np
 
 UPLOAD_PROGRESS_BYTES = 1 << 20  # show a progress bar for uploads at least this large
 
@@ -127,7 +136,7 @@ def _info(args: argparse.Namespace, fmt: str) -> None:
     Console().print(grid, highlight=False)
 
 
-def _statistics(args: argparse.Namespace, A, b) -> dict[str, Any]:
+def _statistics(args: argparse.Namespace, A: Matrix, b: np.ndarray) -> dict[str, Any]:
     """nnz, density, labels (K and the class counts, as read: never binarized), statistics
     (after --normalize) and the advice of (A, b)."""
     A = normalize(A, args.normalize)
@@ -343,7 +352,7 @@ def _register(args: argparse.Namespace, fmt: str) -> None:
     print(f"{args.action} {made}: {what} dataset {dataset['id']} {dataset['name']!r}{sized}")
 
 
-def _registry_classes(spec) -> dict[str, Any] | None:
+def _registry_classes(spec: DatasetSpec) -> dict[str, Any] | None:
     """What the registry says of a dataset's labels before its file is read."""
     if spec.task == "regression":
         return {"kind": "targets"}

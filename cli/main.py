@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from faceoff.cli import InputError, positive_int
 from faceoff.cli.plugin import add_plugin_commands
@@ -56,11 +57,11 @@ SOLVERS_SERVER_HELP = "a Faceoff API: its solvers, and what its live workers can
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (no usage block)."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _number(check, wanted: str):
+def _number(check: Callable[[float], bool], wanted: str) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
             value = float(text)

@@ -7,7 +7,7 @@ import math
 import os
 import sys
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.console import Console
@@ -27,6 +27,10 @@ from faceoff.solvers.trace import (
     TracePoint,
 )
 from faceoff.solvers.vocabulary import multiclass_label
+
+if TYPE_CHECKING:
+    from faceoff.cli.solve import Request
+    from faceoff.solvers.run import Result
 
 
 def progress_fraction(point: TracePoint, stop: StopRules, first_gap: float) -> float:
@@ -93,14 +97,14 @@ class JsonlReporter:
     If the reader goes away (``faceoff solve ... | head``), ``closed`` becomes True and the
     run is asked to stop."""
 
-    def __init__(self, request, stop: StopRules) -> None:
+    def __init__(self, request: Request, stop: StopRules) -> None:
         self.info = request.info
         self.closed = False
 
     def __enter__(self) -> JsonlReporter:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
     def _write(self, obj: dict) -> None:
@@ -117,7 +121,7 @@ class JsonlReporter:
     def point(self, point: TracePoint) -> None:
         self._write(point.to_dict())
 
-    def finish(self, result) -> None:
+    def finish(self, result: Result) -> None:
         self._write({"summary": {**result.summary(), "problem": self.info}})
 
 
@@ -125,7 +129,7 @@ class TableReporter:
     """A progress bar on stderr while running; a table of log-spaced points and the
     summary on stdout at the end."""
 
-    def __init__(self, request, stop: StopRules) -> None:
+    def __init__(self, request: Request, stop: StopRules) -> None:
         self.request = request
         self.stop = stop
         self.closed = False
@@ -155,7 +159,7 @@ class TableReporter:
         self.progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
     def point(self, point: TracePoint) -> None:
@@ -169,7 +173,7 @@ class TableReporter:
             status=_point_text(point),
         )
 
-    def finish(self, result) -> None:
+    def finish(self, result: Result) -> None:
         """Leave the bar in its final state (full, unless cancelled or diverged, with the
         stop reason and the last point), then print the table and the summary."""
         reason = result.stop_reason

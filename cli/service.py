@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
@@ -31,6 +31,9 @@ from faceoff.solvers.vocabulary import (
     SMOOTHED_LOSS_NAMES,
     multiclass_label,
 )
+
+if TYPE_CHECKING:
+    from faceoff.client import Client
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 URL_HELP = (
@@ -168,7 +171,7 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def client_of(args: argparse.Namespace):
+def client_of(args: argparse.Namespace) -> Client:
     """The client of ``--url`` (else $FACEOFF_URL, else the default), with $FACEOFF_TOKEN."""
     # as in _guarded
     import httpx
@@ -354,7 +357,7 @@ def _form_text(loss: str, multiclass: str | None, n_classes: int | None = None) 
     return f"{loss} ({form})" if form else loss
 
 
-def dataset_classes(client, jobs: list[dict[str, Any]]) -> dict[int, int]:
+def dataset_classes(client: Client, jobs: list[dict[str, Any]]) -> dict[int, int]:
     """K of the datasets of the K-class jobs among ``jobs``, where the server knows it."""
     wanted = {job["dataset_id"] for job in jobs if job["spec"].get("multiclass")}
     out = {}
@@ -460,7 +463,7 @@ def _trace(args: argparse.Namespace) -> int:
     return 0
 
 
-def _follow(client, job_id: int) -> int:
+def _follow(client: Client, job_id: int) -> int:
     """A live progress bar (fraction of max_epochs) with the epoch, gap and status; it
     ends in the job's final state: full once it succeeded, with its stop reason and last
     point (a job that has already finished is shown so at once)."""

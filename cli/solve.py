@@ -8,7 +8,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faceoff.cli import InputError
 from faceoff.core.settings import get_settings
@@ -21,6 +21,12 @@ from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.integers import INTEGER_TEXT, int_text
 from faceoff.solvers.numba_cache import configure_numba_cache
 from faceoff.solvers.vocabulary import LOSS_NAMES, get_loss, penalty_name
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    import numpy as np
+    import scipy.sparse as sp
 
 SYNTHETIC_DEFAULTS = {"n_samples": 20000, "n_features": 500, "density": 0.02, "data_seed": 0}
 
@@ -72,7 +78,7 @@ def check_solver(args: argparse.Namespace) -> Any:
     return params
 
 
-def load_matrix(args: argparse.Namespace):
+def load_matrix(args: argparse.Namespace) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray, str]:
     """(A, b, description) from --data or --synthetic."""
     synthetic_only = [
         f"--{name.replace('_', '-')}"
@@ -164,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
 
     interrupted = []
 
-    def on_sigint(signum, frame):  # first Ctrl-C: stop at the next trace point
+    def on_sigint(
+        signum: int, frame: FrameType | None
+    ) -> None:  # first Ctrl-C: stop at the next trace point
         interrupted.append(signum)
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime
 
 from faceoff.cli import InputError
 from faceoff.core.settings import get_settings
@@ -65,7 +66,7 @@ def _create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _when(value) -> str:
+def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M") if value is not None else "-"
 
 

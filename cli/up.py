@@ -40,14 +40,22 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
 from faceoff.cli import InputError, positive_int
 from faceoff.core.machine import cpu_facts, fairness_warnings, machine_text
 from faceoff.core.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from faceoff.client import Client
 
 DEMO_SWEEP = {
     "name": "demo: breast_cancer, logistic",
@@ -68,7 +76,10 @@ DEMO_SWEEP = {
     "seeds": [0],
     "stop": {"max_epochs": 2000, "max_seconds": 10, "tol": 1e-10},
 }
-DEMO_DATASET = {"name": "breast_cancer", "source": {"kind": "sklearn", "name": "breast_cancer"}}
+DEMO_DATASET: dict[str, Any] = {
+    "name": "breast_cancer",
+    "source": {"kind": "sklearn", "name": "breast_cancer"},
+}
 READY_TIMEOUT = 300.0  # the first worker start compiles every kernel (about a minute)
 
 
@@ -231,7 +242,7 @@ class Stopped(BaseException):
         self.signum = signum
 
 
-def _raise_stopped(signum: int, _frame) -> None:
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
@@ -252,7 +263,7 @@ def ignore_stop_signals() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
-def _say(text: str, stream=None) -> None:
+def _say(text: str, stream: TextIO | None = None) -> None:
     """Print, unless the terminal is gone (after SIGHUP a write may fail)."""
     try:
         print(text, file=stream or sys.stdout, flush=True)
@@ -267,7 +278,9 @@ def api_command(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", *app, "--host", host, "--port", str(port)]
 
 
-def wait_until(ready, what: str, supervisor: Supervisor, timeout: float) -> None:
+def wait_until(
+    ready: Callable[[], bool], what: str, supervisor: Supervisor, timeout: float
+) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
         supervisor.check()
@@ -285,7 +298,7 @@ def _redis_up(port: int) -> bool:
         return False
 
 
-def _api_ready(client) -> bool:
+def _api_ready(client: Client) -> bool:
     # cli.main imports this module for its arguments: httpx only when up runs
     from faceoff.client import ClientError
 
@@ -296,7 +309,7 @@ def _api_ready(client) -> bool:
     return health.get("database") == "ok" and health.get("workers", 0) >= 1
 
 
-def submit_demo(client) -> int:
+def submit_demo(client: Client) -> int:
     """Register breast_cancer if needed and submit the demo sweep; returns its id."""
     names = {d["name"] for d in client.datasets(limit=1000)["data"]}
     if DEMO_DATASET["name"] not in names:
@@ -304,7 +317,7 @@ def submit_demo(client) -> int:
     return client.submit_sweep(DEMO_SWEEP)["id"]
 
 
-def follow_sweep(client, sweep_id: int, supervisor: Supervisor) -> dict:
+def follow_sweep(client: Client, sweep_id: int, supervisor: Supervisor) -> dict[str, int]:
     """A progress bar until every job of the sweep is terminal; returns the counts."""
     # cli.output imports Numba (solvers.trace)
     from faceoff.cli.output import bar_column  # finished apart from empty in 16 colours
@@ -367,7 +380,7 @@ def crowding_warning(workers: int, physical_cores: int) -> str | None:
     )
 
 
-def print_fairness(console, jobs: list[dict], one: bool = False) -> None:
+def print_fairness(console: Console, jobs: list[dict[str, Any]], one: bool = False) -> None:
     """Print what makes these jobs' times not comparable (core.machine.fairness_warnings),
     and for ``one`` job what it ran on."""
     if one and jobs and (text := machine_text(jobs[0])) is not None:

@@ -80,7 +80,7 @@ def create_app(settings: Settings | None = None) -> Dash:
     )
 
     @app.callback(Output(ERROR_BANNER, "children"), Input("_pages_location", "pathname"))
-    def clear_errors(_path):
+    def clear_errors(_path: str | None) -> str:
         """A new page starts without the errors of the last one."""
         return ""
 

@@ -9,7 +9,7 @@ seeds with its band; all: each seed's curve too).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
@@ -33,6 +33,9 @@ from faceoff.dashboard.components import (
 from faceoff.dashboard.figures.compare import compare_figure, compare_series, spans_decades
 from faceoff.dashboard.figures.export import export_name, series_csv
 from faceoff.dashboard.figures.labels import X_AXES, Y_MEASURES
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 dash.register_page(__name__, path="/compare", title="Faceoff · compare", order=1)
 
@@ -130,7 +133,7 @@ def _axes(x: Any, y: Any, logx: Any, logy: Any) -> tuple[str, str, str, str]:
     )
 
 
-def _graph(figure) -> tuple[Any, dict[str, Any], dict[str, str]]:
+def _graph(figure: go.Figure) -> tuple[go.Figure, dict[str, Any], dict[str, str]]:
     """The figure, the graph's options and size for it (its height grows with its panels)."""
     name = figure.layout.meta["export"] if figure.layout.meta else "faceoff-compare"
     return figure, _config(name), {"height": f"{figure.layout.height or 640}px"}
@@ -164,7 +167,9 @@ fairness.watch(
     Input("compare-seeds", "value"),
     Input("compare-interval", "n_intervals"),
 )
-def update(jobs, sweep, x, y, logx, logy, seeds, _n):
+def update(
+    jobs: Any, sweep: Any, x: Any, y: Any, logx: Any, logy: Any, seeds: Any, _n: int | None
+) -> tuple[go.Figure, dict[str, Any], dict[str, str], bool, str, str | dash.NoUpdate]:
     """Redraw from the database; keep refreshing while a selected job is queued or running."""
     x, y, logx, logy = _axes(x, y, logx, logy)
     seeds = choice(seeds, SEEDS, "median")
@@ -206,7 +211,9 @@ def update(jobs, sweep, x, y, logx, logy, seeds, _n):
     State("compare-logy", "value"),
     prevent_initial_call=True,
 )
-def download_csv(_clicks, jobs, sweep, x, y, logx, logy):
+def download_csv(
+    _clicks: int | None, jobs: Any, sweep: Any, x: Any, y: Any, logx: Any, logy: Any
+) -> dict[str, Any] | dash.NoUpdate:
     """The plotted curves as CSV."""
     x, y, logx, logy = _axes(x, y, logx, logy)
     try:

@@ -6,7 +6,7 @@ l1, normalization) that jobs on this dataset minimize.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
@@ -38,6 +38,9 @@ from faceoff.dashboard.figures.labels import weights_label
 from faceoff.dashboard.figures.style import empty_figure
 from faceoff.dashboard.figures.time_to_eps import time_to_eps
 from faceoff.solvers.vocabulary import loss_label, multiclass_label
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 dash.register_page(
     __name__, path_template="/dataset/<dataset_id>", title="Faceoff · dataset", order=3
@@ -167,7 +170,7 @@ def _stat_items(stats: dict[str, Any]) -> list[tuple[str, Any]]:
     return items
 
 
-def _class_facts(info: dict[str, Any]) -> Any:
+def _class_facts(info: dict[str, Any]) -> html.Table | str:
     """The classes alone, while the statistics cannot be had."""
     items = _class_items(info, None)
     return _facts(items) if items else "no statistics"
@@ -256,7 +259,7 @@ def _objectives(info: dict[str, Any]) -> list[dict[str, Any]]:
     Input("dataset-id", "data"),
     State("dataset-choice", "data"),
 )
-def fill_objectives(dataset_id, chosen):
+def fill_objectives(dataset_id: Any, chosen: Any) -> tuple[list[dict[str, str]], str | None]:
     """The objectives to choose from, with the one the URL names selected."""
     dataset_id = optional_id(dataset_id, "dataset")
     info = (
@@ -286,7 +289,19 @@ def fill_objectives(dataset_id, chosen):
     Input("dataset-objective", "value"),
     Input("dataset-eps", "value"),
 )
-def update(dataset_id, index, eps):
+def update(
+    dataset_id: Any, index: Any, eps: Any
+) -> tuple[
+    str,
+    str,
+    html.Table | str,
+    html.Div | html.Table | str,
+    html.Table | str,
+    str,
+    html.Div | None,
+    go.Figure,
+    str,
+]:
     """Statistics, advice and the measured winner of the chosen objective."""
     dataset_id = optional_id(dataset_id, "dataset")
     eps = eps_choice(eps)
@@ -304,7 +319,7 @@ def update(dataset_id, index, eps):
     k = _n_classes(info)
     try:
         stats, advice = _analysis(dataset_id, objective)
-        advice_view: Any = _facts(_advice_items(advice))
+        advice_view: html.Div | html.Table = _facts(_advice_items(advice))
         scope = advice_scope(objective.get("multiclass"), k)
         if scope:
             advice_view = html.Div([advice_view, html.P(scope, className="status")])
@@ -346,7 +361,9 @@ def update(dataset_id, index, eps):
     State("dataset-objective", "value"),
     prevent_initial_call=True,
 )
-def download_csv(_clicks, dataset_id, index):
+def download_csv(
+    _clicks: int | None, dataset_id: Any, index: Any
+) -> dict[str, Any] | dash.NoUpdate:
     """The statistics and the advice as CSV (name, value)."""
     dataset_id = optional_id(dataset_id, "dataset")
     info = (

@@ -69,7 +69,7 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     Output("datasets-public", "children"),
     Input("datasets-location", "pathname"),
 )
-def update(_path):
+def update(_path: str | None) -> tuple[list[dict[str, Any]], str, str]:
     """The datasets the team may use, and the public names not registered yet."""
     found, total, unregistered = rows.dataset_index(database_url(), team_id=viewer_team())
     shown = (

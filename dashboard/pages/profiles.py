@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
@@ -39,6 +39,9 @@ from faceoff.dashboard.figures.export import profiles_csv
 from faceoff.dashboard.figures.profiles import profile_figure
 from faceoff.dashboard.figures.style import empty_figure
 from faceoff.dashboard.figures.time_to_eps import time_to_eps
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 dash.register_page(__name__, path="/profiles", title="Faceoff · profiles", order=4)
 
@@ -156,7 +159,17 @@ url_sync("profiles")
     Output("profiles-unknown", "children"),
     Input("profiles-chosen", "data"),
 )
-def fill_filters(chosen):
+def fill_filters(
+    chosen: Any,
+) -> tuple[
+    list[dict[str, Any]],
+    list[dict[str, Any]],
+    list[dict[str, Any]],
+    list[int],
+    list[int],
+    str | None,
+    str,
+]:
     """What the team can filter by, with the URL's choices that it may see selected (no
     sweep in the URL: the newest)."""
     if not isinstance(chosen, dict):
@@ -187,7 +200,9 @@ def fill_filters(chosen):
     )
 
 
-def _view(sweep, dataset, loss, eps, criterion, measure) -> tuple[JobFilter, dict[str, Any], str]:
+def _view(
+    sweep: Any, dataset: Any, loss: Any, eps: Any, criterion: Any, measure: Any
+) -> tuple[JobFilter, dict[str, Any], str]:
     """(the finished jobs to read, the view's URL parameters, what was not accepted)."""
     sweeps, bad = parse_id_list(sweep, "sweep")
     datasets, bad_datasets = parse_id_list(dataset, "dataset")
@@ -324,7 +339,9 @@ def _problems_table(found: analysis.Problems, unit: str) -> html.Table:
     return _table(head, body, {2, 3})
 
 
-def _figures(view: dict[str, Any], eps: str, criterion: str, measure: str):
+def _figures(
+    view: dict[str, Any], eps: str, criterion: str, measure: str
+) -> tuple[go.Figure, go.Figure]:
     found, unit = view["problems"], MEASURES[measure]
     criterion_text = analysis.CRITERIA[criterion].replace("ε", f"ε = {eps}")
     if not found.hashes:
@@ -361,7 +378,7 @@ def _sweeps_shown(sweep_ids: tuple[int, ...] | None) -> str:
     return f"sweep{'s' if len(sweep_ids) > 1 else ''} {names}"
 
 
-def _height(figure) -> dict[str, str]:
+def _height(figure: go.Figure) -> dict[str, str]:
     return {"height": f"{figure.layout.height or 480}px"}
 
 
@@ -384,7 +401,21 @@ def _height(figure) -> dict[str, str]:
     Input("profiles-criterion", "value"),
     Input("profiles-measure", "value"),
 )
-def update(sweep, dataset, loss, eps, criterion, measure):
+def update(
+    sweep: Any, dataset: Any, loss: Any, eps: Any, criterion: Any, measure: Any
+) -> tuple[
+    go.Figure,
+    go.Figure,
+    dict[str, str],
+    dict[str, str],
+    str,
+    html.Div | None,
+    str,
+    list[html.Li],
+    html.Table,
+    html.Table,
+    str,
+]:
     """The profiles of the chosen objectives."""
     where, params, rejected = _view(sweep, dataset, loss, eps, criterion, measure)
     eps, criterion, measure = params["eps"], params["criterion"], params["measure"]
@@ -421,7 +452,15 @@ def update(sweep, dataset, loss, eps, criterion, measure):
     State("profiles-measure", "value"),
     prevent_initial_call=True,
 )
-def download_csv(_clicks, sweep, dataset, loss, eps, criterion, measure):
+def download_csv(
+    _clicks: int | None,
+    sweep: Any,
+    dataset: Any,
+    loss: Any,
+    eps: Any,
+    criterion: Any,
+    measure: Any,
+) -> dict[str, Any]:
     """The profile curves as CSV."""
     where, params, _ = _view(sweep, dataset, loss, eps, criterion, measure)
     eps, criterion, measure = params["eps"], params["criterion"], params["measure"]

@@ -5,6 +5,8 @@ URL: ``/?sweep=ID&dataset=ID&solver=NAME&loss=NAME&status=NAME``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import dash
 from dash import Input, Output, State, callback, dcc, html
 from dash.dash_table.Format import Format, Scheme
@@ -118,7 +120,7 @@ fairness.watch(
 )
 
 
-def _where(sweep, dataset, solver, loss, status) -> JobFilter:
+def _where(sweep: Any, dataset: Any, solver: Any, loss: Any, status: Any) -> JobFilter:
     """The filters, checked (InputError for a value no dropdown offers)."""
     return JobFilter(
         sweep_id=optional_id(sweep, "sweep"),
@@ -129,7 +131,9 @@ def _where(sweep, dataset, solver, loss, status) -> JobFilter:
     )
 
 
-def _chosen(where: JobFilter) -> tuple:
+def _chosen(
+    where: JobFilter,
+) -> tuple[int | None, int | None, str | None, str | None, str | None]:
     """The filter values of ``where``, in the order of FILTERS."""
     return where.sweep_id, where.dataset_id, where.solver, where.loss, where.status
 
@@ -178,7 +182,7 @@ def _table_row(row: dict) -> dict:
     *(Output(f"runs-{name}", "value") for name in FILTERS),
     Input("runs-chosen", "data"),
 )
-def fill_filters(chosen):
+def fill_filters(chosen: Any) -> tuple[list[dict[str, Any]] | int | str | None, ...]:
     """What there is to filter by, with the filters of the URL selected."""
     if not isinstance(chosen, dict):
         raise InputError(f"the filters {chosen!r:.40} are not a mapping of filter to value")
@@ -196,7 +200,9 @@ def fill_filters(chosen):
     *(Input(f"runs-{name}", "value") for name in FILTERS),
     Input("runs-interval", "n_intervals"),
 )
-def update(sweep, dataset, solver, loss, status, _n):
+def update(
+    sweep: Any, dataset: Any, solver: Any, loss: Any, status: Any, _n: int | None
+) -> tuple[list[dict[str, Any]], bool, str, str]:
     """The jobs matching the filters; refreshes while any of them is queued or running."""
     where = _where(sweep, dataset, solver, loss, status)
     found, total = rows.list_jobs(database_url(), where, team_id=viewer_team())
@@ -214,7 +220,7 @@ def update(sweep, dataset, solver, loss, status, _n):
     Input("runs-table", "selected_row_ids"),
     Input("runs-sweep", "value"),
 )
-def compare_link(selected, sweep):
+def compare_link(selected: Any, sweep: Any) -> tuple[str, str]:
     """Compare the selected jobs, or else the filtered sweep."""
     sweep = optional_id(sweep, "sweep")
     if selected:
@@ -233,7 +239,9 @@ def compare_link(selected, sweep):
     *(State(f"runs-{name}", "value") for name in FILTERS),
     prevent_initial_call=True,
 )
-def download_csv(_clicks, sweep, dataset, solver, loss, status):
+def download_csv(
+    _clicks: int | None, sweep: Any, dataset: Any, solver: Any, loss: Any, status: Any
+) -> dict[str, Any]:
     """The filtered jobs as CSV."""
     found, _ = rows.list_jobs(
         database_url(), _where(sweep, dataset, solver, loss, status), team_id=viewer_team()

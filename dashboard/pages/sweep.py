@@ -7,7 +7,7 @@ URL: ``/sweep/ID?eps=1e-6&criterion=subopt_rel|gap_rel&x=time|epoch&chart=dots|h
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dash
 from dash import Input, Output, State, callback, dcc, html
@@ -34,6 +34,9 @@ from faceoff.dashboard.figures.export import export_name, records_csv
 from faceoff.dashboard.figures.ranking import ranking_figure
 from faceoff.dashboard.figures.style import empty_figure, setting_styles
 from faceoff.dashboard.figures.time_to_eps import time_to_eps, time_to_eps_figure
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff · sweep", order=2)
 
@@ -142,7 +145,7 @@ def _results(
     return found, time_to_eps(found, float(eps), criterion, refs, x)
 
 
-def _height(figure) -> dict[str, str]:
+def _height(figure: go.Figure) -> dict[str, str]:
     """The graph's height: its figure's, else HEIGHT."""
     return {"height": f"{figure.layout.height}px"} if figure.layout.height else HEIGHT
 
@@ -152,7 +155,7 @@ def _pairs(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _winners_table(ranked: list[dict], unit: str) -> html.Table:
-    def cell(value) -> str:
+    def cell(value: str | None) -> str:
         return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
     body = [
@@ -198,7 +201,21 @@ def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
     Input("sweep-scale", "value"),
     Input("sweep-interval", "n_intervals"),
 )
-def update(sweep_id, eps, criterion, x, chart, scale, _n):
+def update(
+    sweep_id: Any, eps: Any, criterion: Any, x: Any, chart: Any, scale: Any, _n: int | None
+) -> tuple[
+    str,
+    go.Figure,
+    dict[str, str],
+    go.Figure,
+    dict[str, str],
+    html.Table | str,
+    str,
+    bool,
+    str,
+    str,
+    str,
+]:
     """Time to ε per setting and objective, the ranking; refreshes while jobs run."""
     sweep_id = optional_id(sweep_id, "sweep")
     eps, criterion, x, chart, scale = _choices(eps, criterion, x, chart, scale)
@@ -250,7 +267,9 @@ def update(sweep_id, eps, criterion, x, chart, scale, _n):
     State("sweep-x", "value"),
     prevent_initial_call=True,
 )
-def download_csv(_clicks, sweep_id, eps, criterion, x):
+def download_csv(
+    _clicks: int | None, sweep_id: Any, eps: Any, criterion: Any, x: Any
+) -> dict[str, Any] | dash.NoUpdate:
     """Time to ε per setting and objective as CSV."""
     sweep_id = optional_id(sweep_id, "sweep")
     eps, criterion, x, _, _ = _choices(eps, criterion, x)

@@ -63,7 +63,7 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     Output("sweeps-interval", "disabled"),
     Input("sweeps-interval", "n_intervals"),
 )
-def update(_n):
+def update(_n: int | None) -> tuple[list[dict[str, Any]], str, bool]:
     """The team's newest sweeps; refreshes while any of them has queued or running jobs."""
     found, total = rows.sweep_index(database_url(), team_id=viewer_team())
     shown = (
