@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -127,7 +128,7 @@ def _write_npz(path: Path, A: sp.csr_matrix, b: np.ndarray) -> None:
     )
 
 
-def _write_arrays(path: Path, *, compressed: bool, **arrays: object) -> None:
+def _write_arrays(path: Path, *, compressed: bool, **arrays: Any) -> None:
     """``arrays`` as an ``.npz`` at ``path``, written to a temporary file of the same folder,
     then renamed: a reader never sees half a file, and of two writers the last wins whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
