@@ -269,10 +269,9 @@ def _load(source: dict[str, Any], upload_dir: Path) -> tuple[sp.csr_matrix, np.n
         return sp.csr_matrix(standardize(X)), np.where(y == 1, 1.0, -1.0)
     if kind == "random_features":
         # import cycle, as above
-        from faceoff.core.features import build_features
+        from faceoff.core.features import load_features
 
-        A, b = _load(source["base_source"], upload_dir)
-        return build_features(A, source), b
+        return load_features(source, lambda base: _load(base, upload_dir))
     raise ValueError(f"unknown dataset source kind {kind!r}")
 
 

@@ -6,15 +6,24 @@ The svmlight text is parsed with :func:`faceoff.data.svmlight.read_svmlight` (wi
 read the ``.npz``. The last :data:`MEMORY_SIZE` datasets are also kept in memory, the older
 ones only within :data:`MEMORY_BYTES` (a worker does not hold several large ones). Every
 parse is checked against the registry's shape (n_samples, n_features and nnz when known).
+
+Matrices built from datasets (random features: :mod:`faceoff.core.features`) are cached the
+same way by :func:`built_matrix`, in ``CACHE/built/`` under a key that names everything the
+matrix depends on: built once per machine, read back (checked) by every later job.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+import zipfile
+import zlib
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +31,8 @@ import scipy.sparse as sp
 from faceoff.data.fetch import cache_dir, locate
 from faceoff.data.registry import DatasetError, DatasetSpec, get_spec
 from faceoff.data.svmlight import compact_indices, read_svmlight
+
+log = logging.getLogger(__name__)
 
 MEMORY_SIZE = 4  # datasets kept in memory, at most, ...
 MEMORY_BYTES = 256 * 1024**2  # ... and their bytes beyond the newest (a worker's budget)
@@ -112,14 +123,118 @@ def _read_npz(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
 
 
 def _write_npz(path: Path, A: sp.csr_matrix, b: np.ndarray) -> None:
-    """Written to a temporary file, then renamed: a reader never sees half a file."""
+    _write_arrays(
+        path, compressed=True, data=A.data, indices=A.indices, indptr=A.indptr, shape=A.shape, b=b
+    )
+
+
+def _write_arrays(path: Path, *, compressed: bool, **arrays: Any) -> None:
+    """``arrays`` as an ``.npz`` at ``path``, written to a temporary file of the same folder,
+    then renamed: a reader never sees half a file, and of two writers the last wins whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npz")
+    save = np.savez_compressed if compressed else np.savez
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(
-                f, data=A.data, indices=A.indices, indptr=A.indptr, shape=A.shape, b=b
-            )
+            save(f, **arrays)
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------ built matrices
+
+BUILT = "built"  # the folder of built matrices in the cache folder
+# what reading a damaged or foreign file raises: numpy's, zipfile's (a bad CRC-32: each
+# member is checked as it is read to its end), zlib's
+_UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+def built_matrix(
+    key: str,
+    build: Callable[[], tuple[sp.csr_matrix, np.ndarray]],
+    *,
+    cache: Path | None = None,
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """(A, b) that ``build`` makes, built once per machine: stored in ``CACHE/built/KEY.npz``
+    (uncompressed: a read costs a copy, not a decompression) and read from there by later
+    calls with the same ``key``, which must name everything the result depends on (the
+    caller digests its inputs and the code that builds it into a plain file name).
+
+    A file that cannot be read back whole and consistent (truncated, corrupted: every
+    member's CRC-32 is checked, then the key and the CSR structure) is rebuilt, never
+    trusted. Concurrent callers on one machine build once: the others wait on a lock file
+    beside it, then read; a writer renames a complete temporary file into place, so even
+    without the lock no reader sees a partial file. Nothing is kept in memory here."""
+    if not key or not all(ch.isalnum() or ch in "-_." for ch in key) or key.startswith("."):
+        raise ValueError(f"a built matrix's key must be a plain file name, got {key!r}")
+    folder = (cache_dir() if cache is None else cache) / BUILT
+    path = folder / f"{key}.npz"
+    found = _read_built(path, key)
+    if found is not None:
+        return found
+    folder.mkdir(parents=True, exist_ok=True)
+    with _exclusive(folder / f".{key}.lock"):
+        found = _read_built(path, key)  # built by another process while we waited
+        if found is not None:
+            return found
+        A, b = build()
+        A = sp.csr_matrix(A)
+        _write_arrays(
+            path,
+            compressed=False,
+            key=np.array(key),
+            data=A.data,
+            indices=A.indices,
+            indptr=A.indptr,
+            shape=np.array(A.shape),
+            b=np.asarray(b),
+        )
+        return A, b
+
+
+def _read_built(path: Path, key: str) -> tuple[sp.csr_matrix, np.ndarray] | None:
+    """(A, b) stored at ``path`` under ``key``; None when absent or not readable whole and
+    consistent (a warning then says why: the caller rebuilds it)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            stored = str(z["key"])
+            n, d = (int(v) for v in z["shape"])
+            data, indices, indptr, b = z["data"], z["indices"], z["indptr"], z["b"]
+        if stored != key:
+            raise ValueError(f"it holds key {stored!r}")
+        if (
+            indptr.shape != (n + 1,)
+            or indptr[0] != 0
+            or indptr[-1] != data.shape[0]
+            or indices.shape != data.shape
+            or b.shape[0] != n
+            or np.any(np.diff(indptr) < 0)
+            or (indices.size and (indices.min() < 0 or indices.max() >= d))
+        ):
+            raise ValueError("its CSR arrays are not consistent with its shape")
+        A = sp.csr_matrix((data, indices, indptr), shape=(n, d))
+    except _UNREADABLE as err:
+        log.warning("rebuilding %s: the cached file is unreadable (%s)", path, err)
+        return None
+    return A, b
+
+
+@contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """An exclusive lock on the file ``lock`` of this machine (released by the system when
+    its holder dies); no lock where the system has no ``fcntl`` (atomic renames still keep
+    the cache whole)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

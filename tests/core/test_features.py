@@ -31,6 +31,14 @@ BINNING |= {"sigma": 2.0, "seed": 3}
 CAPS = Caps(10**6, 10**6, 10**7)
 
 
+@pytest.fixture(autouse=True)
+def data_cache(tmp_path, monkeypatch):
+    """A data cache folder of the test's own: built features are stored there."""
+    folder = tmp_path / "data-cache"
+    monkeypatch.setenv("FACEOFF_DATA_CACHE", str(folder))
+    return folder
+
+
 @pytest.fixture
 def base(sqlite_url):
     with session_scope(sqlite_url) as session:
@@ -134,3 +142,64 @@ def test_features_of_an_upload_are_its_team_s(sqlite_url):
             datasets.register_dataset(session, "f", source, team_id=None, caps=CAPS)
         dataset, _ = datasets.register_dataset(session, "f", source, team_id=team_id, caps=CAPS)
         assert dataset.team_id == team_id and dataset.source["base_source"] == upload
+
+
+def _stored(source: dict) -> dict:
+    return {**source, "base_source": BASE, "base_shape": [200, 10]}
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """The sources core.features.build_features was called with."""
+    calls: list[dict] = []
+    build = features.build_features
+
+    def counted(A, source):
+        calls.append(source)
+        return build(A, source)
+
+    monkeypatch.setattr(features, "build_features", counted)
+    return calls
+
+
+@pytest.mark.parametrize("source", [FOURIER, BINNING], ids=["fourier", "binning"])
+def test_features_are_built_once_a_machine_then_read(tmp_path, data_cache, builds, source):
+    A, b = load_matrix(_stored(source), tmp_path, CAPS)
+    again, b_again = load_matrix(_stored(source), tmp_path, CAPS)
+    assert len(builds) == 1
+    assert (A != again).nnz == 0 and A.shape == again.shape
+    np.testing.assert_array_equal(b, b_again)
+    files = sorted(p.name for p in (data_cache / "built").glob("*.npz"))
+    assert files == [f"{features.features_key(_stored(source))}.npz"]
+
+
+@pytest.mark.parametrize(
+    "change", [{"seed": 4}, {"sigma": 3.0}, {"n_grids": 9}, {"base_source": {**BASE, "seed": 1}}]
+)
+def test_another_seed_parameter_or_base_is_another_file(tmp_path, data_cache, builds, change):
+    stored = _stored(BINNING)
+    changed = {**stored, **change}
+    A, _ = load_matrix(stored, tmp_path, CAPS)
+    B, _ = load_matrix(changed, tmp_path, CAPS)
+    assert len(builds) == 2 and features.features_key(stored) != features.features_key(changed)
+    assert A.shape != B.shape or (A != B).nnz > 0
+    assert len(list((data_cache / "built").glob("*.npz"))) == 2
+    load_matrix(changed, tmp_path, CAPS)
+    assert len(builds) == 2
+
+
+def test_the_key_names_the_code_and_the_base_data_not_the_dataset_name(monkeypatch):
+    """Same features under another dataset name: one file; another builder's code or
+    another registry file: another file."""
+    stored = _stored(BINNING)
+    key = features.features_key(stored)
+    assert features.features_key({**stored, "base": "renamed"}) == key
+    assert features.features_key({**stored, "n_grids": 8.0}) == key  # as the builder reads it
+    monkeypatch.setattr(features, "_code_version", lambda: "another builder")
+    assert features.features_key(stored) != key
+    monkeypatch.undo()
+    registry = {**stored, "base_source": {"kind": "registry", "name": "mnist_test.scale"}}
+    monkeypatch.setattr(features, "_base_data", lambda base: "sha256 of one file")
+    one = features.features_key(registry)
+    monkeypatch.setattr(features, "_base_data", lambda base: "sha256 of another")
+    assert features.features_key(registry) != one

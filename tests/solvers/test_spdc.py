@@ -316,3 +316,67 @@ def test_multinomial_steps_follow_eq_12_with_gamma_2():
     assert (ovr.tau, ovr.sigma) == step_sizes(norms, multinomial.penalty.l2, 4.0, 1, False, None)[
         :2
     ]
+
+
+# ------------------------------------------------------------- lazy state between runs
+
+
+def _lazy_state(method: SPDC) -> list[np.ndarray]:
+    """Copies of every array of the lazy kernels' primal state (planes, per-feature
+    iteration)."""
+    state = method.state
+    arrays = [state.primal]
+    if method.k_class:
+        arrays.append(state.last)
+    return [a.copy() for a in arrays]
+
+
+def _changed_features(before: list[np.ndarray], after: list[np.ndarray], k_class: bool):
+    """The features whose state differs between two :func:`_lazy_state` copies."""
+    changed = np.zeros(before[0].shape[1] if k_class else before[0].shape[0], bool)
+    if k_class:
+        changed |= np.any(before[0] != after[0], axis=(0, 2))
+        changed |= before[1] != after[1]
+    else:
+        changed |= np.any(before[0] != after[0], axis=1)
+    return set(np.flatnonzero(changed).tolist())
+
+
+@pytest.mark.parametrize("batch_size", [1, 5])
+@pytest.mark.parametrize("k_class", [False, True], ids=["binary", "k_class"])
+def test_elastic_net_run_touches_only_the_rows_it_reads(k_class, batch_size):
+    """A run of the lazy l1 + l2 kernels costs O(nnz of its rows) (§6), not O(d): it writes
+    the state of the features of the rows it draws and of no other, and reading x brings a
+    copy up to date without writing the state. So a run without reads in between gives the
+    dense kernel's iterates, to 1e-10, as one read after every chunk does (above)."""
+    problem = (
+        _very_sparse_k("smooth_hinge", "elastic_net", "ovr")
+        if k_class
+        else _very_sparse("smooth_hinge", "elastic_net")
+    )
+    params = {"batch_size": batch_size, "updates": "lazy"}
+    method = SPDC(problem, _params(**params), seed=5)
+    method.run(200)
+    state = method.state
+    last = state.last if k_class else state.primal[:, 3]
+    assert np.count_nonzero(last < state.done[0]) > 100  # most features are behind
+    before = _lazy_state(method)
+    x = method.x
+    assert _changed_features(before, _lazy_state(method), k_class) == set()
+    assert np.count_nonzero(x != (state.primal[0] if k_class else state.primal[:, 0])) > 0
+    A = problem.data.csr_matrix
+    rows = [set(A.indices[A.indptr[i] : A.indptr[i + 1]].tolist()) for i in range(A.shape[0])]
+    longest = max(map(len, rows))
+    for _ in range(20):  # an iteration reads one row of each block of the partition
+        before = _lazy_state(method)
+        method.run(1)
+        changed = _changed_features(before, _lazy_state(method), k_class)
+        assert len(changed) <= batch_size * longest
+        if batch_size == 1:
+            assert any(changed <= row for row in rows)
+    quiet = SPDC(problem, _params(**params), seed=11)
+    dense = SPDC(problem, _params(batch_size=batch_size, updates="dense"), seed=11)
+    for chunk in (1, 10, 100, *[40] * 20):
+        assert quiet.run(chunk) == dense.run(chunk)
+    np.testing.assert_allclose(quiet.x, dense.x, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(quiet.y, dense.y, rtol=0, atol=1e-10)

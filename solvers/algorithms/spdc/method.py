@@ -30,8 +30,12 @@ just in time, when a sampled row next reads it: the piecewise-affine walk of Cas
 (eqs. (38)-(44)) — the same map as SAGA's lazy step, in closed form in
 :mod:`faceoff.solvers.lazy_prox`, shared by both — with x, x_prev (for x̄), u and the
 iteration of the last update in one row of a (d, 4) array (:func:`_spdc_lazy`). An
-iteration costs O(nnz of the sampled rows); at the end of each run of iterations every
-coordinate is brought up to date (O(d)), so the trace evaluates the true x.
+iteration costs O(nnz of the sampled rows), and so does a run of iterations: the state
+stays lazy between runs (the iteration count goes on, ``done``), and only reading x
+(:attr:`SPDC.x`, for a trace point) brings a copy of every coordinate up to date: O(d)
+once a recorded point, not once a run (the driver ends a run at every point of its grid,
+30 a decade, recorded or not; on RB features, d = 346,178 and K = 10, catching all of X up
+at the end of each run cost more than the iterations between them).
 ``updates="dense"`` runs the same iteration with O(d) vector updates, a reference for tests.
 
 K-class problems (one job; X of shape (n_features, K), Y of shape (n_samples, K)): a drawn
@@ -331,6 +335,8 @@ class SpdcState(NamedTuple):
     pending, saved : arrays, shapes (1 + c,) and (c, 2)
         The l2 kernel's pending list (count, then coordinates; their true w and x̄'s
         correction), c the most non-zeros a batch can touch (0 for the other kernels).
+    done : int array, shape (1,)
+        Iterations run so far: the lazy kernel's clock, which ``LAST`` counts in.
     """
 
     y: np.ndarray
@@ -344,18 +350,20 @@ class SpdcState(NamedTuple):
     theta: float
     pending: np.ndarray
     saved: np.ndarray
+    done: np.ndarray
 
 
 @njit(cache=True)
 def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
-    """``n_iters`` SPDC iterations with just-in-time updates (§6), then every coordinate
-    brought up to date; returns nnz visited. (x_prev, x)ⱼ are x at iterations
-    last − 1 and last; ``last`` is rebased to 0 on exit. With m = 1 a row's coordinates are
-    distinct, so its primal step is applied in the same pass that reads δ, without scratch."""
+    """``n_iters`` SPDC iterations with just-in-time updates (§6); returns nnz visited.
+    (x_prev, x)ⱼ are x at iterations last − 1 and last, counted from the first run
+    (``done``); a coordinate no sampled row reads stays behind (:func:`_caught_up`). With
+    m = 1 a row's coordinates are distinct, so its primal step is applied in the same pass
+    that reads δ, without scratch."""
     indptr, indices, values = data.csr
     b = data.b
     tau, l1, l2, log_r, table = prox
-    y, warm, inv_s, coef, state, scratch, rows, deltas, theta, _, _ = it
+    y, warm, inv_s, coef, state, scratch, rows, deltas, theta, _, _, done = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
@@ -366,7 +374,8 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
     ring = sampler.ring
     draw = ring[0]  # the sampler's draw counter and next block, kept in registers
     ahead_block = (draw + LOOKAHEAD) % m
-    for t in range(n_iters):
+    begin = done[0]
+    for t in range(begin, begin + n_iters):
         for c in range(m):
             k, ahead, half = _next_row(sampler, draw, ahead_block)
             following = ring[1 + ((draw + 1) & (LOOKAHEAD - 1))]
@@ -432,21 +441,28 @@ def _spdc_lazy(data, loss, prox, sampler, it, n_iters):
                             state[j, LAST] = t + 1
                             scratch[j, 0] = 0.0
                             scratch[j, 1] = 0.0
-    for j in range(state.shape[0]):
-        behind = n_iters - int(state[j, LAST])
-        if behind > 0:
-            steps = behind - 1
-            contraction = (
-                tabulated(table[steps & (TABLE_LOW - 1)], table[TABLE_LOW + (steps >> TABLE_BITS)])
-                if steps < TABLE_SIZE
-                else -math.expm1(steps * log_r)
-            )
-            state[j, X_PREV], state[j, X] = _steps_since(
-                state[j, X], state[j, U], steps, contraction, tau, l1, l2, lam, shrink, log_r
-            )
-        state[j, LAST] = 0.0
+    done[0] = begin + n_iters
     ring[0] = draw
     return visited
+
+
+@njit(cache=True)
+def _caught_up(state, now, prox):
+    """x at iteration ``now`` of the lazy kernel's ``state`` (a new array; the state is
+    left as it is): each coordinate behind brought up to date (eqs. (36), (38)-(44))."""
+    tau, l1, l2, log_r, table = prox
+    lam = tau * l1
+    shrink = 1.0 / (1.0 + tau * l2)
+    x = state[:, X].copy()
+    for j in range(x.shape[0]):
+        behind = now - int(state[j, LAST])
+        if behind > 0:
+            steps = behind - 1
+            contraction = contraction_at(table, steps, log_r)
+            x[j] = _steps_since(
+                x[j], state[j, U], steps, contraction, tau, l1, l2, lam, shrink, log_r
+            )[1]
+    return x
 
 
 @njit(cache=True, inline="always")
@@ -475,7 +491,7 @@ def _spdc_l2(data, loss, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     b = data.b
     tau, l2 = prox.step, prox.l2
-    y, warm, inv_s, coef, primal, scratch, rows, deltas, theta, pending, saved = it
+    y, warm, inv_s, coef, primal, scratch, rows, deltas, theta, pending, saved, _ = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     inv_l2 = 1.0 / l2
@@ -566,7 +582,7 @@ def _spdc_dense(data, loss, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     b = data.b
     tau, l1, l2 = prox.step, prox.l1, prox.l2
-    y, warm, inv_s, coef, state, scratch, rows, deltas, theta, _, _ = it
+    y, warm, inv_s, coef, state, scratch, rows, deltas, theta, _, _, _ = it
     m = rows.shape[0]
     inv_n = 1.0 / b.shape[0]
     lam = tau * l1
@@ -629,6 +645,8 @@ class SpdcKState(NamedTuple):
     theta : float
     pending, saved : arrays, shapes (1 + c,) and (c, 2, K)
         The l2 kernel's pending features and their true w and x̄'s correction.
+    done : int array, shape (1,)
+        Iterations run so far: the lazy kernel's clock, which ``last`` counts in.
     """
 
     y: np.ndarray
@@ -643,6 +661,7 @@ class SpdcKState(NamedTuple):
     theta: float
     pending: np.ndarray
     saved: np.ndarray
+    done: np.ndarray
 
 
 @njit(cache=True, _nrt=False)
@@ -727,11 +746,12 @@ def _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard):
 @njit(cache=True)
 def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
     """:func:`_spdc_lazy` for a K-class problem: a row's read catches up and reads the K
-    coefficients of each of its features; returns nnz visited."""
+    coefficients of each of its features, and no other feature is caught up
+    (:func:`_caught_up_k`); returns nnz visited."""
     indptr, indices, values = data.csr
     labels = data.b
     tau, l1, l2, log_r, table = prox
-    y, warm, inv_s, coef, primal, last, scratch, rows, deltas, theta, _, _ = it
+    y, warm, inv_s, coef, primal, last, scratch, rows, deltas, theta, _, _, done = it
     x, x_prev, u = primal[X], primal[X_PREV], primal[U]
     n, K = y.shape
     m = rows.shape[0]
@@ -751,7 +771,8 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
     ring = sampler.ring
     draw = ring[0]
     ahead_block = (draw + LOOKAHEAD) % m
-    for t in range(n_iters):
+    begin = done[0]
+    for t in range(begin, begin + n_iters):
         for b in range(m):
             k, ahead, half = _next_row(sampler, draw, ahead_block)
             draw += 1
@@ -815,15 +836,25 @@ def _spdc_k_lazy(data, loss, multinomial, prox, sampler, it, n_iters):
                             scratch[j, 0, c] = 0.0
                             scratch[j, 1, c] = 0.0
                         last[j] = t + 1
-    for j in range(x.shape[0]):
-        behind = n_iters - last[j]
-        if behind > 0:
-            steps = behind - 1
-            contraction = contraction_at(table, steps, log_r)
-            _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard)
-        last[j] = 0
+    done[0] = begin + n_iters
     ring[0] = draw
     return visited
+
+
+@njit(cache=True)
+def _caught_up_k(primal, last, now, prox):
+    """X at iteration ``now`` of the lazy K-class kernel's planes ``primal`` (a new
+    array; the state is left as it is): each feature behind brought up to date."""
+    x, x_prev = primal[X].copy(), primal[X_PREV].copy()
+    u = primal[U]
+    hard = np.empty(x.shape[1], np.int64)
+    for j in range(x.shape[0]):
+        behind = now - last[j]
+        if behind > 0:
+            steps = behind - 1
+            contraction = contraction_at(prox.table, steps, prox.log_r)
+            _steps_since_columns(x, x_prev, u, j, steps, contraction, prox, hard)
+    return x
 
 
 @njit(cache=True)
@@ -837,7 +868,7 @@ def _spdc_k_l2(data, loss, multinomial, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     labels = data.b
     tau, l2 = prox.step, prox.l2
-    y, warm, inv_s, coef, primal, classes, scratch, rows, deltas, theta, pending, saved = it
+    y, warm, inv_s, coef, primal, classes, scratch, rows, deltas, theta, pending, saved, _ = it
     n, K = y.shape
     m = rows.shape[0]
     inv_n = 1.0 / n
@@ -971,7 +1002,7 @@ def _spdc_k_dense(data, loss, multinomial, prox, sampler, it, n_iters):
     indptr, indices, values = data.csr
     labels = data.b
     tau, l1, l2 = prox.step, prox.l1, prox.l2
-    y, warm, inv_s, coef, primal, _, scratch, rows, deltas, theta, _, _ = it
+    y, warm, inv_s, coef, primal, _, scratch, rows, deltas, theta, _, _, _ = it
     x, x_prev, u = primal[X], primal[X_PREV], primal[U]
     n, K = y.shape
     m = rows.shape[0]
@@ -1090,6 +1121,7 @@ class SPDC(PrimalMethod):
             theta=self.theta,
             pending=np.zeros(1 + touched, dtype=np.int64),
             saved=np.zeros((touched, 2)),
+            done=np.zeros(1, dtype=np.int64),
         )
         self.y = self.state.y
 
@@ -1114,16 +1146,26 @@ class SPDC(PrimalMethod):
             theta=self.theta,
             pending=np.zeros(1 + touched, dtype=np.int64),
             saved=np.zeros((touched, 2, K)),
+            done=np.zeros(1, dtype=np.int64),
         )
 
     @property
     def x(self) -> np.ndarray:
-        """The primal iterate (a copy; v − w in the l2 kernel's scaled form); X, shape
-        (n_features, K), for a K-class problem."""
-        primal = self.state.primal
+        """The primal iterate (a copy; v − w in the l2 kernel's scaled form, every
+        coordinate brought up to date for the lazy kernels); X, shape (n_features, K), for
+        a K-class problem."""
+        state = self.state
+        primal, now = state.primal, int(state.done[0])
         if self.k_class:
-            return scaled_columns(primal) if self.scaled else primal[X].copy()
-        return scaled_x(primal) if self.scaled else primal[:, X].copy()
+            assert isinstance(state, SpdcKState)
+            if self.scaled:
+                return scaled_columns(primal)
+            return (
+                _caught_up_k(primal, state.last, now, self.prox) if self.lazy else primal[X].copy()
+            )
+        if self.scaled:
+            return scaled_x(primal)
+        return _caught_up(primal, now, self.prox) if self.lazy else primal[:, X].copy()
 
     def run(self, n_updates: int) -> int:
         problem = self.problem
