@@ -140,6 +140,9 @@ class Data:
         Views of the same arrays (read-only by convention: every run shares them).
     row_sq_norms, row_nnz, col_sq_norms, col_nnz : ndarray
         ‖aᵢ‖² and non-zeros of each row, and of each column (built on first use).
+    dense : ndarray or None
+        A as an (n_samples, n_features) array, a view of ``csr.data``, when every entry is
+        stored (dense input, or sparse input with no zero); None otherwise.
     """
 
     def __init__(self, A) -> None:
@@ -168,6 +171,13 @@ class Data:
             sq = self.csr_matrix.multiply(self.csr_matrix)
             self.row_sq_norms = np.asarray(sq.sum(axis=1)).ravel()
         self.row_nnz = np.diff(self.csr.indptr)
+        # every entry stored, in order (n·d entries, sorted, no duplicate): the CSR values
+        # are the dense array row by row, so A·X and Aᵀ·R run as BLAS products on a view
+        # of them (no copy; dense features such as random Fourier ones are about twice as
+        # fast through it as through the CSR product)
+        self.dense: np.ndarray | None = None
+        if self.nnz == self.n_samples * self.n_features and self.csr_matrix.has_canonical_format:
+            self.dense = self.csr.data.reshape(shape)
 
     @cached_property
     def csc(self) -> Compressed:
@@ -191,12 +201,12 @@ class Data:
         return np.diff(self.csc.indptr)
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
-        """Ax."""
-        return self.csr_matrix @ x
+        """Ax (AX of a K-class problem's X)."""
+        return (self.csr_matrix if self.dense is None else self.dense) @ x
 
     def rmatvec(self, r: np.ndarray) -> np.ndarray:
         """Aᵀr."""
-        return self.csr_matrix.T @ r
+        return (self.csr_matrix if self.dense is None else self.dense).T @ r
 
 
 class RowData(NamedTuple):

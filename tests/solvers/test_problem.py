@@ -180,3 +180,24 @@ def test_the_column_layout_is_built_only_for_the_methods_that_read_it():
     dense = data.csr_matrix.toarray()
     np.testing.assert_allclose(data.col_sq_norms, (dense**2).sum(axis=0), rtol=1e-12)
     np.testing.assert_array_equal(data.col_nnz, (dense != 0).sum(axis=0))
+
+
+def test_products_of_a_full_pattern_run_on_a_view_of_its_values():
+    """Every entry stored (dense input, or sparse input with no zero): A·X and Aᵀ·R are
+    BLAS products on a view of the CSR values, equal to the CSR products; a matrix with a
+    zero (or a duplicate entry) keeps the CSR products."""
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((30, 7))
+    X, R = rng.standard_normal((7, 4)), rng.standard_normal((30, 4))
+    for data in (Data(dense), Data(sp.csr_matrix(dense))):
+        assert data.dense is not None and np.shares_memory(data.dense, data.csr.data)
+        np.testing.assert_array_equal(data.dense, dense)
+        for x in (X, X[:, 0]):
+            np.testing.assert_allclose(data.matvec(x), dense @ x, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(data.rmatvec(R), dense.T @ R, rtol=1e-13, atol=1e-13)
+    holed = dense.copy()
+    holed[3, 2] = 0.0
+    assert Data(sp.csr_matrix(holed)).dense is None  # 209 stored entries of 210
+    dup = sp.csr_matrix((np.ones(2), np.array([1, 1]), np.array([0, 2])), shape=(1, 2))
+    assert Data(dup).dense is None
+    np.testing.assert_allclose(Data(dup).matvec(np.array([1.0, 1.0])), [2.0])
