@@ -83,7 +83,56 @@ def test_lbfgs_checks_should_stop_between_trace_points(monkeypatch):
     problem = make_problem("sparse", "squared", "l2")
     result = solve(problem, "lbfgs", None, StopRules(tol=TOL, should_stop=should_stop))
     assert result.stop_reason == CANCELLED
-    assert [p.iteration for p in result.trace] == [0, 1, 5]
+    # the sixth look comes before the grid's next point (iteration 10): the run ends at
+    # the last accepted iterate, already a point
+    assert [p.iteration for p in result.trace] == [0, 1]
+
+
+class _Counted(lbfgs._Interrupted):
+    raised = 0
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        _Counted.raised += 1
+
+
+@pytest.mark.parametrize("after", range(2, 14))
+def test_lbfgs_stops_inside_a_line_search_at_its_last_accepted_iterate(monkeypatch, after):
+    """A line search whose evaluations overrun the budget (here a cancel, asked at the
+    `after`-th look) ends the run at once, at the last iterate L-BFGS-B accepted: the final
+    point's P is no higher than the point before it (accepted iterates descend)."""
+    monkeypatch.setattr(lbfgs, "_CHECK_SECONDS", 0.0)
+    monkeypatch.setattr(lbfgs, "_Interrupted", _Counted)
+    _Counted.raised = 0
+    calls = []
+
+    def should_stop() -> bool:
+        calls.append(None)
+        return len(calls) >= after
+
+    problem = make_problem("sparse", "logistic", "l2")
+    result = solve(problem, "lbfgs", None, StopRules(tol=TOL, should_stop=should_stop))
+    assert result.stop_reason == CANCELLED and len(calls) == after
+    primal = [p.primal for p in result.trace]
+    assert all(b <= a + 1e-15 for a, b in zip(primal[:-1], primal[1:], strict=True)), primal
+    epochs = [p.epoch for p in result.trace]
+    assert epochs == sorted(epochs)
+
+
+def test_some_cancel_lands_inside_an_evaluation(monkeypatch):
+    monkeypatch.setattr(lbfgs, "_CHECK_SECONDS", 0.0)
+    monkeypatch.setattr(lbfgs, "_Interrupted", _Counted)
+    _Counted.raised = 0
+    problem = make_problem("sparse", "logistic", "l2")
+    for after in range(2, 14):
+        calls = []
+
+        def should_stop(calls=calls, after=after) -> bool:
+            calls.append(None)
+            return len(calls) >= after
+
+        solve(problem, "lbfgs", None, StopRules(tol=TOL, should_stop=should_stop))
+    assert _Counted.raised >= 3  # the looks in evaluations outnumber those between iterations
 
 
 def test_saga_is_deterministic_for_a_seed():

@@ -9,7 +9,9 @@ One evaluation of P and ∇P (A·x, then Aᵀ·φ'(Ax)) is one pass over the dat
 are taken in the iteration callback, at every iteration up to 10 and then on a geometric
 grid of 30 points per decade; a point at the objective's last evaluation reuses its Ax and
 Aᵀφ'(Ax) (``Recorder.checkpoint``). ``max_epochs`` is checked at every iteration, the time budget
-and ``should_stop()`` at most every 0.25 s (a trace point is then taken to stop on).
+and ``should_stop()`` at most every 0.25 s (a trace point is then taken to stop on), also
+inside a line search: one whose evaluations overrun the budget ends the run at the last
+accepted iterate.
 """
 
 from __future__ import annotations
@@ -28,12 +30,22 @@ _EVERY_ITERATION_UP_TO = 10
 _CHECK_SECONDS = 0.25  # how often the callback asks Recorder.interrupted()
 
 
+class _Interrupted(Exception):
+    """Raised from an evaluation once Recorder.interrupted() gives a reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class _Objective:
     """P and ∇P in the variables L-BFGS-B sees (x, or (x⁺, x⁻) when l1 > 0; vec(X) of a
     K-class problem's X); counts passes."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, recorder: Recorder) -> None:
         self.problem = problem
+        self.recorder = recorder
+        self.checked = time.perf_counter()  # last call of Recorder.interrupted()
         self.shape = problem.coef_shape
         self.d = int(np.prod(self.shape))
         self.split = problem.penalty.l1 > 0
@@ -51,6 +63,11 @@ class _Objective:
         return (w[: self.d] - w[self.d :] if self.split else w).reshape(self.shape)
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        now = time.perf_counter()
+        if now - self.checked >= _CHECK_SECONDS:  # a long line search stops in time too
+            self.checked = now
+            if (reason := self.recorder.interrupted()) is not None:
+                raise _Interrupted(reason)
         problem = self.problem
         n = problem.n_samples
         l1, l2 = problem.penalty.l1, problem.penalty.l2
@@ -79,7 +96,7 @@ class _Trace:
         self.iteration = 0
         self.next_point = 1.0  # iteration of the next trace point
         self.recorded = -1  # iteration of the last trace point
-        self.checked = time.perf_counter()  # last call of Recorder.interrupted()
+        self.accepted: np.ndarray | None = None  # the last iterate L-BFGS-B accepted
 
     def record(self, w: np.ndarray) -> str | None:
         self.recorded = self.iteration
@@ -92,13 +109,14 @@ class _Trace:
 
     def __call__(self, intermediate_result) -> None:
         self.iteration += 1
+        self.accepted = np.array(intermediate_result.x, copy=True)
         passes = self.objective.passes
         due = (
             self.iteration >= self.next_point and not self.recorder.quiet(passes)
         ) or passes >= self.recorder.stop.max_epochs
         now = time.perf_counter()
-        if not due and now - self.checked >= _CHECK_SECONDS:
-            self.checked = now
+        if not due and now - self.objective.checked >= _CHECK_SECONDS:
+            self.objective.checked = now
             due = self.recorder.interrupted() is not None
         if not due:
             return
@@ -110,7 +128,7 @@ class _Trace:
 
 
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
-    objective = _Objective(problem)
+    objective = _Objective(problem, recorder)
     trace = _Trace(objective, recorder)
     w0 = np.zeros(objective.size())
     if (reason := trace.record(w0)) is not None:  # the first checkpoint starts the clock
@@ -124,9 +142,27 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
         "maxfun": 2**31 - 1,
     }
     # the callback takes ``intermediate_result``: scipy then stops on StopIteration
-    result = minimize(
-        objective, w0, jac=True, method="L-BFGS-B", bounds=bounds, callback=trace, options=options
-    )
+    try:
+        result = minimize(
+            objective,
+            w0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            callback=trace,
+            options=options,
+        )
+    except _Interrupted as stop:  # in a line search: the run ends where it last stood
+        if trace.recorded == trace.iteration:  # that iterate is the last trace point
+            return recorder.end(stop.reason)
+        at = w0 if trace.accepted is None else trace.accepted
+        x = objective.primal(at)
+        return (
+            recorder.checkpoint(
+                trace.iteration, float(objective.passes), x=x, final_reason=stop.reason
+            )
+            or stop.reason
+        )
     if recorder.stop_reason is not None:  # a stop rule ended it through the callback
         return recorder.stop_reason
     # L-BFGS-B ended by itself (no further progress possible): record where it ended unless
