@@ -228,11 +228,18 @@ def one_or_not_found(session: Session, query: Select[Row], missing: str) -> Row:
 
 
 def page(
-    session: Session, query: Select[Row], limit: int | None, offset: int = 0
-) -> tuple[list[Row], int]:
+    session: Session,
+    query: Select[Any],
+    limit: int | None,
+    offset: int = 0,
+    *,
+    columns: bool = False,
+) -> tuple[list[Any], int]:
     """The rows of an ordered ``query`` from ``offset``, at most ``limit`` of them (None:
-    all), and the number of rows of the whole query (counted only when the page is full)."""
-    rows = list(session.scalars(query.limit(limit).offset(offset)))
+    all), and the number of rows of the whole query (counted only when the page is full).
+    A row is the query's first entity, or with ``columns`` a Row of all its columns."""
+    window = query.limit(limit).offset(offset)
+    rows = list(session.execute(window).all() if columns else session.scalars(window))
     if limit is None or (len(rows) < limit and (rows or offset == 0)):
         return rows, offset + len(rows)
     count = session.scalar(select(func.count()).select_from(query.order_by(None).subquery()))

@@ -203,11 +203,16 @@ class Job(Base):
 
     @property
     def waiting(self) -> str | None:
-        """Why the queued job is not running, when known: ``waiting for host H`` while it is
-        pinned to a host no live worker served (and none has taken it since)."""
-        if self.status == QUEUED and self.waiting_for_host is not None:
-            return f"waiting for host {self.waiting_for_host}"
-        return None
+        """Why the queued job is not running, when known (:func:`waiting_reason`)."""
+        return waiting_reason(self.status, self.waiting_for_host)
+
+
+def waiting_reason(status: str, waiting_for_host: str | None) -> str | None:
+    """Why a queued job is not running, when known: ``waiting for host H`` while it is
+    pinned to a host no live worker served (and none has taken it since)."""
+    if status == QUEUED and waiting_for_host is not None:
+        return f"waiting for host {waiting_for_host}"
+    return None
 
 
 class TracePoint(Base):

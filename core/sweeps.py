@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -158,8 +159,23 @@ def solver_counts(sweep: Sweep) -> dict[str, dict[str, int]] | None:
     """{solver: {"jobs", "seeded", "unseeded", "timing_repeats"}} of a stored sweep
     (:func:`faceoff.core.specs.jobs_per_solver`); None if its spec no longer parses. A sweep
     made before ``timing_repeats`` existed ran every setting once per seed: its spec is read
-    with timing repeats."""
-    stored = {"timing_repeats": True, **sweep.spec}
+    with timing repeats.
+
+    They depend on the spec alone (and the catalogue, fixed in a process): the last
+    :data:`COUNTS_KEPT` specs' are kept, keyed by the spec's JSON (the sweeps index asks
+    for 500 sweeps' at each refresh, and validating a spec and listing its settings took
+    0.26 ms a sweep)."""
+    counts = _solver_counts(json.dumps(sweep.spec))
+    return None if counts is None else {solver: dict(c) for solver, c in counts.items()}
+
+
+COUNTS_KEPT = 4096  # sweep specs whose solver counts solver_counts keeps
+
+
+@lru_cache(maxsize=COUNTS_KEPT)
+def _solver_counts(spec: str) -> dict[str, dict[str, int]] | None:
+    """:func:`solver_counts` of a sweep spec given as JSON (its callers get copies)."""
+    stored = {"timing_repeats": True, **json.loads(spec)}
     try:
         return jobs_per_solver(SweepSpec.model_validate(stored))
     except ValueError:

@@ -20,8 +20,8 @@ from faceoff.core import datasets, jobs, references, summaries, sweeps
 from faceoff.core.datasets import Caps
 from faceoff.core.db import read_session
 from faceoff.core.errors import NotFoundError
-from faceoff.core.jobs import JobFilter
-from faceoff.core.models import QUEUED, RUNNING, TERMINAL, Job
+from faceoff.core.jobs import JobFilter, JobRecord
+from faceoff.core.models import QUEUED, RUNNING, TERMINAL, waiting_reason
 
 MAX_POINTS = 500  # per job and figure
 ACTIVE = (QUEUED, RUNNING)
@@ -46,46 +46,47 @@ def _classes(labels: dict[str, Any] | None) -> int | None:
     return labels["n_classes"] if labels and labels.get("kind") == "classes" else None
 
 
-def job_row(job: Job) -> dict[str, Any]:
-    """A job as the tables and figures use it (read inside its session: its dataset's name
-    is loaded on access); ``auto``: what its solver's auto parameters chose (the job's own
-    column, never its trace)."""
-    spec = job.spec
+def job_row(record: JobRecord) -> dict[str, Any]:
+    """A job (a row of :func:`faceoff.core.jobs.job_records`) as the tables and figures use
+    it; ``auto``: what its solver's auto parameters chose (the job's own column, never its
+    trace)."""
+    job = record._mapping  # by key: a Row's attributes cost more than the rest of this
+    spec = job["spec"]
     return {
-        "id": job.id,
-        "sweep_id": job.sweep_id,
-        "dataset_id": job.dataset_id,
-        "dataset": job.dataset.name,
-        "solver": job.solver,
+        "id": job["id"],
+        "sweep_id": job["sweep_id"],
+        "dataset_id": job["dataset_id"],
+        "dataset": job["dataset"],
+        "solver": job["solver"],
         "params": spec.get("params", {}),
-        "auto": job.auto or {},
+        "auto": job["auto"] or {},
         "seed": spec.get("seed", 0),  # None: the solver uses no seed (core.specs)
         "repeat": spec.get("repeat", 0),  # k ≥ 1: a timing repeat
-        "loss": job.loss,
+        "loss": job["loss"],
         "gamma": spec.get("gamma", 1.0),
         "l1": spec.get("l1", 0.0),
         "l2": spec.get("l2"),
         "normalize": spec.get("normalize", "none"),
         "multiclass": spec.get("multiclass"),  # None: binary or regression (core.specs)
-        "n_classes": _classes(job.dataset.labels),
-        "objective_hash": job.objective_hash,
-        "status": job.status,
-        "waiting": job.waiting,  # "waiting for host H" (core.models.Job.waiting)
-        "stop_reason": job.stop_reason,
-        "n_points": job.n_points,
-        "epoch": job.epoch,
-        "time_s": job.time_s,
-        "primal": job.primal,
-        "gap": job.gap,
-        "trace_mode": job.trace_mode,
-        "wall_s": job.wall_s,
-        "machine": job.machine,
-        "concurrency": job.concurrency,
-        "concurrency_max": job.concurrency_max,
-        "load_start": job.load_start,
-        "load_end": job.load_end,
-        "progress": progress(job.epoch, job.time_s, spec.get("stop", {})),
-        "created_at": job.created_at,
+        "n_classes": _classes(job["dataset_labels"]),
+        "objective_hash": job["objective_hash"],
+        "status": job["status"],
+        "waiting": waiting_reason(job["status"], job["waiting_for_host"]),  # "waiting for host H"
+        "stop_reason": job["stop_reason"],
+        "n_points": job["n_points"],
+        "epoch": job["epoch"],
+        "time_s": job["time_s"],
+        "primal": job["primal"],
+        "gap": job["gap"],
+        "trace_mode": job["trace_mode"],
+        "wall_s": job["wall_s"],
+        "machine": job["machine"],
+        "concurrency": job["concurrency"],
+        "concurrency_max": job["concurrency_max"],
+        "load_start": job["load_start"],
+        "load_end": job["load_end"],
+        "progress": progress(job["epoch"], job["time_s"], spec.get("stop", {})),
+        "created_at": job["created_at"],
     }
 
 
@@ -94,7 +95,7 @@ def list_jobs(
 ) -> tuple[list[dict[str, Any]], int]:
     """The team's newest ``limit`` jobs matching ``where`` and the number of all of them."""
     with read_session(url) as session:
-        found, count = jobs.list_jobs(session, where, limit, team_id=team_id)
+        found, count = jobs.job_records(session, where, limit, team_id=team_id)
         return [job_row(job) for job in found], count
 
 
@@ -118,8 +119,8 @@ def job_traces(
     """The team's job rows (oldest first) with their ``trace`` (columns of TRACE_FIELDS,
     at most ``max_points`` points; None: all), and the references P* they need."""
     with read_session(url) as session:
-        found, _ = jobs.list_jobs(session, where, None, team_id=team_id)
-        found.sort(key=lambda job: job.id)
+        found, _ = jobs.job_records(session, where, None, team_id=team_id)
+        found.reverse()  # oldest first
         traces = jobs.trace_columns(session, found, TRACE_FIELDS, max_points)
         optima = references.get_references(session, {job.objective_hash for job in found})
         rows = [{**job_row(job), "trace": traces[job.id]} for job in found]
@@ -141,8 +142,8 @@ def job_times(
     the trace summaries, the same values as from the traces), and the references P* they
     need."""
     with read_session(url) as session:
-        found, _ = jobs.list_jobs(session, where, None, team_id=team_id)
-        found.sort(key=lambda job: job.id)
+        found, _ = jobs.job_records(session, where, None, team_id=team_id)
+        found.reverse()  # oldest first
         optima = references.get_references(session, {job.objective_hash for job in found})
         refs = {key: {"primal": r.primal, "gap": r.gap} for key, r in optima.items()}
         times = summaries.times_to_eps(session, found, criterion, eps, xs, refs)

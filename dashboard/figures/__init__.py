@@ -1,4 +1,5 @@
-"""The dashboard's figures and tables: pure functions from rows (plain dicts) to ``go.Figure``.
+"""The dashboard's figures and tables: pure functions from rows (plain dicts) to ``go.Figure``
+(or, where a figure holds hundreds of traces, to Plotly's JSON of it: :mod:`.time_to_eps`).
 
 A *job row* is a dict with ``id``, ``solver``, ``params``, ``seed``, ``dataset``, ``loss``,
 ``gamma``, ``l1``, ``l2``, ``normalize``, ``objective_hash``, ``status``, ``trace_mode``

@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -218,28 +218,30 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 def grey_layer(
     settings: Sequence[str], objectives: Sequence[str], states: Mapping[tuple[int, int], str]
-) -> go.Heatmap:
+) -> dict[str, Any]:
     """The cells with no time or rank, grey and labelled with why (``states``: (setting,
-    objective) index → :func:`faceoff.core.analysis.unreached_reason`)."""
+    objective) index → :func:`faceoff.core.analysis.unreached_reason`): a heatmap trace as
+    Plotly's JSON, for ``go.Figure.add_trace`` or a figure written as JSON."""
     z = np.full((len(settings), len(objectives)), np.nan)
     text = [[""] * len(objectives) for _ in settings]
     for (i, j), state in states.items():
         z[i, j] = 1.0 if state == NOT_REACHED else 0.0
         text[i][j] = state
-    return go.Heatmap(
-        z=z,
-        x=list(objectives),
-        y=list(settings),
-        text=text,
-        texttemplate="%{text}",
-        textfont={"color": "#222"},
-        colorscale=GREY_SCALE,
-        zmin=0,
-        zmax=1,
-        showscale=False,
-        name="no time",
-        hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>",
-    )
+    return {
+        "type": "heatmap",
+        "z": z,
+        "x": list(objectives),
+        "y": list(settings),
+        "text": text,
+        "texttemplate": "%{text}",
+        "textfont": {"color": "#222"},
+        "colorscale": GREY_SCALE,
+        "zmin": 0,
+        "zmax": 1,
+        "showscale": False,
+        "name": "no time",
+        "hovertemplate": "%{y}<br>%{x}<br>%{text}<extra></extra>",
+    }
 
 
 def empty_figure(message: str) -> go.Figure:

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+import plotly.io as pio
+from plotly.colors import get_colorscale
 
 from faceoff.core import analysis
 from faceoff.core.analysis import CRITERIA, NOT_REACHED, unreached_reason
@@ -19,6 +19,7 @@ from faceoff.dashboard.figures.style import GREY, grey_layer, setting_styles
 
 NOT_RUN = "not run"
 COLUMNS = 4  # panels a row of the dots chart
+H_GAP = 0.03  # between two panels of a row, a fraction of the figure's width
 
 
 def time_to_eps(
@@ -115,48 +116,53 @@ def time_to_eps_figure(
     criterion: str,
     x: str = "time",
     scale: str = "auto",
-) -> go.Figure:
+) -> dict[str, Any]:
     """Time to ε across solver settings × objectives: ``dots``, one panel per objective with
     a row per setting, its median a dot labelled with its value and a bar over the
     interquartile range over seeds, on an axis from 0 or a log axis that says so
     (:func:`time_scale`); or a ``heatmap``. A setting that never reached ε is shown as
-    such, grey and labelled, never as a time."""
+    such, grey and labelled, never as a time.
+
+    The figure is returned as Plotly's JSON (``data`` and ``layout``: what Dash sends), not
+    as a ``go.Figure``: the dots take two traces a setting and objective (480 for 30
+    objectives × 8 settings), and validating each property of each took seconds."""
     unit = {"time": "seconds", "epoch": "epochs", "iteration": "iterations"}[x]
     title = f"{unit} to {CRITERIA[criterion].replace('ε', f'ε = {eps:g}')}"
     settings, objectives, cells = _matrix(results)
     states = {k: s for k, r in cells.items() if (s := unreached_reason(r["value"]))}
     if chart == "heatmap":
-        fig = go.Figure()
         z = np.full((len(settings), len(objectives)), np.nan)
         text = [[NOT_RUN] * len(objectives) for _ in settings]
         for (i, j), r in cells.items():
             text[i][j] = _spread(r)
             if (i, j) not in states and r["value"] > 0:
                 z[i, j] = math.log10(r["value"])
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=objectives,
-                y=settings,
-                text=text,
-                texttemplate="%{text}",
-                colorscale="Viridis_r",
-                colorbar={"title": f"log10 {unit}"},
-                hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>",
-            )
-        )
-        if states:
-            fig.add_trace(grey_layer(settings, objectives, states))
-        fig.update_layout(yaxis={"autorange": "reversed"})
+        heat = {
+            "type": "heatmap",
+            "z": z,
+            "x": objectives,
+            "y": settings,
+            "text": text,
+            "texttemplate": "%{text}",
+            "colorscale": get_colorscale("Viridis_r"),  # Plotly.js knows no "_r" names
+            "colorbar": {"title": {"text": f"log10 {unit}"}},
+            "hovertemplate": "%{y}<br>%{x}<br>%{text}<extra></extra>",
+        }
+        figure: dict[str, Any] = {
+            "data": [heat, grey_layer(settings, objectives, states)] if states else [heat],
+            "layout": {"yaxis": {"autorange": "reversed"}},
+        }
         margin = {"l": 70, "r": 20, "t": 60, "b": 60}
     elif chart == "dots":
-        fig, kind = _dots(results, settings, objectives, cells, states, unit, scale)
+        figure, kind = _dots(results, settings, objectives, cells, states, unit, scale)
         title += " · log scale: equal steps are equal ratios" if kind == "log" else " · from 0"
         margin = {"l": 70, "r": 30, "t": 90, "b": 50}
     else:
         raise ValueError(f"unknown chart {chart!r}; accepted: dots, heatmap")
-    fig.update_layout(template="plotly_white", title={"text": title, "x": 0.01}, margin=margin)
-    return fig
+    figure["layout"].update(
+        template=pio.templates["plotly_white"], title={"text": title, "x": 0.01}, margin=margin
+    )
+    return figure
 
 
 def _dots(
@@ -167,12 +173,13 @@ def _dots(
     states: Mapping[tuple[int, int], str],
     unit: str,
     scale: str,
-) -> tuple[go.Figure, str]:
+) -> tuple[dict[str, Any], str]:
     """One panel per objective (at most COLUMNS a row), a row per setting (its name on the
     axis): the median a dot in the setting's colour and symbol with its value written
     beside it, the interquartile range over seeds a bar; a setting without a time a grey
-    cross at the right end of the axis, labelled with why. Returns the figure and its
-    scale (:func:`time_scale`)."""
+    cross at the right end of the axis, labelled with why. Returns the figure's ``data``
+    and ``layout`` (:func:`_panels`: the grid of ``make_subplots``) and its scale
+    (:func:`time_scale`)."""
     styles = setting_styles((r["solver"], r["setting"]) for r in results)
     order = [s for s in styles if s in settings]
     times = [r[k] for r in cells.values() for k in ("value", "q25", "q75") if r.get(k)]
@@ -189,17 +196,25 @@ def _dots(
     n_cols = min(COLUMNS, max(1, len(objectives)))
     n_rows = max(1, math.ceil(len(objectives) / n_cols))
     height = 110 + n_rows * (40 + ROW_PX * max(1, len(order)))
-    fig = make_subplots(
-        rows=n_rows,
-        cols=n_cols,
-        shared_yaxes=True,
-        subplot_titles=list(objectives) if objectives else None,
-        horizontal_spacing=0.03,
-        vertical_spacing=min(0.2, 60 / height),
-    )
+    axis_title = f"{unit} to ε, {'log scale' if kind == 'log' else 'from 0'}"
+    layout = _panels(objectives, n_rows, n_cols, min(0.2, 60 / height))
+    for key in [k for k in layout if k.startswith("xaxis")]:
+        layout[key].update(
+            title={"text": axis_title}, type=kind, range=span, zeroline=kind == "linear"
+        )
+    for key in [k for k in layout if k.startswith("yaxis")]:
+        layout[key].update(
+            type="category",
+            categoryorder="array",
+            categoryarray=list(reversed(order)),
+            range=[-0.6, len(order) - 0.4],
+            automargin=True,
+        )
+    layout.update(height=height, showlegend=False, hovermode="closest")
     index = {s: i for i, s in enumerate(settings)}
+    data: list[dict[str, Any]] = []
     for j, objective in enumerate(objectives):
-        cell = {"row": j // n_cols + 1, "col": j % n_cols + 1}
+        axes = {"xaxis": f"x{j + 1 if j else ''}", "yaxis": f"y{j + 1 if j else ''}"}
         for setting in order:
             r = cells.get((index[setting], j))
             if r is None:
@@ -207,34 +222,36 @@ def _dots(
             look = styles[setting]
             state = states.get((index[setting], j))
             if state:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[edge],
-                        y=[setting],
-                        mode="markers+text",
-                        marker={"symbol": "x-thin-open", "size": 10, "color": GREY},
-                        text=[state],
-                        textposition="middle left",
-                        textfont={"color": "#555", "size": 11},
-                        name=setting,
-                        showlegend=False,
-                        hovertemplate=f"<b>{setting}</b><br>{objective}<br>{state}"
+                data.append(
+                    {
+                        "type": "scatter",
+                        "x": [edge],
+                        "y": [setting],
+                        "mode": "markers+text",
+                        "marker": {"symbol": "x-thin-open", "size": 10, "color": GREY},
+                        "text": [state],
+                        "textposition": "middle left",
+                        "textfont": {"color": "#555", "size": 11},
+                        "name": setting,
+                        "showlegend": False,
+                        "hovertemplate": f"<b>{setting}</b><br>{objective}<br>{state}"
                         f" ({r.get('reached', 0)} of {r.get('seeds', 1)} seeds reached ε)"
                         "<extra></extra>",
-                        cliponaxis=False,
-                    ),
-                    **cell,
+                        "cliponaxis": False,
+                        **axes,
+                    }
                 )
                 continue
             several = r.get("seeds", 1) > 1
             upper = edge if r.get("q75") is None else r["q75"]
-            fig.add_trace(
-                go.Scatter(
-                    x=[r["value"]],
-                    y=[setting],
-                    mode="markers",
-                    marker={"symbol": look.symbol, "size": 10, "color": look.color},
-                    error_x={
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": [r["value"]],
+                    "y": [setting],
+                    "mode": "markers",
+                    "marker": {"symbol": look.symbol, "size": 10, "color": look.color},
+                    "error_x": {
                         "type": "data",
                         "symmetric": False,
                         "array": [upper - r["value"] if several else 0],
@@ -243,44 +260,72 @@ def _dots(
                         "thickness": 1.5,
                         "width": 3,
                     },
-                    text=[f"{r['value']:.3g}"],
-                    name=setting,
-                    showlegend=False,
-                    customdata=[[_spread(r), r.get("reached", 1), r.get("seeds", 1)]],
-                    hovertemplate=f"<b>{setting}</b><br>{objective}<br>%{{customdata[0]}} "
+                    "text": [f"{r['value']:.3g}"],
+                    "name": setting,
+                    "showlegend": False,
+                    "customdata": [[_spread(r), r.get("reached", 1), r.get("seeds", 1)]],
+                    "hovertemplate": f"<b>{setting}</b><br>{objective}<br>%{{customdata[0]}} "
                     f"{unit}<br>%{{customdata[1]}} of %{{customdata[2]}} seeds reached ε"
                     "<extra></extra>",
-                    cliponaxis=False,
-                ),
-                **cell,
+                    "cliponaxis": False,
+                    **axes,
+                }
             )
-            fig.add_trace(  # its value, written past the end of its bar and its dot
-                go.Scatter(
-                    x=[upper if several else r["value"]],
-                    y=[setting],
-                    mode="text",
-                    text=[f"{LABEL_GAP}{r['value']:.3g}"],
-                    textposition="middle right",
-                    textfont={"size": 11, "color": "#222"},
-                    name=f"{setting} (value)",
-                    showlegend=False,
-                    hoverinfo="skip",
-                    cliponaxis=False,
-                ),
-                **cell,
+            data.append(  # its value, written past the end of its bar and its dot
+                {
+                    "type": "scatter",
+                    "x": [upper if several else r["value"]],
+                    "y": [setting],
+                    "mode": "text",
+                    "text": [f"{LABEL_GAP}{r['value']:.3g}"],
+                    "textposition": "middle right",
+                    "textfont": {"size": 11, "color": "#222"},
+                    "name": f"{setting} (value)",
+                    "showlegend": False,
+                    "hoverinfo": "skip",
+                    "cliponaxis": False,
+                    **axes,
+                }
             )
-    axis_title = f"{unit} to ε, {'log scale' if kind == 'log' else 'from 0'}"
-    fig.update_xaxes(type=kind, range=span, title_text=axis_title, zeroline=kind == "linear")
-    fig.update_yaxes(
-        type="category",
-        categoryorder="array",
-        categoryarray=list(reversed(order)),
-        range=[-0.6, len(order) - 0.4],
-        automargin=True,
-    )
-    fig.update_layout(
-        height=height,
-        showlegend=False,
-        hovermode="closest",
-    )
-    return fig, kind
+    return {"data": data, "layout": layout}, kind
+
+
+def _panels(titles: Sequence[str], n_rows: int, n_cols: int, v_gap: float) -> dict[str, Any]:
+    """The layout of ``make_subplots(n_rows, n_cols, shared_yaxes=True,
+    subplot_titles=titles, horizontal_spacing=H_GAP, vertical_spacing=v_gap)``, written
+    out: panel k (row-major from the top left) has the axes ``xaxis{k}`` and ``yaxis{k}``
+    (k = 1 unnumbered), each anchored on the other; the y axes of a row match its first,
+    which alone shows its tick labels; a panel's title is centred above it."""
+    width = (1.0 - H_GAP * (n_cols - 1)) / n_cols
+    height = (1.0 - v_gap * (n_rows - 1)) / n_rows
+    layout: dict[str, Any] = {}
+    annotations = []
+    for k in range(n_rows * n_cols):
+        row, col = divmod(k, n_cols)
+        left = col * width + col * H_GAP
+        bottom = (n_rows - 1 - row) * height + (n_rows - 1 - row) * v_gap
+        x_domain = [left, left + width]
+        y_domain = [max(0.0, bottom), min(1.0, bottom + height)]
+        suffix = str(k + 1) if k else ""
+        layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", "domain": x_domain}
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": y_domain}
+        if col:
+            first = str(row * n_cols + 1) if row else ""
+            layout[f"yaxis{suffix}"].update(matches=f"y{first}", showticklabels=False)
+        if k < len(titles) and titles[k]:
+            annotations.append(
+                {
+                    "font": {"size": 16},
+                    "showarrow": False,
+                    "text": titles[k],
+                    "x": sum(x_domain) / 2.0,
+                    "xanchor": "center",
+                    "xref": "paper",
+                    "y": y_domain[1],
+                    "yanchor": "bottom",
+                    "yref": "paper",
+                }
+            )
+    if annotations:
+        layout["annotations"] = annotations
+    return layout

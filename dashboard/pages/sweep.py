@@ -145,9 +145,9 @@ def _results(
     return found, time_to_eps(found, float(eps), criterion, refs, x)
 
 
-def _height(figure: go.Figure) -> dict[str, str]:
-    """The graph's height: its figure's, else HEIGHT."""
-    return {"height": f"{figure.layout.height}px"} if figure.layout.height else HEIGHT
+def _height(height: int | None) -> dict[str, str]:
+    """A graph's style: its figure's ``height`` in pixels, else HEIGHT."""
+    return {"height": f"{height}px"} if height else HEIGHT
 
 
 def _pairs(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -240,15 +240,15 @@ def update(
     title = f"Sweep #{summary['id']}" + (f" · {summary['name']}" if summary["name"] else "")
     objectives = sorted({r["objective_name"] for r in results})
     tte = time_to_eps_figure(results, chart, float(eps), criterion, x, scale)
-    tte.update_layout(meta={"export": _export(sweep_id, f"time-to-{eps}", objectives)})
+    tte["layout"]["meta"] = {"export": _export(sweep_id, f"time-to-{eps}", objectives)}
     ranking = ranking_figure(ranked, order=list(setting_styles(_pairs(results))))
     ranking.update_layout(meta={"export": _export(sweep_id, f"ranking-{eps}", objectives)})
     return (
         title,
         tte,
-        _height(tte),
+        _height(tte["layout"].get("height")),
         ranking,
-        _height(ranking),
+        _height(ranking.layout.height),
         _winners_table(ranked, X_CHOICES[x]),
         status,
         not rows.active(found),

@@ -6,10 +6,11 @@ public datasets and references, and the loopback-only rule with authentication o
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import event, select, text
 
 from faceoff.api.main import create_app
 from faceoff.core import auth
@@ -101,6 +102,50 @@ def test_tokens_are_stored_hashed_and_revocable(secured):
         assert token.team.name == "gamma" and token.last_used_at is not None
         assert auth.revoke_token(session, token_id) is token
     assert_unauthorized(client.get("/api/v1/jobs", headers=bearer(secret)))
+
+
+def test_a_tokens_last_use_is_written_at_most_once_a_minute(secured):
+    """Authentication reads the token on every request but writes its ``last_used_at``
+    only when it is older than LAST_USED_RESOLUTION (issue 33: a write per request)."""
+    client, settings, _, _ = secured
+    token_id, secret = make_token(settings.database_url, "gamma")
+
+    def use(requests: int) -> datetime:
+        for _ in range(requests):
+            assert client.get("/api/v1/references", headers=bearer(secret)).status_code == 200
+        with session_scope(settings.database_url) as session:
+            return session.get(ApiToken, token_id).last_used_at
+
+    first = use(1)
+    assert first is not None and use(4) == first  # not written again within a minute
+    with session_scope(settings.database_url) as session:
+        earlier = first - auth.LAST_USED_RESOLUTION - timedelta(seconds=1)
+        session.get(ApiToken, token_id).last_used_at = earlier
+    again = use(1)
+    assert again > first and use(3) == again  # older than that: written, once
+
+
+def test_a_token_is_found_by_its_index(postgres_url):
+    """The token of a request is found through the unique index on its hash, not by a
+    sequential scan of api_tokens (which PostgreSQL rightly prefers while the table holds
+    a few rows: so it is checked with 3,000 tokens)."""
+    with session_scope(postgres_url) as session:
+        team = auth.get_or_create_team(session, "many")
+        session.add_all(
+            ApiToken(team=team, token_hash=hashlib.sha256(b"%d" % i).hexdigest())
+            for i in range(3000)
+        )
+    token_id, secret = make_token(postgres_url, "many")
+    with session_scope(postgres_url) as session:
+        session.execute(text("ANALYZE api_tokens"))
+    with session_scope(postgres_url) as session:
+        connection, seen = session.connection(), []
+        event.listen(connection, "before_cursor_execute", lambda *run: seen.append(run[2:4]))
+        assert auth.verify_token(session, secret).id == token_id
+        ((statement, parameters),) = [(s, p) for s, p in seen if "FROM api_tokens" in s]
+        explained = connection.exec_driver_sql("EXPLAIN " + statement, parameters)
+        plan = "\n".join(row[0] for row in explained)
+    assert "Index Scan using api_tokens_token_hash_key" in plan and "Seq Scan" not in plan, plan
 
 
 def test_a_team_sees_and_cancels_only_its_own_jobs(secured):

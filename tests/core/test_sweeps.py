@@ -144,6 +144,33 @@ def test_a_sweep_made_before_timing_repeats_counts_its_reruns():
     assert sweeps.solver_counts(Sweep(spec={"broken": True}, n_jobs=0)) is None
 
 
+def test_solver_counts_are_derived_once_a_spec_and_handed_out_as_copies(monkeypatch):
+    """The sweeps index asks for 500 sweeps' counts at each refresh (issue 33): a spec's
+    counts are derived once (COUNTS_KEPT specs kept), whatever sweep holds it; another spec
+    gets its own; what a caller does to its counts never reaches the next caller."""
+    derived = []
+
+    def counting(spec: SweepSpec) -> dict:
+        derived.append(spec)
+        return jobs_per_solver(spec)
+
+    monkeypatch.setattr(sweeps, "jobs_per_solver", counting)
+    sweeps._solver_counts.cache_clear()
+    spec = {**SWEEP, "l2": [1e-4, 1e-5], "timing_repeats": False}
+    want = jobs_per_solver(SweepSpec(**spec))
+    first = sweeps.solver_counts(Sweep(id=1, spec=spec))
+    assert first == want and len(derived) == 1
+    first["lbfgs"]["jobs"] = -1
+    first.pop("dual_cd")
+    assert sweeps.solver_counts(Sweep(id=2, spec=json.loads(json.dumps(spec)))) == want
+    assert len(derived) == 1
+    other = sweeps.solver_counts(Sweep(id=1, spec={**spec, "seeds": [0]}))
+    assert len(derived) == 2 and other["dual_cd"]["seeded"] == 2 != want["dual_cd"]["seeded"]
+    assert sweeps.solver_counts(Sweep(id=3, spec={"broken": True})) is None
+    assert sweeps._solver_counts.cache_info().maxsize == sweeps.COUNTS_KEPT
+    sweeps._solver_counts.cache_clear()
+
+
 def test_the_size_limit_counts_deterministic_solvers_once(database_url, settings_for):
     factories.add_dataset(database_url)
     settings = settings_for(database_url, MAX_SWEEP_JOBS=8)

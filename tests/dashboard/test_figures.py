@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
+from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
 from faceoff.core import analysis
@@ -14,6 +18,7 @@ from faceoff.dashboard.figures import advisor, compare, export, labels, ranking,
 
 P_STAR = 2.0
 REFS = {"obj-a": {"primal": P_STAR, "gap": 1e-12}}
+DOTS = Path(__file__).with_name("sweep_dots.json")
 
 
 def row(
@@ -319,11 +324,16 @@ def test_time_to_eps_first_point_median_over_seeds_and_unreached():
     assert gap == pytest.approx(epochs[np.flatnonzero(2 * 0.2**epochs / P_STAR <= 1e-3)[0]])
 
 
+def tte_figure(*args, **kwargs) -> go.Figure:
+    """time_to_eps_figure's JSON as a ``go.Figure``: Plotly validates every property."""
+    return go.Figure(time_to_eps.time_to_eps_figure(*args, **kwargs))
+
+
 def test_time_to_eps_figures_dots_and_heatmap():
     rows = [row(1), row(2, "primal_cd", rate=0.99), row(3, l2=1e-5, objective="obj-b")]
     refs = {**REFS, "obj-b": {"primal": P_STAR, "gap": 1e-12}}
     results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", refs)
-    dots = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel")
+    dots = tte_figure(results, "dots", 0.1, "subopt_rel")
     # one panel per objective, a dot per setting that has a time, labelled with it
     by_panel = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode != "text"}
     labels = {(t.xaxis, t.y[0]): t for t in dots.data if t.mode == "text"}
@@ -342,10 +352,10 @@ def test_time_to_eps_figures_dots_and_heatmap():
     assert dots.layout.xaxis.type == "linear" and dots.layout.xaxis.range[0] == 0
     assert dots.layout.title.text.endswith("from 0")
     assert "from 0" in dots.layout.xaxis.title.text
-    log = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel", scale="log")
+    log = tte_figure(results, "dots", 0.1, "subopt_rel", scale="log")
     assert log.layout.xaxis.type == "log" and "log scale" in log.layout.xaxis.title.text
     assert "log scale" in log.layout.title.text
-    heat = time_to_eps.time_to_eps_figure(results, "heatmap", 0.1, "subopt_rel")
+    heat = tte_figure(results, "heatmap", 0.1, "subopt_rel")
     assert list(heat.data[0].y) == ["dual_cd", "primal_cd"]
     assert heat.data[0].text[1] == ["not reached", "not run"]
     assert np.isnan(heat.data[0].z[1][0]) and heat.data[1].text[1][0] == "not reached"
@@ -368,13 +378,85 @@ def test_time_to_eps_scale_is_log_only_beyond_a_decade():
 def test_time_to_eps_dots_show_the_spread_over_seeds():
     rows = [row(i, seed=i, time_scale=0.01 * (1 + i)) for i in range(3)]
     results = time_to_eps.time_to_eps(rows, 0.1, "subopt_rel", REFS)
-    dot, label = time_to_eps.time_to_eps_figure(results, "dots", 0.1, "subopt_rel").data
+    dot, label = tte_figure(results, "dots", 0.1, "subopt_rel").data
     (r,) = results
     assert dot.x[0] == pytest.approx(r["value"])
     assert dot.error_x.arrayminus[0] == pytest.approx(r["value"] - r["q25"])
     assert dot.error_x.array[0] == pytest.approx(r["q75"] - r["value"])
     assert "[" in dot.customdata[0][0] and dot.customdata[0][2] == 3
     assert label.x[0] == pytest.approx(r["q75"])  # the value is written past the bar
+
+
+def small_sweep() -> list[dict]:
+    """Time to ε of a small sweep: five objectives (two rows of panels, three cells empty),
+    three settings of two solvers and a peer; medians over three seeds, over one, with an
+    unreached upper quartile; never reached, no P*, and a setting not run on an objective."""
+    settings = [
+        ("dual_cd", "dual_cd"),
+        ("dual_cd", "dual_cd[sampling=importance]"),
+        ("sklearn.lbfgs", "sklearn.lbfgs"),
+    ]
+    results = []
+    for j in range(5):
+        for i, (solver, setting) in enumerate(settings):
+            if (i, j) == (2, 4):
+                continue  # not run
+            value = 0.02 * (1 + i) * 3**j
+            result = {"value": value, "q25": 0.8 * value, "q75": 1.5 * value}
+            result.update(reached=3, seeds=3)
+            if (i, j) == (0, 1):
+                result.update(value=None, q25=None, q75=None, reached=0)
+            elif (i, j) == (1, 2):
+                result.update(value=math.nan, q25=math.nan, q75=math.nan)
+            elif (i, j) == (2, 3):
+                result.update(q75=None, reached=2)
+            elif i == 2:
+                result = {"value": value, "reached": 1, "seeds": 1}
+            results.append(
+                {
+                    "setting": setting,
+                    "solver": solver,
+                    "objective": f"l2=1e-0{j + 2}",
+                    "objective_name": f"a9a · logistic · l2=1e-0{j + 2}",
+                    "objective_hash": f"obj-{j}",
+                    "dataset": "a9a",
+                    **result,
+                    "job_ids": [3 * j + i],
+                }
+            )
+    return results
+
+
+def rounded(value):
+    """``value`` (Plotly's JSON) with its floats to 12 significant digits."""
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return float(f"{value:.12g}") if isinstance(value, float) else value
+
+
+def test_time_to_eps_dots_are_the_figure_make_subplots_drew():
+    """The dots are written as Plotly's JSON (issue 33: building the 480 validated traces
+    of a 30-objective sweep with make_subplots and add_trace took seconds). They are the
+    figure that builder drew: ``sweep_dots.json`` holds its output for ``small_sweep``
+    (commit d1b1bd0), template aside: the same traces (names, x, y, axes, looks, hover),
+    panels, axes and titles."""
+    expected = json.loads(DOTS.read_text())
+    template = json.loads(pio.json.to_json_plotly(pio.templates["plotly_white"]))
+    for scale in ("linear", "log"):
+        figure = time_to_eps.time_to_eps_figure(
+            small_sweep(), "dots", 1e-6, "gap_rel", "epoch", scale
+        )
+        drawn = json.loads(pio.to_json(go.Figure(figure)))  # validated, as Dash sends it
+        assert drawn["layout"].pop("template") == template
+        want = expected[scale]
+        assert [(t["name"], t["x"], t["y"], t["xaxis"], t["yaxis"]) for t in drawn["data"]] == [
+            (t["name"], t["x"], t["y"], t["xaxis"], t["yaxis"]) for t in want["data"]
+        ]
+        assert rounded(drawn) == rounded(want)
+    panels = {t["xaxis"] for t in expected["log"]["data"]}
+    assert len(panels) == 5 and "xaxis8" in expected["log"]["layout"]  # two rows of four
 
 
 def test_ranking_names_the_winner_per_objective():

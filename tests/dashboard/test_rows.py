@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from faceoff.core.db import session_scope
+from faceoff.core import jobs
+from faceoff.core.db import read_session, session_scope
 from faceoff.core.jobs import JobFilter
-from faceoff.core.models import Job
+from faceoff.core.models import QUEUED, Job
 from faceoff.dashboard import rows
 from tests.dashboard import factories
 
@@ -53,6 +54,41 @@ def test_list_jobs_filters_and_reports_progress(database_url):
     assert [name for _, name in options["dataset"]] == ["synthetic-300x40", "synthetic-running"]
     assert options["solver"] == ["dual_cd", "primal_cd", "spdc"]
     assert options["status"] == ["running", "succeeded"]
+
+
+def test_jobs_read_as_columns_are_the_jobs_objects(database_url):
+    """The dashboard reads jobs as columns (core.jobs.job_records, issue 33: building Job
+    objects took most of the profiles page): the same jobs, order and count as list_jobs
+    under each filter and page, each column the Job's, its dataset's name and labels."""
+    sweep_id, ids = factories.add_sweep(database_url, seeds=(0, 1))
+    running = factories.add_running_job(database_url, n_points=10)
+    with session_scope(database_url) as session:
+        waiting = session.get(Job, ids[1])
+        waiting.status, waiting.waiting_for_host = QUEUED, "nohost"
+    filters = [
+        JobFilter(),
+        JobFilter(sweep_id=sweep_id, solver="dual_cd"),
+        JobFilter(dataset="synthetic-running"),
+        JobFilter(dataset="synthetic-300x40", statuses=("succeeded", "queued")),
+        JobFilter(job_ids=(ids[0], running), loss="logistic"),
+        JobFilter(sweep_ids=(sweep_id,), dataset_ids=(999,)),
+    ]
+    with read_session(database_url) as session:
+        for where in filters:
+            everything, _ = jobs.list_jobs(session, where, None, team_id=None)
+            assert bool(everything) != bool(where.dataset_ids)  # only the last finds none
+            for limit, offset in ((None, 0), (2, 0), (2, 3)):
+                found, count = jobs.list_jobs(session, where, limit, offset, team_id=None)
+                records, total = jobs.job_records(session, where, limit, offset, team_id=None)
+                assert [r.id for r in records] == [j.id for j in found] and total == count
+                for record, job in zip(records, found, strict=True):
+                    for column in jobs.RECORD_COLUMNS[:-2]:
+                        assert getattr(record, column.key) == getattr(job, column.key)
+                    assert record.dataset == job.dataset.name
+                    assert record.dataset_labels == job.dataset.labels
+    shown = {r["id"]: r for r in rows.list_jobs(database_url, JobFilter(), team_id=None)[0]}
+    assert shown[ids[1]]["waiting"] == "waiting for host nohost"
+    assert shown[running]["waiting"] is None and shown[running]["dataset"] == "synthetic-running"
 
 
 def test_summaries_of_a_sweep_and_a_dataset(sqlite_url):
