@@ -529,14 +529,16 @@ def best_peer(cells: dict[str, Outcome | None]) -> tuple[str, Outcome] | None:
 
 def pair_cells(row: dict) -> list[str]:
     """A row of the same-method table: for each of PAIRS, our fastest mode of the method ÷
-    the peer (Catalyst's acceleration is another method: it is left out)."""
+    the peer (Catalyst's acceleration is another method: it is left out); a method with
+    no candidate settings (lbfgs) is its default column."""
     cells = [row["dataset"], row["loss"], f"{row['l2']:g}"]
     for method, peer in PAIRS:
-        modes = {
-            label: Outcome(**row["ours"][label])
+        chosen = [
+            label
             for label, s, params in OURS
             if s == method and params and params.get("accelerate", "none") == "none"
-        }
+        ] or [label for label, s, _ in OURS if s == method]
+        modes = {label: Outcome(**row["ours"][label]) for label in chosen}
         fastest, theirs = best_peer(dict(modes)), row["peers"][peer]
         cells.append(
             "n/a" if theirs is None or fastest is None else _ratio(fastest[1], Outcome(**theirs))
