@@ -33,7 +33,8 @@ def test_panel_titles_csv_and_exports_name_the_k_class_form():
     ]
     refs = {h: {"primal": P_STAR, "gap": 1e-12} for h in ("binary", "ovr", "multinomial")}
     fig = compare.compare_figure(rows, "epoch", "subopt_rel", True, True, refs)
-    titles = [a.text for a in fig.layout.annotations][:3]
+    # a long title wraps at its " · " separators (<br>): read it as one line
+    titles = [a.text.replace("<br>", " · ") for a in fig.layout.annotations][:3]
     assert titles == [  # binary first, then the forms; each names K
         "news20 · logistic · l2=0.0001",
         "news20 · logistic · K = 20, multinomial · l2=0.0001",
