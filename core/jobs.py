@@ -521,8 +521,25 @@ def get_trace(
     itself is), always keeping the first and the last point; evenly spaced in seq when the
     epochs do not increase (e.g. a single positive epoch).
     """
-    points = trace_points(session, get_job(session, job_id, team_id=team_id), after_seq)
+    job = get_job(session, job_id, team_id=team_id)
+    if max_points is not None and job.n_points - (after_seq + 1) > max_points:
+        seqs = _kept_seqs(session, job.id, after_seq, max_points)
+        query = select(TracePoint).where(TracePoint.job_id == job.id, TracePoint.seq.in_(seqs))
+        points = list(session.scalars(query.order_by(TracePoint.seq)))
+    else:
+        points = trace_points(session, job, after_seq)
     return _thin(points, [p.epoch for p in points], max_points)
+
+
+def _kept_seqs(session: Session, job_id: int, after_seq: int, max_points: int) -> list[int]:
+    """The seqs of the points of the job's trace after ``after_seq`` that :func:`_thin`
+    keeps, from their epochs alone: a long trace is downsampled reading two numbers a
+    point, and only the kept points whole."""
+    query = select(TracePoint.seq, TracePoint.epoch).where(
+        TracePoint.job_id == job_id, TracePoint.seq > after_seq
+    )
+    found = session.execute(query.order_by(TracePoint.seq)).all()
+    return [found[i][0] for i in downsample([epoch for _, epoch in found], max_points)]
 
 
 def trace_columns(
@@ -538,15 +555,27 @@ def trace_columns(
     if unknown:
         raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {TRACE_COLUMNS}")
     rows: dict[int, list[Sequence[Any]]] = {job.id: [] for job in jobs}
-    if rows:
-        columns = [getattr(TracePoint, field) for field in ("epoch", *fields)]
+    columns = [getattr(TracePoint, field) for field in ("epoch", *fields)]
+    # a job known to hold more than max_points is read by the points kept (_kept_seqs)
+    long = {
+        job.id
+        for job in jobs
+        if max_points is not None and (getattr(job, "n_points", None) or 0) > max_points
+    }
+    short = [job_id for job_id in rows if job_id not in long]
+    if short:
         query = (
             select(TracePoint.job_id, *columns)
-            .where(TracePoint.job_id.in_(list(rows)))
+            .where(TracePoint.job_id.in_(short))
             .order_by(TracePoint.job_id, TracePoint.seq)
         )
         for job_id, *values in session.execute(query):
             rows[job_id].append(values)
+    for job_id in sorted(long):
+        assert max_points is not None
+        seqs = _kept_seqs(session, job_id, -1, max_points)
+        query = select(*columns).where(TracePoint.job_id == job_id, TracePoint.seq.in_(seqs))
+        rows[job_id] = [tuple(r) for r in session.execute(query.order_by(TracePoint.seq))]
     traces = {}
     for job_id, points in rows.items():
         kept = _thin(points, [p[0] for p in points], max_points)

@@ -82,6 +82,15 @@ def test_trace_columns_keep_the_points_of_get_trace(database_url, max_points):
                 seqs = columns[job_id]["seq"]
                 assert 2 <= len(seqs) <= max_points and seqs[0] == 0
                 assert seqs[-1] == session.get(Job, job_id).n_points - 1
+            # both equal the whole trace thinned in memory (a long trace is read by the
+            # points kept), after a seq too
+            job = jobs.get_job(session, job_id, team_id=None)
+            for after in (-1, 100):
+                whole = jobs.trace_points(session, job, after)
+                kept = [p.seq for p in jobs._thin(whole, [p.epoch for p in whole], max_points)]
+                got = jobs.get_trace(session, job_id, after, max_points, team_id=None)
+                assert [p.seq for p in got] == kept
+                assert after == 100 or columns[job_id]["seq"] == kept
 
 
 def test_trace_points_after_a_seq_and_unknown_columns(sqlite_url):
