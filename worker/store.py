@@ -209,7 +209,7 @@ def _copy_rows(session: Session, rows: list[tuple]) -> None:
         )
         with cursor.copy(f"COPY trace_stage ({columns}) FROM STDIN") as copy:
             for row in rows:
-                copy.write_row((*row[:-1], json.dumps(row[-1])))
+                copy.write_row((*row[:-1], json.dumps(row[-1]) if row[-1] else "{}"))
         cursor.execute(
             f"INSERT INTO trace_points ({columns}) SELECT {columns} FROM trace_stage "
             "ON CONFLICT (job_id, seq) DO NOTHING"

@@ -173,16 +173,19 @@ def update(
     """Redraw from the database; keep refreshing while a selected job is queued or running."""
     x, y, logx, logy = _axes(x, y, logx, logy)
     seeds = choice(seeds, SEEDS, "median")
-    blank = _graph(compare_figure([], x, y, False, False, {}))
+
+    def blank() -> tuple[go.Figure, dict[str, Any], dict[str, str]]:
+        return _graph(compare_figure([], x, y, False, False, {}))
+
     try:
         where, params = _selection(jobs, sweep)
     except InputError as err:
-        return *blank, True, str(err), dash.no_update
+        return *blank(), True, str(err), dash.no_update
     view = {"x": x, "y": y, "logx": logx, "logy": logy}
     link = href("/compare", {**params, **view, "seeds": None if seeds == "median" else seeds})
     if where is None:
         message = "choose jobs (ids) or a sweep, or select runs on the Runs page"
-        return *blank, True, message, link
+        return *blank(), True, message, link
     found, refs = rows.job_traces(database_url(), where, team_id=viewer_team())
     log_x = logx == "log" or (logx == "auto" and spans_decades(found, x))
     figure = compare_figure(found, x, y, log_x, logy == "log", refs, seeds=seeds == "all")
