@@ -234,11 +234,19 @@ def page(
     offset: int = 0,
     *,
     columns: bool = False,
+    key: Any = None,
 ) -> tuple[list[Any], int]:
     """The rows of an ordered ``query`` from ``offset``, at most ``limit`` of them (None:
     all), and the number of rows of the whole query (counted only when the page is full).
-    A row is the query's first entity, or with ``columns`` a Row of all its columns."""
+    A row is the query's first entity, or with ``columns`` a Row of all its columns.
+
+    With ``key`` (a unique column of the rows, such as the primary key), a page past the
+    first is found by its keys alone and only its own rows are read whole: the rows skipped
+    are never sorted or read with their wide columns."""
     window = query.limit(limit).offset(offset)
+    if key is not None and offset and limit is not None:
+        keys = query.with_only_columns(key).limit(limit).offset(offset)
+        window = query.where(key.in_(keys.scalar_subquery()))
     rows = list(session.execute(window).all() if columns else session.scalars(window))
     if limit is None or (len(rows) < limit and (rows or offset == 0)):
         return rows, offset + len(rows)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-from sqlalchemy import ColumnElement, Row, func, select
+from sqlalchemy import ARRAY, ColumnElement, Integer, Row, any_, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
@@ -70,6 +70,10 @@ log = logging.getLogger(__name__)
 
 REUSABLE = (QUEUED, RUNNING, SUCCEEDED)
 QUOTA_LOCK = 0x0F0A_0030  # PostgreSQL advisory lock class of a team's submissions
+# a trace of more than LONG_TRACE × max_points points is downsampled from its epochs first
+# (get_trace, trace_columns): the kept points are then read whole; a shorter one is read whole
+LONG_TRACE = 4
+
 # the columns of a trace point that trace_columns can read
 TRACE_COLUMNS = ("seq", "iteration", "epoch", "time_s", "primal", "dual", "gap", "nnz_x")
 Item = TypeVar("Item")
@@ -365,9 +369,8 @@ def list_jobs(
     query = select(Job)
     if where.dataset is not None:
         query = query.join(Job.dataset)
-    return page(
-        session, query.where(*_matching(where, team_id)).order_by(Job.id.desc()), limit, offset
-    )
+    query = query.where(*_matching(where, team_id)).order_by(Job.id.desc())
+    return page(session, query, limit, offset, key=Job.id)
 
 
 # What the dashboard's tables and figures read of a job (job_records), and of its dataset
@@ -415,7 +418,7 @@ def job_records(
     the columns the dashboard reads, without building ORM objects or loading each job's
     dataset (the pages read thousands of jobs)."""
     query = select(*RECORD_COLUMNS).join(Job.dataset).where(*_matching(where, team_id))
-    return page(session, query.order_by(Job.id.desc()), limit, offset, columns=True)
+    return page(session, query.order_by(Job.id.desc()), limit, offset, columns=True, key=Job.id)
 
 
 def job_facets(session: Session, *, team_id: int | None) -> dict[str, list[str]]:
@@ -522,9 +525,9 @@ def get_trace(
     epochs do not increase (e.g. a single positive epoch).
     """
     job = get_job(session, job_id, team_id=team_id)
-    if max_points is not None and job.n_points - (after_seq + 1) > max_points:
+    if max_points is not None and job.n_points - (after_seq + 1) > LONG_TRACE * max_points:
         seqs = _kept_seqs(session, job.id, after_seq, max_points)
-        query = select(TracePoint).where(TracePoint.job_id == job.id, TracePoint.seq.in_(seqs))
+        query = select(TracePoint).where(TracePoint.job_id == job.id, _seq_in(session, seqs))
         points = list(session.scalars(query.order_by(TracePoint.seq)))
     else:
         points = trace_points(session, job, after_seq)
@@ -542,6 +545,14 @@ def _kept_seqs(session: Session, job_id: int, after_seq: int, max_points: int) -
     return [found[i][0] for i in downsample([epoch for _, epoch in found], max_points)]
 
 
+def _seq_in(session: Session, seqs: list[int]) -> ColumnElement[bool]:
+    """``trace_points.seq`` is one of ``seqs``: one array parameter on PostgreSQL (a list
+    of hundreds of parameters costs more to render than to run)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return TracePoint.seq == any_(bindparam("seqs", seqs, type_=ARRAY(Integer)))
+    return TracePoint.seq.in_(seqs)
+
+
 def trace_columns(
     session: Session,
     jobs: Sequence[Any],
@@ -556,11 +567,12 @@ def trace_columns(
         raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {TRACE_COLUMNS}")
     rows: dict[int, list[Sequence[Any]]] = {job.id: [] for job in jobs}
     columns = [getattr(TracePoint, field) for field in ("epoch", *fields)]
-    # a job known to hold more than max_points is read by the points kept (_kept_seqs)
+    # a job known to hold more than LONG_TRACE × max_points is read by the points kept
     long = {
         job.id
         for job in jobs
-        if max_points is not None and (getattr(job, "n_points", None) or 0) > max_points
+        if max_points is not None
+        and (getattr(job, "n_points", None) or 0) > LONG_TRACE * max_points
     }
     short = [job_id for job_id in rows if job_id not in long]
     if short:
@@ -574,7 +586,7 @@ def trace_columns(
     for job_id in sorted(long):
         assert max_points is not None
         seqs = _kept_seqs(session, job_id, -1, max_points)
-        query = select(*columns).where(TracePoint.job_id == job_id, TracePoint.seq.in_(seqs))
+        query = select(*columns).where(TracePoint.job_id == job_id, _seq_in(session, seqs))
         rows[job_id] = [tuple(r) for r in session.execute(query.order_by(TracePoint.seq))]
     traces = {}
     for job_id, points in rows.items():
