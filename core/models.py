@@ -153,6 +153,11 @@ class Job(Base):
         Index("ix_jobs_team_id_id", "team_id", "id"),
         Index("ix_jobs_dataset_id", "dataset_id"),
         Index("ix_jobs_solver", "solver"),
+        # a team's listing by each filter, newest first, and its count (migration 0012)
+        *(
+            Index(f"ix_jobs_team_id_{column}_id", "team_id", column, "id")
+            for column in ("status", "solver", "loss", "dataset_id", "sweep_id")
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
