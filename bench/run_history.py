@@ -967,8 +967,7 @@ def report(phases: Sequence[Phase], writers: int, repeats: int, note: str) -> li
         f"API through Starlette's TestClient, the dashboard's callbacks through Flask's), p95 of "
         f"{repeats} requests after a warm-up. {note}",
         "",
-        f"- commit {head()}, {os.cpu_count()} cores shared with other work; load average at "
-        f"the end {load_now}",
+        f"- commit {head()}, {os.cpu_count()} cores; load average at the end {load_now}",
         "",
         "## Targets",
         "",

@@ -525,13 +525,18 @@ def get_trace(
     epochs do not increase (e.g. a single positive epoch).
     """
     job = get_job(session, job_id, team_id=team_id)
-    if max_points is not None and job.n_points - (after_seq + 1) > LONG_TRACE * max_points:
+    if max_points is not None and _long(job.n_points - (after_seq + 1), max_points):
         seqs = _kept_seqs(session, job.id, after_seq, max_points)
         query = select(TracePoint).where(TracePoint.job_id == job.id, _seq_in(session, seqs))
         points = list(session.scalars(query.order_by(TracePoint.seq)))
     else:
         points = trace_points(session, job, after_seq)
     return _thin(points, [p.epoch for p in points], max_points)
+
+
+def _long(n_points: int, max_points: int | None) -> bool:
+    """Whether a trace of ``n_points`` is thinned to ``max_points`` from its epochs first."""
+    return max_points is not None and n_points > LONG_TRACE * max_points
 
 
 def _kept_seqs(session: Session, job_id: int, after_seq: int, max_points: int) -> list[int]:
@@ -568,12 +573,7 @@ def trace_columns(
     rows: dict[int, list[Sequence[Any]]] = {job.id: [] for job in jobs}
     columns = [getattr(TracePoint, field) for field in ("epoch", *fields)]
     # a job known to hold more than LONG_TRACE × max_points is read by the points kept
-    long = {
-        job.id
-        for job in jobs
-        if max_points is not None
-        and (getattr(job, "n_points", None) or 0) > LONG_TRACE * max_points
-    }
+    long = {job.id for job in jobs if _long(getattr(job, "n_points", None) or 0, max_points)}
     short = [job_id for job_id in rows if job_id not in long]
     if short:
         query = (
@@ -584,7 +584,7 @@ def trace_columns(
         for job_id, *values in session.execute(query):
             rows[job_id].append(values)
     for job_id in sorted(long):
-        assert max_points is not None
+        assert max_points is not None  # _long
         seqs = _kept_seqs(session, job_id, -1, max_points)
         query = select(*columns).where(TracePoint.job_id == job_id, _seq_in(session, seqs))
         rows[job_id] = [tuple(r) for r in session.execute(query.order_by(TracePoint.seq))]
