@@ -44,10 +44,13 @@ import numpy as np
 
 from bench.common import (
     DATASETS,
+    PSTAR_GAP,
     REPO,
     FirstPoint,
     Loaded,
     Log,
+    PStar,
+    certify_pstar,
     environment,
     load,
     md_table,
@@ -59,8 +62,6 @@ from faceoff.dashboard.figures.labels import auto_label
 from faceoff.solvers.numba_cache import configure_numba_cache
 
 TARGET = 1e-6  # relative suboptimality (P − P*)/|P*| to reach
-PSTAR_GAP = 1e-12  # relative duality gap that certifies P*
-PSTAR_USABLE = 1e-9  # a P* with a larger certified gap is too loose to time 1e-6 against
 SLOW_FACTOR = 10.0  # our other solvers and the peers stop once this much slower than dual_cd ...
 MIN_CAP_SECONDS = 2.0  # ... but are always allowed this long
 PEER_RESOLUTION = 0.03  # a peer's budget is searched to within 3% (or one iteration)
@@ -173,40 +174,8 @@ def make_problem(loaded: Loaded, loss: str, l2: float):
 # ----------------------------------------------------------------------------- P*
 
 
-@dataclass
-class PStar:
-    """The optimal value: the best primal and dual values of a long dual_cd run."""
-
-    p_star: float
-    d_star: float
-    rel_gap: float
-    epochs: float
-    seconds: float
-    stop_reason: str
-
-    @property
-    def usable(self) -> bool:
-        return self.rel_gap <= PSTAR_USABLE
-
-
 def pstar_key(loaded: Loaded, loss: str, l2: float) -> str:
     return f"{loaded.spec.name}|sha256={loaded.sha256[:16]}|{loss}|gamma=1|l2={l2!r}"
-
-
-def certify_pstar(problem, seconds: float) -> PStar:
-    """Run dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
-    from faceoff.solvers.run import solve
-    from faceoff.solvers.trace import StopRules
-
-    done = FirstPoint(lambda point: point.gap <= PSTAR_GAP * abs(point.primal))
-    stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=done.should_stop)
-    result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0, on_point=done)
-    p_star = min(p.primal for p in result.trace)
-    d_star = max(p.dual for p in result.trace)
-    last = result.final
-    return PStar(
-        p_star, d_star, (p_star - d_star) / abs(p_star), last.epoch, last.time_s, result.stop_reason
-    )
 
 
 class PStarCache:
@@ -310,7 +279,9 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     stop = StopRules(
         max_epochs=settings.our_epochs,
         max_seconds=settings.our_seconds,
-        tol=0.0,
+        # a callback peer's points reach on_point only once its fit is replayed
+        # (refit.replay): its run ends by the gap, ≤ TARGET/10 just past its first hit
+        tol=TARGET / 10,
         should_stop=first.should_stop,
     )
     result, _ = _solve_quiet(problem, solver, params, stop, first)

@@ -9,15 +9,20 @@ before :meth:`Recorder.start`.
 A peer that reports no progress is refitted from scratch with growing budgets
 (``solvers.peers.refit``): each fit is timed by the peer adapter and recorded with
 :meth:`Recorder.record_fit`, so a point's ``time_s`` is that fit's own wall time and the
-stop rule on ``max_seconds`` applies to the sum of the fits. :meth:`Recorder.wall_seconds`
-is what the whole run cost, evaluation and refits included.
+stop rule on ``max_seconds`` applies to the sum of the fits. A peer traced through its
+library's callback holds its points (:meth:`Recorder.hold`) until an untraced replay of the
+same fit has timed them (:meth:`Recorder.release`): a stopped clock does not stop the cost a
+trace point leaves behind (caches the evaluation evicted, the callback's own calls).
+:meth:`Recorder.wall_seconds` is what the whole run cost, evaluation, refits and replays
+included.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -128,12 +133,13 @@ class Recorder:
         self.solver_time = 0.0
         self.stop_reason: str | None = None
         self.last: Objective | None = None
-        self.evaluation_seconds = 0.0  # outside the solver clock: evaluation and on_point
+        self.evaluation_seconds = 0.0  # outside the solver clock: evaluation, on_point, replay
         self.evaluation_passes = 0  # passes over the data the evaluations took
         self._last_passes = 1
         self._resumed_at: float | None = None
         self._created_at = time.perf_counter()
         self._shared: np.ndarray | None = None
+        self._held: int | None = None  # points from this index on wait for release()
 
     def share(self, record: np.ndarray) -> None:
         """Publish to ``record`` (shared memory a supervisor reads: worker.runner) when
@@ -235,6 +241,46 @@ class Recorder:
         point_time = float(fit_seconds if time_s is None else time_s)
         return self._record(point_time, iteration, epoch, x, None, extras, None)
 
+    def hold(self) -> None:
+        """Keep the points recorded from now on from ``on_point`` until :meth:`release`
+        (a callback peer's trace, retimed by an untraced replay: ``solvers.peers.refit``)."""
+        self._held = len(self.points)
+
+    def release(self, times: Mapping[int, float]) -> None:
+        """Give the held points their ``time_s`` from ``times`` (by ``seq``; the clock they
+        were recorded on goes to their extras as ``traced_s``; a point without a time keeps
+        it, marked ``"replayed": False``), then hand them to ``on_point``. The solver clock
+        becomes the last point's time."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        for point in self.points[held:]:
+            point.extras["traced_s"] = point.time_s
+            if point.seq in times:
+                point.time_s = float(times[point.seq])
+            else:
+                point.extras["replayed"] = False
+            if self.on_point is not None:
+                self.on_point(point)
+        if len(self.points) > held:
+            self.solver_time = self.points[-1].time_s
+
+    @contextmanager
+    def off_clock(self) -> Iterator[None]:
+        """Run work that is neither solver time nor the run's budget (a replay that
+        retimes the trace), with the clock stopped; published to a supervisor as time
+        spent evaluating (:meth:`share`)."""
+        self.pause()
+        began = time.perf_counter()
+        if self._shared is not None:
+            self._shared[3] = began
+        try:
+            yield
+        finally:
+            self.evaluation_seconds += time.perf_counter() - began
+            if self._shared is not None:
+                self._shared[2:4] = (self.evaluation_seconds, math.nan)
+
     def end(self, reason: str) -> str:
         """Stop with ``reason`` (the method ended by itself); the clock stays stopped."""
         self.pause()
@@ -272,7 +318,7 @@ class Recorder:
             extras=dict(extras or {}),
         )
         self.points.append(point)
-        if self.on_point is not None:
+        if self.on_point is not None and self._held is None:
             self.on_point(point)
         self.evaluation_seconds += time.perf_counter() - began
         if self._shared is not None:

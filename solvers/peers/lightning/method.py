@@ -46,12 +46,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from faceoff.solvers.peers.lightning import SvrgParams
-from faceoff.solvers.peers.refit import PEER_TOL, Progress, StopFit, class_columns, layout
+from faceoff.solvers.peers.refit import (
+    PEER_TOL,
+    Fit,
+    Progress,
+    class_columns,
+    layout,
+    timed_fit,
+    traced_fit,
+)
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.spec import NoParams
 from faceoff.solvers.trace import Recorder
@@ -61,26 +69,49 @@ _LOSSES = {"logistic": "log", "smooth_hinge": "smooth_hinge", "squared": "square
 CALLS_PER_PASS = 100  # SDCA and CD: callbacks per pass over the samples / features
 
 
-def _fit(
-    problem: Problem,
-    recorder: Recorder,
-    make: Callable[[int, Progress], Any],
-    progress: Progress,
-    kind: str = "rows",
-) -> str:
-    """Fit ``make(max_iter, callback)`` once, the callback recording the trace."""
+class _Peer(NamedTuple):
+    """A lightning estimator for a problem: ``make(max_iter, callback)`` (callback None:
+    untraced), the ``progress(recorder)`` that traces it and the layout it reads."""
+
+    make: Callable[[int, Any], Any]
+    progress: Callable[[Recorder], Progress]
+    kind: str = "rows"
+
+
+def _fit(problem: Problem, recorder: Recorder, peer: _Peer) -> str:
+    """Fit ``peer.make(max_iter, callback)`` once, the callback recording the trace, its
+    points timed by an untraced replay of the same fit (``refit.traced_fit``)."""
     recorder.pause()  # the layout is made once per matrix, outside the clock
-    A = layout(problem.data, kind)
+    A = layout(problem.data, peer.kind)
     recorder.resume()
+    progress = peer.progress(recorder)
     if progress.start(problem.coef_shape) is not None:
         return progress.reason  # type: ignore[return-value]
     max_iter = math.ceil(recorder.stop.max_epochs) + 1
-    estimator = make(max_iter, progress)
-    try:
-        estimator.fit(A, _targets(problem))
-    except StopFit:  # a stop rule fired: its point is recorded
-        pass
-    return progress.finish(estimator)
+
+    def build(callback: Progress) -> Any:
+        return peer.make(max_iter, callback)
+
+    return traced_fit(progress, build, A, _targets(problem))
+
+
+def untraced_fitter(
+    name: str, problem: Problem, params: Any = None, seed: int = 0, tol: float = 0.0
+) -> Callable[[int], Fit]:
+    """``fit(max_iter) -> Fit`` of the peer ``name`` (``"sdca"``, ``"cd"``, ``"saga"``,
+    ``"svrg"``) without a callback, timed as a refit peer's fit (``refit.timed_fit``): what
+    its traced clock is checked against (bench/run_peer_clock.py, the tests). ``tol``: the
+    run's, which a one-vs-rest SDCA fit divides among its classes."""
+    peer = _PEERS[name](problem, params if params is not None else _PARAMS[name](), seed, tol)
+    A, b = layout(problem.data, peer.kind), _targets(problem)
+    iterate = _iterate(problem)
+
+    def fit(max_iter: int) -> Fit:
+        estimator = peer.make(max_iter, None)
+        seconds = timed_fit(estimator, A, b)
+        return Fit(seconds, iterate(estimator), max_iter, False)
+
+    return fit
 
 
 def _targets(problem: Problem) -> np.ndarray:
@@ -134,8 +165,7 @@ class _OneVsRest(Progress):
         self.current = 0  # the row lightning fits now
         self.binary: dict[int, Problem] = {}
 
-    def __call__(self, estimator: Any) -> bool | None:
-        super().__call__(estimator)  # records a point when due; StopFit on a stop rule
+    def answer(self, estimator: Any) -> bool | None:
         if self.calls % self.check_every or self.current + 1 >= self.n_vectors:
             return None
         self.recorder.pause()
@@ -176,7 +206,7 @@ def _progress(
     return _OneVsRest(recorder, problem, epoch, check_every)
 
 
-def _options(problem: Problem, max_iter: int, callback: Progress, seed: int) -> dict[str, Any]:
+def _options(problem: Problem, max_iter: int, callback: Any, seed: int) -> dict[str, Any]:
     """What every estimator here takes: budget, tolerance, callback, seed and the loss
     (``gamma`` for the smoothed hinge)."""
     options: dict[str, Any] = dict(
@@ -188,7 +218,7 @@ def _options(problem: Problem, max_iter: int, callback: Progress, seed: int) -> 
     return options
 
 
-def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
+def _sdca(problem: Problem, params: NoParams, seed: int, tol: float) -> _Peer:
     """SDCAClassifier / SDCARegressor with a callback every n/CALLS_PER_PASS samples."""
     # an optional peer library, imported only when this peer runs
     from lightning.classification import SDCAClassifier
@@ -198,32 +228,32 @@ def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> s
     n_calls = max(1, n // CALLS_PER_PASS)
     l1, l2 = problem.penalty.l1, problem.penalty.l2
     cls = SDCARegressor if problem.loss.name == "squared" else SDCAClassifier
-    # its return value only ends an epoch: it ends a one-vs-rest class by its own gap test
-    progress = _progress(problem, recorder, lambda c: (c * n_calls + 1) / n, ends_classes=False)
 
-    def make(max_iter: int, callback: Progress) -> Any:
+    def make(max_iter: int, callback: Any) -> Any:
         options = _options(problem, max_iter, callback, seed)
         if _vectors(problem) > 1:
-            options["tol"] = recorder.stop.tol / problem.n_classes
+            options["tol"] = tol / problem.n_classes
         return cls(alpha=l1 + l2, l1_ratio=l1 / (l1 + l2), n_calls=n_calls, **options)
 
-    return _fit(problem, recorder, make, progress)
+    def progress(recorder: Recorder) -> Progress:
+        # its return value only ends an epoch: it ends a one-vs-rest class by its own test
+        return _progress(problem, recorder, lambda c: (c * n_calls + 1) / n, ends_classes=False)
+
+    return _Peer(make, progress)
 
 
-def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
+def _cd(problem: Problem, params: NoParams, seed: int, tol: float) -> _Peer:
     """CDClassifier / CDRegressor with a callback every d/CALLS_PER_PASS updates."""
-    # as in sdca
+    # as in _sdca
     from lightning.classification import CDClassifier
     from lightning.regression import CDRegressor
 
     n, d = problem.n_samples, problem.n_features
     n_calls = max(1, d // CALLS_PER_PASS)
-    progress = _progress(problem, recorder, lambda c: (c * n_calls + 1) / d, CALLS_PER_PASS)
-
     squared = problem.loss.name == "squared"
     cls = CDRegressor if squared else CDClassifier
 
-    def make(max_iter: int, callback: Progress) -> Any:
+    def make(max_iter: int, callback: Any) -> Any:
         options = _options(problem, max_iter, callback, seed)
         options.pop("gamma", None)  # γ = 1: the catalogue's loss_params
         C = 1.0 / (2 * n if squared else n)
@@ -250,41 +280,77 @@ def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str
         estimator.violation_init_ = dict.fromkeys(range(_vectors(problem)), 1.0)
         return estimator
 
-    return _fit(problem, recorder, make, progress, kind="columns")
+    def progress(recorder: Recorder) -> Progress:
+        return _progress(problem, recorder, lambda c: (c * n_calls + 1) / d, CALLS_PER_PASS)
+
+    return _Peer(make, progress, "columns")
 
 
-def saga(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
+def _saga(problem: Problem, params: NoParams, seed: int, tol: float) -> _Peer:
     """SAGAClassifier (logistic, smoothed hinge), a callback after each pass."""
-    # as in sdca
+    # as in _sdca
     from lightning.classification import SAGAClassifier
 
-    progress = _progress(problem, recorder, lambda c: float(c + 1))
     l1 = problem.penalty.l1
 
-    def make(max_iter: int, callback: Progress) -> Any:
+    def make(max_iter: int, callback: Any) -> Any:
         penalty = "l1" if l1 > 0 else None
         options = _options(problem, max_iter, callback, seed)
         return SAGAClassifier(
             eta="auto", alpha=problem.penalty.l2, beta=l1, penalty=penalty, **options
         )
 
-    return _fit(problem, recorder, make, progress)
+    return _Peer(make, lambda recorder: _progress(problem, recorder, lambda c: float(c + 1)))
 
 
-def svrg(problem: Problem, params: SvrgParams, recorder: Recorder, seed: int) -> str:
+def _svrg(problem: Problem, params: SvrgParams, seed: int, tol: float) -> _Peer:
     """SVRGClassifier / SVRGRegressor, a callback after each outer iteration (a full
     gradient and n inner steps: two passes)."""
-    # as in sdca
+    # as in _sdca
     from lightning.classification import SVRGClassifier
     from lightning.regression import SVRGRegressor
 
     cls = SVRGRegressor if problem.loss.name == "squared" else SVRGClassifier
     beta = get_loss(problem.loss.name).smoothness(problem.loss.gamma)
     lmax = beta * float(np.max(problem.data.row_sq_norms)) + problem.penalty.l2
-    progress = _progress(problem, recorder, lambda c: 2.0 * (c + 1))
 
-    def make(max_iter: int, callback: Progress) -> Any:
+    def make(max_iter: int, callback: Any) -> Any:
         options = _options(problem, max(1, max_iter // 2), callback, seed)
         return cls(eta=params.step_scale / lmax, alpha=problem.penalty.l2, **options)
 
-    return _fit(problem, recorder, make, progress)
+    return _Peer(make, lambda recorder: _progress(problem, recorder, lambda c: 2.0 * (c + 1)))
+
+
+_PEERS: dict[str, Callable[[Problem, Any, int, float], _Peer]] = {
+    "sdca": _sdca,
+    "cd": _cd,
+    "saga": _saga,
+    "svrg": _svrg,
+}
+_PARAMS: dict[str, Callable[[], Any]] = {
+    "sdca": NoParams,
+    "cd": NoParams,
+    "saga": NoParams,
+    "svrg": SvrgParams,
+}
+
+
+def sdca(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
+    """SDCAClassifier / SDCARegressor with a callback every n/CALLS_PER_PASS samples."""
+    return _fit(problem, recorder, _sdca(problem, params, seed, recorder.stop.tol))
+
+
+def cd(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
+    """CDClassifier / CDRegressor with a callback every d/CALLS_PER_PASS updates."""
+    return _fit(problem, recorder, _cd(problem, params, seed, recorder.stop.tol))
+
+
+def saga(problem: Problem, params: NoParams, recorder: Recorder, seed: int) -> str:
+    """SAGAClassifier (logistic, smoothed hinge), a callback after each pass."""
+    return _fit(problem, recorder, _saga(problem, params, seed, recorder.stop.tol))
+
+
+def svrg(problem: Problem, params: SvrgParams, recorder: Recorder, seed: int) -> str:
+    """SVRGClassifier / SVRGRegressor, a callback after each outer iteration (a full
+    gradient and n inner steps: two passes)."""
+    return _fit(problem, recorder, _svrg(problem, params, seed, recorder.stop.tol))
