@@ -4,7 +4,7 @@ For every peer of the catalogue (traced by refits or through its library's callb
 every loss it takes, on each dataset (l2 = 1e-4, no intercept): the time at which its trace
 in the service (``faceoff.solvers.run.solve``, every point certified) first reaches
 (P − P*)/|P*| ≤ ε, best of ``--repeats`` runs, divided by the time of its own untraced fit to
-ε, best of ``--repeats`` fits. Goal: every ratio ≤ 1.3.
+ε, best of ``--repeats`` fits, the two alternated. Goal: every ratio ≤ 1.3.
 
 - **Untraced fit**: the peer's estimator as its adapter builds it, no callback
   (``lightning.method.untraced_fitter``; a refit peer's ``solvers.run.budget_fitter``), input
@@ -32,7 +32,6 @@ import json
 import math
 import os
 import sys
-from typing import Any
 
 from bench.common import (
     DATASETS,
@@ -57,10 +56,11 @@ def subopt(primal: float, pstar: float) -> float:
     return (primal - pstar) / abs(pstar)
 
 
-def untraced(peer: str, problem, pstar: float, repeats: int, seconds: float) -> dict:
-    """The peer's own untraced fit to ε, best of ``repeats`` fits at the first budget that
-    reaches it: a refit peer's budgets double as its trace's do; a callback peer's are then
-    bisected to the smallest ``max_iter`` (fits are deterministic for the seed)."""
+def search(peer: str, problem, pstar: float, seconds: float):
+    """The peer's untraced ``fit`` and the first budget at which it reaches ε (None: not
+    within ``seconds`` of fits): a refit peer's budgets double as its trace's do; a callback
+    peer's are then bisected to the smallest ``max_iter`` (fits are deterministic for the
+    seed)."""
     from faceoff.solvers.catalogue import get_spec
     from faceoff.solvers.peers.lightning.method import untraced_fitter
     from faceoff.solvers.run import budget_fitter
@@ -70,49 +70,54 @@ def untraced(peer: str, problem, pstar: float, repeats: int, seconds: float) -> 
     fit = budget_fitter(peer, problem) if refit else untraced_fitter(spec.entry, problem)
     step = 2 if spec.entry == "svrg" and not refit else 1  # SVRG: two passes an iteration
 
-    def reaches(budget: int) -> tuple[bool, Any]:
-        result = fit(budget)
-        return subopt(problem.evaluate(result.x).primal, pstar) <= EPS, result
+    def reaches(budget: int) -> bool:
+        return subopt(problem.evaluate(fit(budget).x).primal, pstar) <= EPS
 
     budget, below, spent = step, 0, 0.0
     while True:  # budgets double (a refit trace's own budgets) until one reaches ε
-        ok, result = reaches(budget)
+        result = fit(budget)
         spent += result.seconds
-        if ok:
+        if subopt(problem.evaluate(result.x).primal, pstar) <= EPS:
             break
         if spent > seconds or (refit and result.ended):  # ended: stopped short of ε
-            return {"budget": budget, "seconds": None, "spent": spent}
+            return fit, None
         below, budget = budget, max(budget + step, round(budget * 2 / step) * step)
     while not refit and budget - below > step:  # a callback peer's: to one iteration
         middle = (below + budget) // (2 * step) * step
-        ok, found = reaches(middle)
-        below, budget, result = (below, middle, found) if ok else (middle, budget, result)
-    times = [result.seconds] + [fit(budget).seconds for _ in range(repeats - 1)]
-    return {"budget": budget, "seconds": min(times), "times": times}
+        below, budget = (below, middle) if reaches(middle) else (middle, budget)
+    return fit, budget
 
 
-def traced(peer: str, problem, pstar: float, repeats: int, seconds: float) -> dict:
-    """The service's trace: the first point within ε of P*, best of ``repeats`` runs."""
+def measure(peer: str, problem, pstar: float, repeats: int, seconds: float) -> dict:
+    """Untraced fits at the budget :func:`search` found and traced runs of the service,
+    alternated (U, T, U, T, …) so that the machine's load falls on both alike; each side's
+    best. A traced run's time is that of its first point within ε of P*."""
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
+    fit, budget = search(peer, problem, pstar, seconds)
     # gap ≤ ε/10 (relative) implies suboptimality ≤ ε/10: the run ends just past its hit
     stop = StopRules(max_epochs=1e5, max_seconds=seconds, tol=EPS / 10)
-    hits = []
+    fits, hits = [], []
     for _ in range(repeats):
+        if budget is not None:
+            fits.append(fit(budget).seconds)
         result = solve(problem, peer, None, stop, seed=0)
         hit = next((p for p in result.trace if subopt(p.primal, pstar) <= EPS), None)
         if hit is None:
-            return {"seconds": None, "reason": result.stop_reason}
+            break
         hits.append(hit)
-    best = min(hits, key=lambda p: p.time_s)
+    best = min(hits, key=lambda p: p.time_s) if hits else None
     return {
-        "seconds": best.time_s,
-        "times": [p.time_s for p in hits],
-        "before": min(p.extras.get("traced_s", p.time_s) for p in hits),
-        "epoch": best.epoch,
-        "budget": best.extras.get("max_iter"),
-        "replayed": best.extras.get("replayed", True),
+        "untraced": {"budget": budget, "seconds": min(fits, default=None), "times": fits},
+        "traced": {
+            "seconds": best and best.time_s,
+            "times": [p.time_s for p in hits],
+            "before": min((p.extras.get("traced_s", p.time_s) for p in hits), default=None),
+            "epoch": best and best.epoch,
+            "budget": best and best.extras.get("max_iter"),
+            "replayed": all(p.extras.get("replayed", True) for p in hits),
+        },
     }
 
 
@@ -196,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", default="a9a-unit,w8a-unit")
     parser.add_argument("--peers", default=None, help="comma-separated catalogue names")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=30.0, help="cap of each run")
+    parser.add_argument("--seconds", type=float, default=20.0, help="cap of each run")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     from faceoff.solvers.catalogue import get_spec
@@ -216,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{name} {loss}: P* {pstar.p_star:.12g} (gap {pstar.rel_gap:.1e})")
             for peer in peers:
                 load_now = os.getloadavg()[0]
-                u = untraced(peer, problem, pstar.p_star, args.repeats, args.seconds)
-                t = traced(peer, problem, pstar.p_star, args.repeats, args.seconds)
+                measured = measure(peer, problem, pstar.p_star, args.repeats, args.seconds)
+                u, t = measured["untraced"], measured["traced"]
 
                 row = {
                     "dataset": name,

@@ -41,7 +41,7 @@ from faceoff.solvers.vocabulary import (
     NORMALIZATION_NAMES,
     PENALTY_NAMES,
     SMOOTHED_LOSS_NAMES,
-    get_loss,
+    form_error,
     penalty_name,
 )
 
@@ -516,12 +516,10 @@ def _supported(solver: str, loss: str, multiclass: str | None) -> bool:
     """Whether ``solver`` (if known) and ``loss`` take the K-class form ``multiclass``: a
     sweep's combination that does not is skipped, not an error. Always True for a binary or
     regression objective (None) and for an unknown solver (expand_sweep names that error)."""
-    if multiclass is None:
-        return True
     spec = catalogue().get(solver)
-    if spec is not None and multiclass not in spec.multiclass:
-        return False
-    return multiclass in get_loss(loss).multiclass
+    if spec is None:
+        return form_error(loss, multiclass) is None
+    return spec.takes(loss, multiclass)
 
 
 def _objectives(sweep: SweepSpec, solver: str) -> tuple[int, int]:

@@ -44,7 +44,7 @@ from faceoff.solvers.losses import (
     multinomial_values_derivs,
 )
 from faceoff.solvers.penalties import ElasticNet
-from faceoff.solvers.vocabulary import MULTICLASS_NAMES, get_loss
+from faceoff.solvers.vocabulary import form_error, get_loss
 
 
 class Compressed(NamedTuple):
@@ -295,17 +295,9 @@ class Problem:
             )
 
     def _check_classes(self, n: int) -> None:
-        if self.multiclass not in MULTICLASS_NAMES:
-            raise ValueError(
-                f"multiclass must be one of {', '.join(MULTICLASS_NAMES)} or None, got "
-                f"{self.multiclass!r}"
-            )
-        takes = get_loss(self.loss.name).multiclass
-        if self.multiclass not in takes:
-            raise ValueError(
-                f"loss {self.loss.name!r} has no {self.multiclass!r} form; it takes "
-                f"multiclass {', '.join(takes)}"
-            )
+        error = form_error(self.loss.name, self.multiclass)
+        if error is not None:
+            raise ValueError(error)
         self.b = np.ascontiguousarray(self.b, dtype=np.int64)
         if self.b.shape != (n,):
             raise ValueError(f"class indices have shape {self.b.shape}, expected ({n},)")

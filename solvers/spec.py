@@ -31,7 +31,7 @@ from typing import Any, Union
 from faceoff import DISTRIBUTION
 from faceoff.solvers import PLUGIN_API
 from faceoff.solvers.integers import strict_int
-from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, get_loss
+from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, form_error, get_loss
 
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
 DEFAULT_INSTALL = f'pip install "{DISTRIBUTION}[peers]"'  # how to install what a peer requires
@@ -427,21 +427,22 @@ class SolverSpec:
             )
         for rule in self.loss_params:
             rule.check(self.name, loss, {"gamma": gamma})
-        if multiclass is None:
-            return
-        if multiclass not in self.multiclass:
+        if multiclass is not None and multiclass not in self.multiclass:
             supported = ", ".join(self.multiclass) or "none (binary and regression only)"
             raise SupportError(
                 "multiclass",
                 f"solver {self.name!r} does not solve multiclass {multiclass!r} problems; "
                 f"the multiclass modes it supports: {supported}",
             )
-        if multiclass not in get_loss(loss).multiclass:
-            raise SupportError(
-                "multiclass",
-                f"loss {loss!r} has no {multiclass!r} form; it takes multiclass "
-                f"{', '.join(get_loss(loss).multiclass)}",
-            )
+        error = form_error(loss, multiclass)
+        if error is not None:
+            raise SupportError("multiclass", error)
+
+    def takes(self, loss: str, multiclass: str | None) -> bool:
+        """Whether this solver and ``loss`` have the K-class form ``multiclass`` (always, for
+        None: binary or regression), as :meth:`check` decides it."""
+        ok = multiclass is None or multiclass in self.multiclass
+        return ok and form_error(loss, multiclass) is None
 
     def parse_params(self, raw: Mapping[str, Any] | None) -> Any:
         """The ``Params`` of a request: defaults overridden by ``raw``, every value and every

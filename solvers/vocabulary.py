@@ -58,6 +58,25 @@ def smoothness(loss: str, gamma: float = 1.0) -> float:
     return get_loss(loss).smoothness(gamma)
 
 
+def form_error(loss: str, multiclass: str | None) -> str | None:
+    """Why ``multiclass`` is not a K-class form of ``loss`` (a name that is no form, or a
+    form the loss does not have), or None when it is one or is None (binary, regression):
+    the one check of the form, for the problem builder, the solvers' specs and the API."""
+    if multiclass is None:
+        return None
+    if multiclass not in MULTICLASS_NAMES:
+        return (
+            f"multiclass must be one of {', '.join(MULTICLASS_NAMES)} or None, got {multiclass!r}"
+        )
+    takes = get_loss(loss).multiclass
+    if multiclass not in takes:
+        return (
+            f"loss {loss!r} has no {multiclass!r} form; it takes multiclass "
+            f"{', '.join(takes) or 'none'}"
+        )
+    return None
+
+
 def loss_label(loss: str, gamma: float) -> str:
     """``"logistic"``, or ``"smooth_hinge(γ=0.5)"`` for a loss that γ changes."""
     return f"{loss}(γ={gamma:g})" if get_loss(loss).smoothed else loss

@@ -369,12 +369,13 @@ def test_ovr_runs_are_deterministic_per_seed():
 
 def test_multinomial_is_refused_naming_the_supported_mode():
     """No scalar greedy dual coordinate on the simplex: the catalogue declares ovr only, so
-    the API answers 422 naming it, and the method refuses a multinomial problem itself."""
+    the API answers 422 naming it, and solve() refuses a multinomial problem before it runs
+    (the one check of the form; the method does not check it again)."""
     spec = get_spec("dgpd")
     assert spec.multiclass == ("ovr",)
     with pytest.raises(SupportError, match="multiclass modes it supports: ovr") as caught:
         spec.check("logistic", "l2", multiclass="multinomial")
     assert caught.value.field == "multiclass"
     problem = make_k_problem("dense_k", "logistic", "l2", "multinomial")
-    with pytest.raises(ValueError, match="not multinomial"):
-        DGPD(problem, "active_set", None, 5, seed=0)
+    with pytest.raises(SupportError, match="multiclass modes it supports: ovr"):
+        solve(problem, "dgpd")

@@ -99,6 +99,8 @@ The multinomial form is not supported: the dual greedy rule (7)/(12) and the ste
 are scalar per dual coordinate, and a row's K dual variables of the multinomial form are
 coupled on the simplex (no coordinate of them moves alone), while the analysis of
 Theorem 4.2 (Lemma A.3) uses the scalar 1-D step; a block version is a different method.
+Its catalogue entry takes one-vs-rest only, so a multinomial problem is refused before it
+runs (``SolverSpec.check``).
 """
 
 from __future__ import annotations
@@ -781,11 +783,6 @@ class DGPD(PrimalMethod):
             raise ValueError(f"eta must be a positive number or None, got {eta!r}")
         if inner_passes < 1:
             raise ValueError(f"inner_passes must be >= 1, got {inner_passes!r}")
-        if problem.multiclass == "multinomial":
-            raise ValueError(
-                "dgpd solves one-vs-rest K-class problems, not multinomial ones (its greedy "
-                "dual rule is scalar per coordinate; see the module docstring)"
-            )
         self.columns: list[DGPD] = []  # Algorithm 1 on a K-class problem: a run per class
         if problem.multiclass is not None and variant == "basic":
             for k in range(problem.n_classes):  # class k against the rest, A shared
