@@ -48,6 +48,15 @@ class FirstPoint:
         return self.point is not None
 
 
+def past_the_hit(target: float, p_star: float) -> float:
+    """A stop rule's ``tol`` that ends a run just past its first point within ``target`` of
+    P* (relative): the rule tests gap ≤ tol·max(1, |P|), and gap ≥ P − P*, so tol =
+    target/10·min(1, |P*|) is met only once P − P* ≤ target/10·|P*|, within a few percent.
+    A callback peer needs it: its points reach ``on_point`` (so :class:`FirstPoint`) only
+    once its fit has been replayed (``solvers.peers.refit.replay``)."""
+    return 0.1 * target * min(1.0, abs(p_star))
+
+
 # ----------------------------------------------------------------------------- P*
 
 PSTAR_GAP = 1e-12  # relative duality gap that certifies P*

@@ -36,7 +36,16 @@ from functools import cache
 
 import numpy as np
 
-from bench.common import REPO, FirstPoint, Log, environment, md_table, mirror_dir, write_results
+from bench.common import (
+    REPO,
+    FirstPoint,
+    Log,
+    environment,
+    md_table,
+    mirror_dir,
+    past_the_hit,
+    write_results,
+)
 
 TARGET = 1e-6
 PSTAR_GAP = 1e-10
@@ -113,11 +122,8 @@ def time_to_target(name: str, form: str, l2: float, solver: str, pstar: float, s
     from faceoff.solvers.trace import StopRules
 
     first = FirstPoint(lambda p: (p.primal - pstar) / abs(pstar) <= TARGET)
-    # a callback peer's points reach on_point only once its fit is replayed (refit.replay):
-    # its run ends by the gap, ≤ TARGET/10 (relative) just past the first point within TARGET
-    stop = StopRules(
-        max_epochs=1e6, max_seconds=seconds, tol=TARGET / 10, should_stop=first.should_stop
-    )
+    tol = past_the_hit(TARGET, pstar)
+    stop = StopRules(max_epochs=1e6, max_seconds=seconds, tol=tol, should_stop=first.should_stop)
     result = solve(problem(name, form, l2), solver, None, stop, seed=0, on_point=first)
     return (None if first.point is None else first.point.time_s), len(result.trace), result
 

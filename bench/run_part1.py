@@ -55,6 +55,7 @@ from bench.common import (
     load,
     md_table,
     pass_floor,
+    past_the_hit,
 )
 from bench.peers import PEERS, is_refit, missing_packages, supports, title
 from faceoff.core.analysis import relative_suboptimality
@@ -279,9 +280,7 @@ def time_ours(problem, solver: str, params: dict, pstar: PStar, settings: Settin
     stop = StopRules(
         max_epochs=settings.our_epochs,
         max_seconds=settings.our_seconds,
-        # a callback peer's points reach on_point only once its fit is replayed
-        # (refit.replay): its run ends by the gap, ≤ TARGET/10 just past its first hit
-        tol=TARGET / 10,
+        tol=past_the_hit(TARGET, pstar.p_star),
         should_stop=first.should_stop,
     )
     result, _ = _solve_quiet(problem, solver, params, stop, first)

@@ -41,6 +41,7 @@ from bench.common import (
     environment,
     load,
     md_table,
+    past_the_hit,
     write_results,
 )
 
@@ -96,8 +97,7 @@ def measure(peer: str, problem, pstar: float, repeats: int, seconds: float) -> d
     from faceoff.solvers.trace import StopRules
 
     fit, budget = search(peer, problem, pstar, seconds)
-    # gap ≤ ε/10 (relative) implies suboptimality ≤ ε/10: the run ends just past its hit
-    stop = StopRules(max_epochs=1e5, max_seconds=seconds, tol=EPS / 10)
+    stop = StopRules(max_epochs=1e5, max_seconds=seconds, tol=past_the_hit(EPS, pstar))
     fits, hits = [], []
     for _ in range(repeats):
         if budget is not None:

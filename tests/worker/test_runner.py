@@ -153,3 +153,40 @@ def test_check_available_names_the_missing_plugin_and_the_failed_warm_up(monkeyp
     with pytest.raises(RuntimeError, match=r"'agd' is not available on worker h1: its warm-up"):
         check_available("agd", "h1")
     check_available("lbfgs", "h1")
+
+
+def test_a_callback_peers_replay_is_not_budget():
+    """A callback peer's run that stops at max_seconds is then replayed untraced for about
+    as long (solvers.peers.refit.replay): the replay is published as time outside the
+    budget, so the supervisor does not kill the run, and every point arrives once, timed by
+    the replay."""
+    import numpy as np
+
+    from faceoff.solvers.catalogue import get_spec
+    from faceoff.solvers.problem import build_problem
+    from faceoff.solvers.run import solve, warmup
+    from faceoff.solvers.trace import MAX_SECONDS, StopRules
+
+    reason = get_spec("lightning.sdca").unavailable_reason()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4000, 200))
+    problem = build_problem(A, np.sign(A[:, 0] + 0.5 * rng.standard_normal(4000)), "squared",
+                            l2=1e-9)  # fmt: skip
+    max_seconds = 3.0
+    warmup("lightning.sdca")  # as a worker's main process does before it forks a run
+
+    def run(send, should_stop, record):
+        stop = StopRules(max_epochs=1e6, max_seconds=max_seconds, tol=0.0, should_stop=should_stop)
+        result = solve(problem, "lightning.sdca", None, stop, on_point=send, shared=record)
+        return result.stop_reason, result.wall_s
+
+    points = []
+    outcome = runner.supervise(run, points.append, lambda: False, max_seconds=max_seconds)
+    assert (outcome.ended, outcome.error, outcome.reason) == (None, None, MAX_SECONDS)
+    assert outcome.wall_s > kill_after(max_seconds)  # the replay ran past the kill budget
+    assert [p.seq for p in points] == list(range(len(points))) and len(points) > 10
+    assert all(p.extras.get("replayed", True) for p in points)
