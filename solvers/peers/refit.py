@@ -334,16 +334,21 @@ class _Replay:
 def traced_fit(progress: Progress, build: Callable[[Any], Any], A: Any, b: np.ndarray) -> str:
     """Fit ``build(callback)`` (a fresh estimator, the same seed each call) on (A, b) once
     with ``progress`` as its callback, holding the points it records; then time them by
-    :func:`replay` and release them. Returns the stop reason."""
+    :func:`replay` and release them. Returns the stop reason. A fit that raises releases
+    its points as they are (traced clock) before the error goes on."""
     recorder = progress.recorder
     recorder.hold()
     set_up_s = recorder.elapsed()
-    estimator = build(progress)
     try:
-        estimator.fit(A, b)
-    except StopFit:  # a stop rule fired: its point is recorded
-        pass
-    reason = progress.finish(estimator)
+        estimator = build(progress)
+        try:
+            estimator.fit(A, b)
+        except StopFit:  # a stop rule fired: its point is recorded
+            pass
+        reason = progress.finish(estimator)
+    except BaseException:  # the library failed: its points go on, on the traced clock
+        recorder.release({})
+        raise
     replay(progress, build, A, b, set_up_s)
     return reason
 

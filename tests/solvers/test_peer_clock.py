@@ -172,3 +172,25 @@ def test_a_refit_point_is_timed_by_its_own_fit(solver, loss):
         assert point.time_s == shown
     assert result.final.time_s < result.wall_s
     assert result.stop_reason in (CONVERGED, "finished", "max_epochs")
+
+
+def test_a_library_error_still_hands_on_the_points_it_recorded():
+    """A fit that raises half-way: the points recorded before reach on_point (on the traced
+    clock), then the error goes on."""
+
+    class Failing(_Library):
+        def fit(self, A, b):
+            for _ in range(50):
+                _work(STEP_WORK)
+                self.callback(self)
+            raise RuntimeError("the library gave up")
+
+    problem = build_problem(np.eye(3), np.ones(3), "squared", l2=0.1)
+    seen = []
+    recorder = Recorder(problem, StopRules(max_epochs=1e9, tol=0.0), seen.append)
+    progress = Progress(recorder, lambda e: e.coef_.copy(), lambda calls: (calls + 1) / 10)
+    progress.start((3,))
+    with pytest.raises(RuntimeError, match="gave up"):
+        traced_fit(progress, Failing, None, problem.b)
+    assert len(seen) > 5 and seen == recorder.points
+    assert all(p.extras.get("replayed") is False for p in seen[1:])
