@@ -7,7 +7,7 @@ in the service (``faceoff.solvers.run.solve``, every point certified) first reac
 ε, best of ``--repeats`` fits, the two alternated. Goal: every ratio ≤ 1.3.
 
 - **Untraced fit**: the peer's estimator as its adapter builds it, no callback
-  (``lightning.method.untraced_fitter``; a refit peer's ``solvers.run.budget_fitter``), input
+  (``solvers.run.budget_fitter``), input
   already in its layout, garbage collector off (``refit.timed_fit``). Budgets grow as the
   service's trace takes them: a refit peer's 1, 2, 4, … (the first that reaches ε is the
   budget its trace reaches ε at, so the two times are of one computation); a callback peer's
@@ -63,12 +63,11 @@ def search(peer: str, problem, pstar: float, seconds: float):
     peer's are then bisected to the smallest ``max_iter`` (fits are deterministic for the
     seed)."""
     from faceoff.solvers.catalogue import get_spec
-    from faceoff.solvers.peers.lightning.method import untraced_fitter
     from faceoff.solvers.run import budget_fitter
 
     spec = get_spec(peer)
     refit = spec.trace_mode == "refit"
-    fit = budget_fitter(peer, problem) if refit else untraced_fitter(spec.entry, problem)
+    fit = budget_fitter(peer, problem)
     step = 2 if spec.entry == "svrg" and not refit else 1  # SVRG: two passes an iteration
 
     def reaches(budget: int) -> bool:

@@ -209,10 +209,16 @@ def solve(
 
 
 def budget_fitter(solver: str, problem: Problem, params: Any = None, seed: int = 0) -> Any:
-    """``fit(budget) -> Fit`` of the refitted peer ``solver`` on ``problem``
-    (:class:`~faceoff.solvers.peers.refit.RefitPeer`): the benchmarks time one budget."""
+    """``fit(budget) -> Fit`` of the peer ``solver`` on ``problem``, untraced: a refitted
+    peer's fit (:class:`~faceoff.solvers.peers.refit.RefitPeer`), or a callback peer's fit
+    with no callback (its module's ``untraced_fitter``); the benchmarks time one budget."""
     spec = get_spec(solver)
-    if spec.trace_mode != "refit":
-        raise ValueError(f"solver {solver!r} is not traced by refits ({spec.trace_mode})")
     spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma, problem.multiclass)
-    return _entry(spec).fitter(problem, typed_params(spec, params), seed)
+    values = typed_params(spec, params)
+    entry = _entry(spec)
+    if spec.trace_mode == "refit":
+        return entry.fitter(problem, values, seed)
+    untraced = getattr(importlib.import_module(entry.__module__), "untraced_fitter", None)
+    if spec.trace_mode != "callback" or untraced is None:
+        raise ValueError(f"solver {solver!r} has no untraced fit ({spec.trace_mode} trace)")
+    return untraced(spec.entry, problem, values, seed)

@@ -267,9 +267,9 @@ class Recorder:
 
     @contextmanager
     def off_clock(self) -> Iterator[None]:
-        """Run work that is neither solver time nor the run's budget (a replay that
-        retimes the trace), with the clock stopped; published to a supervisor as time
-        spent evaluating (:meth:`share`)."""
+        """Run work that is neither solver time nor the run's budget (a point's evaluation,
+        a replay that retimes the trace), with the clock stopped; published to a supervisor
+        as time spent evaluating (:meth:`share`)."""
         self.pause()
         began = time.perf_counter()
         if self._shared is not None:
@@ -299,30 +299,25 @@ class Recorder:
         Ax: np.ndarray | None = None,
         ATy: np.ndarray | None = None,
     ) -> str | None:
-        began = time.perf_counter()
-        if self._shared is not None:
-            self._shared[3] = began
-        obj = evaluate(self.problem, x, y, Ax, ATy)
-        self._last_passes = passes(x, y, Ax, ATy)
-        self.evaluation_passes += self._last_passes
-        self.last = obj
-        point = TracePoint(
-            seq=len(self.points),
-            iteration=int(iteration),
-            epoch=float(epoch),
-            time_s=time_s,
-            primal=obj.primal,
-            dual=obj.dual,
-            gap=obj.gap,
-            nnz_x=obj.nnz_x,
-            extras=dict(extras or {}),
-        )
-        self.points.append(point)
-        if self.on_point is not None and self._held is None:
-            self.on_point(point)
-        self.evaluation_seconds += time.perf_counter() - began
-        if self._shared is not None:
-            self._shared[2:4] = (self.evaluation_seconds, math.nan)
+        with self.off_clock():
+            obj = evaluate(self.problem, x, y, Ax, ATy)
+            self._last_passes = passes(x, y, Ax, ATy)
+            self.evaluation_passes += self._last_passes
+            self.last = obj
+            point = TracePoint(
+                seq=len(self.points),
+                iteration=int(iteration),
+                epoch=float(epoch),
+                time_s=time_s,
+                primal=obj.primal,
+                dual=obj.dual,
+                gap=obj.gap,
+                nnz_x=obj.nnz_x,
+                extras=dict(extras or {}),
+            )
+            self.points.append(point)
+            if self.on_point is not None and self._held is None:
+                self.on_point(point)
         reason = final_reason or self._reason(point)
         self.stop_reason = reason
         return reason

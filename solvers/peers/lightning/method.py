@@ -96,13 +96,13 @@ def _fit(problem: Problem, recorder: Recorder, peer: _Peer) -> str:
 
 
 def untraced_fitter(
-    name: str, problem: Problem, params: Any = None, seed: int = 0, tol: float = 0.0
+    name: str, problem: Problem, params: Any, seed: int = 0, tol: float = 0.0
 ) -> Callable[[int], Fit]:
     """``fit(max_iter) -> Fit`` of the peer ``name`` (``"sdca"``, ``"cd"``, ``"saga"``,
     ``"svrg"``) without a callback, timed as a refit peer's fit (``refit.timed_fit``): what
-    its traced clock is checked against (bench/run_peer_clock.py, the tests). ``tol``: the
+    its traced clock is checked against (``solvers.run.budget_fitter``). ``tol``: the
     run's, which a one-vs-rest SDCA fit divides among its classes."""
-    peer = _PEERS[name](problem, params if params is not None else _PARAMS[name](), seed, tol)
+    peer = _PEERS[name](problem, params, seed, tol)
     A, b = layout(problem.data, peer.kind), _targets(problem)
     iterate = _iterate(problem)
 
@@ -326,12 +326,6 @@ _PEERS: dict[str, Callable[[Problem, Any, int, float], _Peer]] = {
     "cd": _cd,
     "saga": _saga,
     "svrg": _svrg,
-}
-_PARAMS: dict[str, Callable[[], Any]] = {
-    "sdca": NoParams,
-    "cd": NoParams,
-    "saga": NoParams,
-    "svrg": SvrgParams,
 }
 
 
