@@ -199,12 +199,17 @@ def _add_data_arguments(source: argparse._ArgumentGroup) -> None:
 def _add_problem_arguments(model: argparse._ArgumentGroup) -> None:
     """``faceoff solve``'s objective: the loss and the penalty weights."""
     model.add_argument("--loss", required=True, choices=LOSS_NAMES)
-    model.add_argument("--l2", required=True, type=_positive, help="l2 weight, > 0")
+    model.add_argument(
+        "--l2",
+        required=True,
+        type=_nonnegative,
+        help="l2 weight, >= 0 (0 with --l1 > 0: the Lasso, l1-logistic regression)",
+    )
     model.add_argument(
         "--l1",
         type=_nonnegative,
         default=0.0,
-        help="l1 weight, >= 0 (default 0: plain l2; > 0: elastic net)",
+        help="l1 weight, >= 0 (default 0: plain l2; > 0: elastic net, or l1 with --l2 0)",
     )
     model.add_argument("--gamma", type=_positive, default=1.0, help=GAMMA_HELP)
     model.add_argument("--multiclass", choices=MULTICLASS_NAMES, help=MULTICLASS_HELP)

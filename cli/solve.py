@@ -68,7 +68,7 @@ def check_solver(args: argparse.Namespace) -> Any:
         )
     try:
         spec = get_spec(args.solver)
-        spec.check(args.loss, penalty_name(args.l1), args.gamma, args.multiclass)
+        spec.check(args.loss, penalty_name(args.l1, args.l2), args.gamma, args.multiclass)
         params = spec.parse_params(parse_params(args.param))
         missing = spec.unavailable_reason()  # a peer whose distribution is not installed
         if missing is not None:

@@ -153,7 +153,7 @@ class ReferenceFilter:
     objective_hash: str | None = None
     dataset: str | None = None  # a name the team can see
     loss: str | None = None
-    penalty: str | None = None  # "l2" (l1 = 0) or "elastic_net" (l1 > 0)
+    penalty: str | None = None  # "l2" (l1 = 0), "elastic_net" (both > 0), "l1" (l2 = 0)
     l1: float | None = None
     l2: float | None = None
 
@@ -180,8 +180,10 @@ def list_references(
     if where.loss is not None:
         query = query.where(objective["loss"].as_string() == where.loss)
     if where.penalty is not None:
-        l1 = objective["l1"].as_float()
-        query = query.where(l1 > 0 if where.penalty == "elastic_net" else l1 == 0)
+        l1, l2 = objective["l1"].as_float(), objective["l2"].as_float()
+        query = query.where(
+            {"l2": l1 == 0, "elastic_net": (l1 > 0) & (l2 > 0), "l1": l2 == 0}[where.penalty]
+        )
     for key in ("l1", "l2"):
         value = getattr(where, key)
         if value is not None:

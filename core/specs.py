@@ -51,6 +51,11 @@ Normalize = Literal[NORMALIZATION_NAMES]  # type: ignore[valid-type]
 Penalty = Literal[PENALTY_NAMES]  # type: ignore[valid-type]
 Multiclass = Literal[MULTICLASS_NAMES]  # type: ignore[valid-type]
 
+NO_PENALTY = (
+    "l1 and l2 are both 0: the problem has no penalty (and may have no minimizer); give "
+    "l2 > 0, or l1 > 0 with l2 = 0 for the Lasso or l1-logistic regression"
+)
+
 
 class SpecError(ValueError):
     """An invalid request: ``loc`` is the path of the offending field, as in a 422 body."""
@@ -188,7 +193,12 @@ class ObjectiveSpec(_Strict):
     )
     loss: Loss
     gamma: Gamma = 1.0
-    l2: float = Field(gt=0, le=1e6, description="l2 weight: l2/2·‖x‖²")
+    l2: float = Field(
+        ge=0,
+        le=1e6,
+        description="l2 weight: l2/2·‖x‖² (0 with l1 > 0: the Lasso, l1-logistic; solvers "
+        "that need strong convexity refuse it)",
+    )
     l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
     multiclass: Multiclass | None = Field(
         None,
@@ -198,6 +208,14 @@ class ObjectiveSpec(_Strict):
     )
 
     _check_finite = field_validator("l2", "l1")(_finite)
+
+    @field_validator("l1")
+    @classmethod
+    def _some_penalty(cls, l1: float, info: ValidationInfo) -> float:
+        # a 422 at l1 (l2 is declared, so validated, before it)
+        if l1 == 0 and info.data.get("l2") == 0:
+            raise ValueError(NO_PENALTY)
+        return l1
 
     @field_validator("multiclass")
     @classmethod
@@ -211,7 +229,7 @@ class ObjectiveSpec(_Strict):
 
     @property
     def penalty(self) -> str:
-        return penalty_name(self.l1)
+        return penalty_name(self.l1, self.l2)
 
 
 class JobSpec(ObjectiveSpec):
@@ -348,8 +366,11 @@ class SweepSpec(_Strict):
     positive: list[FiniteFloat] | None = Field(None, max_length=1000)
     losses: list[Loss] = Field(min_length=1, max_length=len(LOSS_NAMES))
     gamma: Gamma = 1.0
-    l2: list[Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]] = Field(
-        min_length=1, max_length=1000
+    l2: list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]] = Field(
+        min_length=1,
+        max_length=1000,
+        description="l2 weights; 0 pairs with the l1 weights > 0 only (the Lasso, "
+        "l1-logistic), and the solvers that need l2 > 0 skip those objectives",
     )
     l1: list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]] = Field(
         [0.0], min_length=1, max_length=1000
@@ -379,6 +400,13 @@ class SweepSpec(_Strict):
         "or regression problems",
     )
 
+    @field_validator("l1")
+    @classmethod
+    def _some_penalty(cls, l1: list[float], info: ValidationInfo) -> list[float]:
+        if 0 in l1 and 0 in (info.data.get("l2") or ()):
+            raise ValueError(f"the grid pairs l2 = 0 with l1 = 0: {NO_PENALTY}")
+        return l1
+
     @field_validator("multiclass")
     @classmethod
     def _one_kind_of_labels(
@@ -398,6 +426,10 @@ class SweepSpec(_Strict):
 
     def solver_choices(self) -> list[SolverChoice]:
         return [SolverChoice(solver=s) if isinstance(s, str) else s for s in self.solvers]
+
+    def penalties(self) -> list[str]:
+        """The penalty of each (l2, l1) pair of the grid, l2 major."""
+        return [penalty_name(l1, l2) for l2 in self.l2 for l1 in self.l1]
 
     def n_objectives(self) -> int:
         return (
@@ -512,22 +544,24 @@ def _seeded(solver: str, params: dict[str, Any]) -> bool:
         return True
 
 
-def _supported(solver: str, loss: str, multiclass: str | None) -> bool:
-    """Whether ``solver`` (if known) and ``loss`` take the K-class form ``multiclass``: a
-    sweep's combination that does not is skipped, not an error. Always True for a binary or
-    regression objective (None) and for an unknown solver (expand_sweep names that error)."""
+def _supported(solver: str, loss: str, multiclass: str | None, penalty: str) -> bool:
+    """Whether ``solver`` (if known) and ``loss`` take the K-class form ``multiclass``, and
+    the solver the penalty l1 (l2 = 0) if that is ``penalty``: a sweep's combination that
+    does not is skipped, not an error (a solver that needs strong convexity skips the
+    grid's l2 = 0). True for a binary or regression objective (None) with l2 > 0, and for
+    an unknown solver (expand_sweep names that error)."""
     spec = catalogue().get(solver)
     if spec is None:
         return form_error(loss, multiclass) is None
-    return spec.takes(loss, multiclass)
+    return spec.takes(loss, multiclass) and (penalty != "l1" or "l1" in spec.penalties)
 
 
 def _objectives(sweep: SweepSpec, solver: str) -> tuple[int, int]:
-    """(objectives ``solver`` runs on, objectives it skips for want of a K-class form)."""
-    pairs = [(loss, form) for loss in sweep.losses for form in sweep.forms()]
-    runs = sum(_supported(solver, loss, form) for loss, form in pairs)
-    per_pair = len(sweep.datasets) * len(sweep.l2) * len(sweep.l1)
-    return runs * per_pair, (len(pairs) - runs) * per_pair
+    """(objectives ``solver`` runs on, objectives it skips for want of a K-class form or
+    of l2 > 0)."""
+    combos = list(itertools.product(sweep.losses, sweep.forms(), sweep.penalties()))
+    runs = sum(_supported(solver, *combo) for combo in combos)
+    return runs * len(sweep.datasets), (len(combos) - runs) * len(sweep.datasets)
 
 
 def n_settings(sweep: SweepSpec) -> int:
@@ -599,7 +633,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
         for dataset, loss, form, l2, l1, (seed, repeat) in itertools.product(
             sweep.datasets, sweep.losses, sweep.forms(), sweep.l2, sweep.l1, runs
         ):
-            if not _supported(solver, loss, form):
+            if not _supported(solver, loss, form, penalty_name(l1, l2)):
                 continue
             try:
                 spec = JobSpec(

@@ -71,7 +71,12 @@ class Case:
 
     @property
     def l1(self) -> float:
-        return 1e-2 if self.penalty == "elastic_net" else 0.0
+        return 0.0 if self.penalty == "l2" else 1e-2
+
+    @property
+    def l2_weight(self) -> float:
+        """``l2``, or 0 for the penalty l1 (the Lasso, l1-logistic)."""
+        return 0.0 if self.penalty == "l1" else self.l2
 
     def label(self) -> str:
         kind = f"K = 3 {self.multiclass}" if self.multiclass else "binary"
@@ -164,7 +169,7 @@ def build(case: Case) -> Any:
         b = np.where(margins[:, 0] > 0, 1.0, -1.0)
     else:
         b = margins[:, 0]
-    return build_problem(A, b, case.loss, l1=case.l1, l2=case.l2, multiclass=case.multiclass)
+    return build_problem(A, b, case.loss, l1=case.l1, l2=case.l2_weight, multiclass=case.multiclass)
 
 
 def reference_optimum(problem: Any) -> tuple[float, Any]:

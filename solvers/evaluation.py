@@ -207,6 +207,7 @@ def evaluate(
     else:  # a primal iterate alone: one sweep
         y = np.empty(n)
         Ax, ATy = products(problem, AX_Y_ATY, x=x, y=y)
+    y, ATy = problem.feasible(y, ATy)  # l2 = 0: scaled into g*'s domain
     loss = problem.loss.params
     primal = loss_values(loss, Ax, problem.b) / n + problem.penalty.value(x)
     dual = -loss_conjs(loss, y, problem.b) / n - problem.penalty.conjugate(-ATy / n)
@@ -232,6 +233,7 @@ def _evaluate_classes(problem: Problem, x, y, Ax, ATy) -> Objective:
             ATy = None
         if ATy is None:
             ATy = data.rmatvec(y)
+    y, ATy = problem.feasible(y, ATy)  # l2 = 0: scaled into g*'s domain
     primal = problem.loss_sum(Ax) / n + problem.penalty.value(x)
     dual = -problem.conj_sum(y) / n - problem.penalty.conjugate(-ATy / n)
     return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
@@ -251,5 +253,6 @@ def compile_kernels(problem: Problem) -> None:
         x = np.zeros(each.coef_shape)
         y = each.dual_from_primal(x)  # a dual point in the domain of every loss's φ*
         evaluate(each, x=x)
-        evaluate(each, y=y)
+        if each.penalty.strongly_convex:  # a dual point alone gives x only when l2 > 0
+            evaluate(each, y=y)
         evaluate(each, x=x, y=y)

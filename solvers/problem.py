@@ -415,10 +415,21 @@ class Problem:
         return self.loss_sum(Ax) / self.n_samples + self.penalty.value(x)
 
     def dual_value(self, y: np.ndarray, v: np.ndarray | None = None) -> float:
-        """D(y) = −1/n Σ φ*(yᵢ) − g*(v), v = −Aᵀy/n."""
+        """D(y) = −1/n Σ φ*(yᵢ) − g*(v), v = −Aᵀy/n (−∞ outside the dual's domain: with
+        l2 = 0, where ‖v‖∞ > l1; :meth:`feasible` scales a point into it)."""
         if v is None:
             v = -self.data.rmatvec(y) / self.n_samples
         return -self.conj_sum(y) / self.n_samples - self.penalty.conjugate(v)
+
+    def feasible(self, y: np.ndarray, ATy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(y·s, Aᵀy·s): the dual point y (with its product Aᵀy) scaled into g*'s domain by
+        ``penalty.dual_scale`` (s = 1, the same arrays, when l2 > 0): one factor a class of
+        a one-vs-rest problem (K independent duals), one for the whole multinomial Y (its
+        rows stay on their shifted simplex: s·(p − e) = (s·p + (1 − s)·e) − e)."""
+        if self.penalty.strongly_convex:
+            return y, ATy
+        scale = self.penalty.dual_scale(-ATy / self.n_samples, columns=self.multiclass == "ovr")
+        return y * scale, ATy * scale
 
     def dual_from_primal(self, x: np.ndarray, Ax: np.ndarray | None = None) -> np.ndarray:
         """y(x) = φ'(Ax), the dual point a primal iterate certifies with."""
@@ -444,6 +455,9 @@ class Problem:
             v = None
         if y is None:
             y = self.dual_from_primal(x, Ax)
+        if not self.penalty.strongly_convex:
+            y, ATy = self.feasible(y, self.data.rmatvec(y))
+            v = -ATy / self.n_samples
         primal = self.primal_value(x, Ax)
         dual = self.dual_value(y, v)
         return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)

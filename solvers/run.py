@@ -101,8 +101,9 @@ def _tiny_problem(loss: str, penalty: str, multiclass: str | None = None) -> Pro
         b = np.where(rng.random(8) < 0.5, -1.0, 1.0)  # binary labels suit every loss
     else:
         b = np.arange(8) % 3  # three classes
-    l1 = 0.01 if penalty == "elastic_net" else 0.0
-    return build_problem(A, b, loss, l1=l1, l2=0.1, multiclass=multiclass)
+    l1 = 0.0 if penalty == "l2" else 0.01
+    l2 = 0.0 if penalty == "l1" else 0.1
+    return build_problem(A, b, loss, l1=l1, l2=l2, multiclass=multiclass)
 
 
 def _warm_problems(spec: SolverSpec) -> Iterator[Problem]:

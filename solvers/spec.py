@@ -31,7 +31,7 @@ from typing import Any, Union
 from faceoff import DISTRIBUTION
 from faceoff.solvers import PLUGIN_API
 from faceoff.solvers.integers import strict_int
-from faceoff.solvers.vocabulary import LOSS_NAMES, PENALTY_NAMES, form_error, get_loss
+from faceoff.solvers.vocabulary import LOSS_NAMES, STRONGLY_CONVEX, form_error, get_loss
 
 SHOWN_CHARS = 80  # a value quoted in an error message is cut to this many characters
 DEFAULT_INSTALL = f'pip install "{DISTRIBUTION}[peers]"'  # how to install what a peer requires
@@ -274,6 +274,19 @@ class SupportError(ValueError):
 _L1_HINT = {"elastic_net": " (l1 > 0 makes the penalty elastic_net)"}
 
 
+def _needs_l2(solver: str) -> str:
+    """Why ``solver`` refuses l2 = 0, and which solvers take it."""
+    from faceoff.solvers.catalogue import catalogue
+
+    takers = [name for name, spec in catalogue().items() if "l1" in spec.penalties]
+    return (
+        f"solver {solver!r} needs l2 > 0: its steps rely on the strong convexity of "
+        "g(x) = l1·‖x‖₁ + l2/2·‖x‖² (μ = l2), which l2 = 0 (the penalty 'l1': the Lasso, "
+        f"l1-logistic) lacks; give l2 > 0, or a solver that takes l2 = 0: "
+        f"{', '.join(takers) or 'none installed'}"
+    )
+
+
 @dataclass(frozen=True)
 class LossParamRange:
     """A loss parameter a solver supports only within [low, high] for ``loss`` (e.g. a
@@ -343,7 +356,9 @@ class SolverSpec:
     side: str  # "primal", "dual" or "batch": which iterate the trace certifies from
     _: KW_ONLY
     losses: tuple[str, ...] = LOSS_NAMES
-    penalties: tuple[str, ...] = PENALTY_NAMES
+    # the penalties it solves; by default the strongly convex ones (l2 > 0): a solver that
+    # converges without strong convexity lists "l1" too (vocabulary.PENALTY_NAMES)
+    penalties: tuple[str, ...] = STRONGLY_CONVEX
     params: Any = NoParams  # a Params dataclass; a tuple of Param is converted
     rules: tuple[OnlyWith, ...] = ()  # checked by parse_params
     # limits on a loss's parameters (γ), checked by check() with the loss and the penalty
@@ -413,6 +428,8 @@ class SolverSpec:
                 f"solver {self.name!r} does not support loss {loss!r}; "
                 f"it supports {', '.join(self.losses)}",
             )
+        if penalty == "l1" and penalty not in self.penalties:
+            raise SupportError("l2", _needs_l2(self.name))
         if penalty not in self.penalties:
             raise SupportError(
                 "l1",

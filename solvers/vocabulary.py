@@ -14,8 +14,13 @@ from faceoff.solvers.losses import LOSSES, get_loss
 PENALTIES: dict[str, str] = {
     "l2": "g(x) = l2/2·‖x‖²",
     "elastic_net": "g(x) = l1·‖x‖₁ + l2/2·‖x‖² (l1 > 0)",
+    "l1": "g(x) = l1·‖x‖₁ (l2 = 0: the Lasso, l1-logistic; not strongly convex)",
 }
 PENALTY_NAMES = tuple(PENALTIES)
+# the penalties with l2 > 0: μ-strongly convex, which the dual and primal–dual methods need
+# (their steps divide by l2, and x(y) = ∇g*(−Aᵀy/n) exists only then); a solver's spec
+# takes these by default and lists "l1" only when it converges without strong convexity
+STRONGLY_CONVEX = ("l2", "elastic_net")
 
 MULTICLASS: dict[str, str] = {
     "ovr": "one-vs-rest: K binary problems, one column of X a class, summed",
@@ -48,8 +53,11 @@ BINARY_LOSS_NAMES = tuple(name for name, info in LOSSES.items() if info.needs_bi
 SMOOTHED_LOSS_NAMES = tuple(name for name, info in LOSSES.items() if info.smoothed)
 
 
-def penalty_name(l1: float) -> str:
-    """The penalty a weight l1 makes: ``elastic_net`` if l1 > 0, plain ``l2`` otherwise."""
+def penalty_name(l1: float, l2: float = 1.0) -> str:
+    """The penalty the weights make: ``l1`` if l2 = 0, ``elastic_net`` if both are > 0,
+    plain ``l2`` if l1 = 0."""
+    if l2 == 0:
+        return "l1"
     return "elastic_net" if l1 > 0 else "l2"
 
 

@@ -24,7 +24,7 @@ INFO = LossInfo(
     beta=1.0,
     smoothed=True,
     needs_binary_labels=True,
-    penalties=("l2", "elastic_net"),
+    penalties=("l2", "elastic_net", "l1"),
     warm_start=False,
     dual_box=True,
 )

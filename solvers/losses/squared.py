@@ -17,7 +17,7 @@ INFO = LossInfo(
     beta=1.0,
     smoothed=False,
     needs_binary_labels=False,
-    penalties=("l2", "elastic_net"),
+    penalties=("l2", "elastic_net", "l1"),
     warm_start=False,
     dual_box=False,
 )

@@ -87,11 +87,14 @@ def test_prox_minimizes_its_objective(l1, l2, step):
 
 
 def test_names_and_weights():
-    assert {ElasticNet(0.0, 1.0).name, ElasticNet(0.1, 1.0).name} == set(PENALTY_NAMES)
+    names = {ElasticNet(0.0, 1.0).name, ElasticNet(0.1, 1.0).name, ElasticNet(0.1, 0.0).name}
+    assert names == set(PENALTY_NAMES)
     assert ElasticNet(0, 1).l2 == 1.0 and isinstance(ElasticNet(0, 1).l1, float)
-    with pytest.raises(ValueError, match="l2 weight must be a positive number, got 0.0"):
-        ElasticNet(0.1, 0.0)
+    with pytest.raises(ValueError, match="l2 weight must be a number >= 0, got -0.1"):
+        ElasticNet(0.1, -0.1)
+    with pytest.raises(ValueError, match="l1 and l2 are both 0"):
+        ElasticNet(0.0, 0.0)
     with pytest.raises(ValueError, match="l1 weight must be a number >= 0, got -0.1"):
         ElasticNet(-0.1, 1.0)
-    with pytest.raises(ValueError, match="l2 weight must be a positive number, got nan"):
+    with pytest.raises(ValueError, match="l2 weight must be a number >= 0, got nan"):
         ElasticNet(0.0, float("nan"))

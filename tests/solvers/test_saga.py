@@ -15,7 +15,7 @@ from faceoff.solvers.problem import Problem
 from faceoff.solvers.run import solve
 from faceoff.solvers.sampling import Sampler, next_coordinate
 from faceoff.solvers.trace import StopRules
-from faceoff.solvers.vocabulary import PENALTY_NAMES
+from faceoff.solvers.vocabulary import STRONGLY_CONVEX
 from tests.solvers.problems import make_k_problem
 
 FORMS = [
@@ -68,7 +68,7 @@ def _dense_saga(problem: Problem, step: float, rows: np.ndarray) -> np.ndarray:
     return X
 
 
-@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+@pytest.mark.parametrize("penalty", STRONGLY_CONVEX)
 @pytest.mark.parametrize("form,loss", FORMS)
 def test_k_class_lazy_updates_match_dense_steps(form, loss, penalty):
     """Elastic net: one `last` a feature, each coefficient caught up with its own ḡ; l2: the
@@ -88,7 +88,7 @@ def test_k_class_lazy_updates_match_dense_steps(form, loss, penalty):
         assert 0 < np.count_nonzero(method.x) < method.x.size
 
 
-@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+@pytest.mark.parametrize("penalty", STRONGLY_CONVEX)
 def test_ovr_run_is_the_k_binary_runs(penalty):
     """One-vs-rest SAGA is K binary SAGA runs on the same draws: column k of X is the binary
     run on class k against the rest, and P(X) = Σₖ Pₖ(xₖ), to rounding."""

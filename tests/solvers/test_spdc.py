@@ -22,7 +22,7 @@ from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Data, Problem
 from faceoff.solvers.run import solve
 from faceoff.solvers.trace import StopRules
-from faceoff.solvers.vocabulary import PENALTY_NAMES
+from faceoff.solvers.vocabulary import STRONGLY_CONVEX
 from tests.reference import reference_optimum
 from tests.solvers.problems import make_k_problem, make_problem
 
@@ -52,7 +52,7 @@ def _very_sparse(loss: str, penalty: str) -> Problem:
 
 @pytest.mark.parametrize("batch_size", [1, 5])
 @pytest.mark.parametrize("sampling", ["uniform", "weighted"])
-@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+@pytest.mark.parametrize("penalty", STRONGLY_CONVEX)
 @pytest.mark.parametrize("loss", ["logistic", "smooth_hinge"])
 def test_lazy_updates_match_dense(loss, penalty, sampling, batch_size):
     """Same seed, same iterates (x, y) to 1e-10 after every chunk of iterations; for l1 the
@@ -210,7 +210,7 @@ def _very_sparse_k(loss: str, penalty: str, form: str) -> Problem:
 
 
 @pytest.mark.parametrize("batch_size", [1, 5])
-@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+@pytest.mark.parametrize("penalty", STRONGLY_CONVEX)
 @pytest.mark.parametrize(
     "form,loss", [("ovr", "logistic"), ("ovr", "smooth_hinge"), ("multinomial", "logistic")]
 )
@@ -232,7 +232,7 @@ def test_k_class_lazy_updates_match_dense(form, loss, penalty, batch_size):
 
 
 @pytest.mark.parametrize("updates", ["lazy", "dense"])
-@pytest.mark.parametrize("penalty", PENALTY_NAMES)
+@pytest.mark.parametrize("penalty", STRONGLY_CONVEX)
 def test_ovr_run_is_the_k_binary_runs(penalty, updates):
     """One-vs-rest draws a row and steps its K dual coordinates with the binary step: column
     k of X is the binary run on class k against the rest (same seed, same draws), to

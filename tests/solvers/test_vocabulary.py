@@ -161,6 +161,7 @@ def test_transforms_catalogue_and_penalties_use_the_vocabulary():
     for spec in catalogue().values():
         assert set(spec.losses) <= set(LOSSES) and set(spec.penalties) <= set(PENALTY_NAMES)
     assert penalty_name(0.0) == "l2" and penalty_name(1e-3) == "elastic_net"
+    assert penalty_name(1e-3, 0.0) == "l1"
 
 
 def test_no_loss_name_is_spelled_outside_the_solvers():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from faceoff.solvers.spec import NoParams, SolverSpec
+from faceoff.solvers.vocabulary import PENALTY_NAMES
 
 Params = NoParams  # agd takes no parameters
 
@@ -12,6 +13,7 @@ SPEC = SolverSpec(
     "Nesterov 2013, as used in Zhang & Xiao (SPDC) §7",
     "primal",
     params=Params,
+    penalties=PENALTY_NAMES,  # l2 = 0: FISTA's momentum
     seeded=False,
     multiclass=("ovr", "multinomial"),
 )

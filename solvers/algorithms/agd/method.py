@@ -7,7 +7,10 @@ functions", §4, constant-momentum scheme for a known strong-convexity modulus �
     y  = x + β(x − x₋),        β = (1 − √(μ/L)) / (1 + √(μ/L))
     x⁺ = prox_{g/L}(y − ∇f(y)/L),   L = L_loss + l2,
 
-where the estimate L_loss of the loss curvature is first decreased and then doubled until
+With l2 = 0 (the Lasso, l1-logistic: μ = 0) the momentum is FISTA's (Beck & Teboulle
+2009, eq. (4.2)–(4.3)): β = (t − 1)/t⁺, t⁺ = (1 + √(1 + 4t²))/2, t reset to 1 at a restart.
+
+The estimate L_loss of the loss curvature is first decreased and then doubled until
 the quadratic upper bound holds on the loss part,
 
     1/n Σ [φ(aᵢᵀx⁺) − φ(aᵢᵀy) − φ'(aᵢᵀy)·aᵢᵀ(x⁺ − y)] ≤ L_loss/2 ‖x⁺ − y‖²
@@ -72,6 +75,7 @@ class AGD:
         self.work = np.empty((3, self.deriv.size))  # scratch of the loss sums
         self.products = 0  # products with A or Aᵀ so far, nnz/2 visits each
         self.restarts = 0
+        self.t = 1.0  # FISTA's t (l2 = 0)
         self.backtracked = False  # has a line-search trial failed yet
 
     def _prox(self, v: np.ndarray, step: float) -> np.ndarray:
@@ -105,8 +109,12 @@ class AGD:
     def _iteration(self) -> None:
         problem, data = self.problem, self.problem.data
         n = data.n_samples
-        theta = math.sqrt(self.l2 / (self.lipschitz + self.l2))
-        momentum = (1.0 - theta) / (1.0 + theta)
+        if self.l2 > 0:
+            theta = math.sqrt(self.l2 / (self.lipschitz + self.l2))
+            momentum = (1.0 - theta) / (1.0 + theta)
+        else:  # FISTA's schedule
+            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * self.t * self.t))
+            momentum, self.t = (self.t - 1.0) / t_next, t_next
         # y = x + β(x − x₋), Ay likewise: no product
         y = self.x + momentum * (self.x - self.x_prev)
         Ay = self.Ax + momentum * (self.Ax - self.Ax_prev)
@@ -130,6 +138,7 @@ class AGD:
         if _dot(dx, self.x - x_new) > 0.0:  # (y − x⁺)ᵀ(x⁺ − x) > 0: restart
             self.x_prev, self.Ax_prev = x_new, Ax_new
             self.restarts += 1
+            self.t = 1.0
         else:
             self.x_prev, self.Ax_prev = self.x, self.Ax
         self.x, self.Ax = x_new, Ax_new

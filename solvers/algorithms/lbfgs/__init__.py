@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from faceoff.solvers.spec import SolverSpec, param
+from faceoff.solvers.vocabulary import PENALTY_NAMES
 
 
 @dataclass(frozen=True)
@@ -16,7 +17,7 @@ def extra_memory(n: int, d: int, params: Params, penalty: str) -> float:
     """L-BFGS-B's workspace, 2md + 5d + 11m² + 8m doubles (scipy's setulb), over the
     variables x (d of them — d·K of a K-class problem — and twice as many for the elastic
     net's split x = x⁺ − x⁻)."""
-    m, dim = params.memory, (2 * d if penalty == "elastic_net" else d)
+    m, dim = params.memory, (d if penalty == "l2" else 2 * d)
     return 8.0 * ((2 * m + 5) * dim + 11 * m * m + 8 * m)
 
 
@@ -27,6 +28,7 @@ SPEC = SolverSpec(
     "primal",
     params=Params,
     extra_memory=extra_memory,
+    penalties=PENALTY_NAMES,  # the split x = x⁺ − x⁻ needs no strong convexity
     seeded=False,
     multiclass=("ovr", "multinomial"),
 )

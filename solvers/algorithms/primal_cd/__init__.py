@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from faceoff.solvers.algorithms import coordinate_sampling
 from faceoff.solvers.spec import AUTO, SolverSpec, param
+from faceoff.solvers.vocabulary import PENALTY_NAMES
 
 
 @dataclass(frozen=True)
@@ -33,5 +34,6 @@ SPEC = SolverSpec(
     "Csiba & Richtárik, Coordinate Descent Faceoff, Algorithm 1",
     "primal",
     params=Params,
+    penalties=PENALTY_NAMES,  # l2 = 0: the Lasso's coordinate descent
     multiclass=("ovr", "multinomial"),
 )

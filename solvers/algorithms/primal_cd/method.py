@@ -141,8 +141,8 @@ def _primal_cd(data, loss, penalty, sampler, state, n_updates):
                 grad += loss_deriv(loss, Ax[i], b[i]) * values[k]
         grad = grad * inv_n + l2 * xj
         delta = 0.0
-        if newton:
-            h = curvature * inv_n + l2
+        h = curvature * inv_n + l2
+        if newton and h > 0.0:  # h = 0 (l2 = 0, no curvature on the column): eq. (7)'s step
             x_new = soft_threshold(xj - grad / h, l1 / h) if l1 > 0.0 else xj - grad / h
             delta = x_new - xj
             if delta != 0.0 and not _surely_accepted(
@@ -362,8 +362,8 @@ def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
         if newton and multinomial:
             for c in range(K):
                 h = curvature[c] * inv_n + l2
-                target[c] = X[j, c] - grad[c] / h
-                if l1 > 0.0:
+                target[c] = X[j, c] - grad[c] / h if h > 0.0 else X[j, c]  # h = 0: no step
+                if l1 > 0.0 and h > 0.0:
                     target[c] = soft_threshold(target[c], l1 / h)
                 delta[c] = target[c] - X[j, c]
                 block = block or delta[c] != 0.0
@@ -377,8 +377,8 @@ def _primal_cd_classes(data, loss, penalty, sampler, state, n_updates):
             for c in range(K):
                 xj = X[j, c]
                 x_new = target[c] if block else xj
-                if not multinomial:  # the binary kernel's Newton step, class c
-                    h = curvature[c] * inv_n + l2
+                h = curvature[c] * inv_n + l2
+                if not multinomial and h > 0.0:  # the binary kernel's Newton step, class c
                     x_new = xj - grad[c] / h
                     if l1 > 0.0:
                         x_new = soft_threshold(x_new, l1 / h)
@@ -434,8 +434,11 @@ class PrimalCD(PrimalMethod):
         self.nnz_per_update = float(self.sampler.probabilities @ data.col_nnz)
         newton = step == "newton"
         loss_bound = beta * data.col_sq_norms / n
+        lipschitz = loss_bound + l2
+        # l2 = 0: an empty (or all-zero) column has u'ⱼ = 0 and ∇ⱼ = 0; any step keeps xⱼ
+        lipschitz[lipschitz == 0.0] = 1.0
         steps = {
-            "lipschitz": loss_bound + l2,
+            "lipschitz": lipschitz,
             "newton": newton,
             "loss_bound": loss_bound if newton else np.empty(0),
             "col_max": _col_max_abs(data.csc) if newton else np.empty(0),
