@@ -79,14 +79,19 @@ class PStar:
         return self.rel_gap <= PSTAR_USABLE
 
 
-def certify_pstar(problem, seconds: float) -> PStar:
-    """Run dual_cd (importance sampling) until the relative gap is ≤ PSTAR_GAP."""
+def certify_pstar(
+    problem, seconds: float, solver: str = "dual_cd", params: dict | None = None
+) -> PStar:
+    """Run ``solver`` (default dual_cd with importance sampling) until the relative gap is
+    ≤ PSTAR_GAP."""
     from faceoff.solvers.run import solve
     from faceoff.solvers.trace import StopRules
 
+    if params is None:
+        params = {"sampling": "importance"} if solver == "dual_cd" else {}
     done = FirstPoint(lambda point: point.gap <= PSTAR_GAP * abs(point.primal))
     stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=0.0, should_stop=done.should_stop)
-    result = solve(problem, "dual_cd", {"sampling": "importance"}, stop, seed=0, on_point=done)
+    result = solve(problem, solver, params, stop, seed=0, on_point=done)
     p_star = min(p.primal for p in result.trace)
     d_star = max(p.dual for p in result.trace)
     last = result.final
@@ -145,6 +150,7 @@ DATASETS = {
             note="classes 1–10 vs 11–20, rows scaled to unit norm",
         ),
         BenchDataset("rcv1_small_vw", "rcv1_small_vw", note="unit-norm tf-idf rows, as stored"),
+        BenchDataset("leu", "leu_recon", note="leukemia, 38 × 7129 expression values, as stored"),
         BenchDataset("dorothea_train", "dorothea_train", note="binary features, as stored"),
     )
 }

@@ -97,6 +97,37 @@ def regression(
     return A, A @ x_true + noise * rng.normal(size=n_samples)
 
 
+def correlated(
+    n_samples: int = 500,
+    n_features: int = 5000,
+    rho: float = 0.6,
+    support: float = 0.05,
+    snr: float = 3.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sparse-regression benchmark design (celer's and benchopt's): rows drawn from
+    N(0, Σ), Σⱼₖ = ρ^|j−k| (an AR(1) process along the features), a planted x* with
+    ``support``·d non-zero N(0, 1) entries at random, and b = Ax* + noise at the signal-to-
+    noise ratio ``snr`` (‖Ax*‖/‖noise‖)."""
+    if not (0 <= rho < 1 and 0 < support <= 1 and snr > 0):
+        raise ValueError(
+            f"need 0 <= rho < 1, 0 < support <= 1, snr > 0; got {rho}, {support}, {snr}"
+        )
+    rng = np.random.default_rng(seed)
+    A = np.empty((n_samples, n_features))
+    A[:, 0] = rng.standard_normal(n_samples)
+    scale = np.sqrt(1.0 - rho * rho)
+    for j in range(1, n_features):
+        A[:, j] = rho * A[:, j - 1] + scale * rng.standard_normal(n_samples)
+    x_true = np.zeros(n_features)
+    chosen = rng.choice(n_features, max(1, int(round(support * n_features))), replace=False)
+    x_true[chosen] = rng.standard_normal(chosen.size)
+    signal = A @ x_true
+    noise = rng.standard_normal(n_samples)
+    noise *= np.linalg.norm(signal) / (snr * max(np.linalg.norm(noise), np.finfo(float).tiny))
+    return A, signal + noise
+
+
 def _design(n_samples: int, n_features: int, density: float, seed: int) -> Matrix:
     if not 0 < density <= 1:
         raise ValueError(f"density must be in (0, 1], got {density!r}")

@@ -13,4 +13,6 @@ one may change or remove. A plug-in states the version it was written for in
 another major one, saying so.
 """
 
-PLUGIN_API = "1.0"
+# 1.1: the penalty "l1" (l2 = 0), which a spec takes only by listing it (the default
+# penalties are the strongly convex ones, as in 1.0)
+PLUGIN_API = "1.1"

@@ -112,24 +112,31 @@ def test_a_plugin_that_asks_for_the_catalogue_at_import_is_reported(tmp_path, mo
 
 
 def test_a_plugin_needing_another_plugin_api_is_left_out_saying_which(monkeypatch):
-    """``SolverSpec.plugin_api`` against ``faceoff.solvers.PLUGIN_API`` ("1.0"): an older or
+    """``SolverSpec.plugin_api`` against ``faceoff.solvers.PLUGIN_API`` ("1.1"): an older or
     equal minor version of the same major joins; a newer one, another major or a malformed
     version is left out with what to do."""
     import faceoff
     from faceoff.solvers import PLUGIN_API
 
-    assert PLUGIN_API == "1.0"
+    assert PLUGIN_API == "1.1"
     module = types.ModuleType("acme_api")
-    versions = {"same": "1.0", "newer": "1.7", "major": "2.0", "older": "0.9", "junk": "1"}
+    versions = {
+        "same": "1.1",
+        "previous": "1.0",
+        "newer": "1.7",
+        "major": "2.0",
+        "older": "0.9",
+        "junk": "1",
+    }
     for key, version in versions.items():
         spec = SolverSpec(f"acme.{key}", "t", "r", "primal", module="m", plugin_api=version)
         setattr(module, key.upper(), spec)
     monkeypatch.setitem(sys.modules, "acme_api", module)
     entries = [entry(f"acme.{key}", f"acme_api:{key.upper()}") for key in versions]
     found, broken = discover_plugins(catalogue(), entries)
-    assert set(found) == {"acme.same"}
+    assert set(found) == {"acme.same", "acme.previous"}
     errors = {b.name: b.error for b in broken}
-    here = f"this Faceoff (faceoff-bench {faceoff.__version__}) provides 1.0"
+    here = f"this Faceoff (faceoff-bench {faceoff.__version__}) provides 1.1"
     assert errors["acme.newer"] == (
         f"it requires the Faceoff plug-in API 1.7, but {here}: upgrade Faceoff "
         "(pip install -U faceoff-bench) or install an older release of the plug-in"
@@ -138,4 +145,4 @@ def test_a_plugin_needing_another_plugin_api_is_left_out_saying_which(monkeypatc
     assert errors["acme.older"].startswith(
         f"it was written for the Faceoff plug-in API 0.9, but {here}, which is not compatible"
     )
-    assert errors["acme.junk"] == "plugin_api '1' must be a version MAJOR.MINOR such as '1.0'"
+    assert errors["acme.junk"] == "plugin_api '1' must be a version MAJOR.MINOR such as '1.1'"
