@@ -60,7 +60,12 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     )
     submit.add_argument("--dataset", required=True, help="registered or public dataset name")
     submit.add_argument("--loss", required=True, choices=LOSS_NAMES)
-    submit.add_argument("--l2", required=True, type=float, help="l2 weight, > 0")
+    submit.add_argument(
+        "--l2",
+        required=True,
+        type=float,
+        help="l2 weight, >= 0 (0 with --l1 > 0: Lasso, l1-logistic)",
+    )
     submit.add_argument("--l1", type=float, help="l1 weight, >= 0 (default 0)")
     submit.add_argument(
         "--gamma", type=float, help=f"smoothing of {', '.join(SMOOTHED_LOSS_NAMES)} (default 1)"

@@ -578,6 +578,12 @@ def dataset_statistics(
         check_gamma(gamma)
     except ValueError as err:
         raise SpecError(("gamma",), str(err)) from None
+    if not l2 > 0:  # the Lasso's objectives (l2 = 0) are shown on the dataset page too
+        raise SpecError(
+            ("l2",),
+            "the advisor compares primal and dual coordinate descent, whose analysis needs "
+            "l2 > 0 (Faceoff eqs. (12)–(15)); with l2 = 0 only primal methods apply",
+        )
     try:
         A, b = load_matrix(dataset.source, upload_dir, caps)
         A = transform(A, normalize)

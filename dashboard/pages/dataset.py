@@ -317,15 +317,19 @@ def update(
     objectives = _objectives(info)
     objective = objectives[_index(index, objectives)]
     k = _n_classes(info)
+    unavailable: str | None = None  # why there is no advice, when the data are not the reason
     try:
         stats, advice = _analysis(dataset_id, objective)
         advice_view: html.Div | html.Table = _facts(_advice_items(advice))
         scope = advice_scope(objective.get("multiclass"), k)
         if scope:
             advice_view = html.Div([advice_view, html.P(scope, className="status")])
-    except (DataUnavailable, LookupError, SpecError) as err:  # SpecError: γ out of range
+    except (DataUnavailable, LookupError, SpecError) as err:  # SpecError: γ, or l2 = 0
         stats, advice = info["stats"], None
         advice_view = html.Div(str(err), className="error")
+        unavailable = (
+            "no advice for l2 = 0" if isinstance(err, SpecError) and err.loc == ("l2",) else None
+        )
     measured = _measured(dataset_id, objective, float(eps))
     best = measured["best"]
     epochs = {s: r and measured["epochs"][r["setting"]] for s, r in best.items()}
@@ -334,7 +338,7 @@ def update(
     figure = (
         advisor_figure(advice, epochs, seconds, label)
         if advice
-        else empty_figure("the advisor needs the data, which cannot be loaded")
+        else empty_figure(unavailable or "the advisor needs the data, which cannot be loaded")
     )
     return (
         f"Dataset {info['name']}",

@@ -52,6 +52,18 @@ def test_statistics_are_stored_only_when_asked(sqlite_url, tmp_path):
     assert scaled["stats"]["R"] == pytest.approx(1.0) and scaled["advice"]["smoothness"] == 1.0
 
 
+def test_an_l1_objective_gets_no_advice_but_a_reason(sqlite_url, tmp_path):
+    """The advisor's analysis needs l2 > 0: a Lasso objective (l2 = 0) on the dataset page
+    gets a SpecError at l2 saying so (shown as the reason), never a ValueError (a 500)."""
+    dataset_id = factories.add_dataset(sqlite_url)
+    where = {"upload_dir": tmp_path, "caps": Caps(10**6, 10**6, 10**7)}
+    with read_session(sqlite_url) as session:
+        dataset = datasets.get_dataset(session, dataset_id, team_id=None)
+        with pytest.raises(SpecError) as caught:
+            datasets.dataset_statistics(session, dataset, "squared", 0.0, **where, store=False)
+    assert caught.value.loc == ("l2",) and "needs l2 > 0" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("name", "filename", "expected"),
     [
