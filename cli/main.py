@@ -213,6 +213,12 @@ def _add_problem_arguments(model: argparse._ArgumentGroup) -> None:
     )
     model.add_argument("--gamma", type=_positive, default=1.0, help=GAMMA_HELP)
     model.add_argument("--multiclass", choices=MULTICLASS_NAMES, help=MULTICLASS_HELP)
+    model.add_argument(
+        "--fit-intercept",
+        action="store_true",
+        help="fit an unpenalized intercept c: 1/n Σ φ(aᵢᵀx + c, bᵢ) + g(x) (binary and "
+        "regression problems; primal solvers)",
+    )
 
 
 def _add_solver_arguments(run: argparse._ArgumentGroup) -> None:

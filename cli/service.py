@@ -78,6 +78,12 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
         help="a K-class problem on the dataset's labels as read: ovr (one-vs-rest) or "
         "multinomial (logistic loss); not with --positive",
     )
+    submit.add_argument(
+        "--fit-intercept",
+        action="store_true",
+        default=None,
+        help="fit an unpenalized intercept (binary and regression problems)",
+    )
     submit.add_argument("--solver", required=True, help="see faceoff solvers")
     submit.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="repeatable"
@@ -216,7 +222,7 @@ def job_spec(args: argparse.Namespace) -> dict[str, Any]:
         "solver": args.solver,
         "params": parse_params(args.param),
     }
-    for key in ("l1", "gamma", "normalize", "seed", "host", "multiclass"):
+    for key in ("l1", "gamma", "normalize", "seed", "host", "multiclass", "fit_intercept"):
         if getattr(args, key) is not None:
             spec[key] = getattr(args, key)
     if args.positive is not None:

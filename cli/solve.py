@@ -68,7 +68,13 @@ def check_solver(args: argparse.Namespace) -> Any:
         )
     try:
         spec = get_spec(args.solver)
-        spec.check(args.loss, penalty_name(args.l1, args.l2), args.gamma, args.multiclass)
+        spec.check(
+            args.loss,
+            penalty_name(args.l1, args.l2),
+            args.gamma,
+            args.multiclass,
+            args.fit_intercept,
+        )
         params = spec.parse_params(parse_params(args.param))
         missing = spec.unavailable_reason()  # a peer whose distribution is not installed
         if missing is not None:
@@ -139,6 +145,7 @@ def build_request(args: argparse.Namespace) -> Request:
             args.positive,
             args.multiclass,
             get_settings().MAX_CLASSES,
+            args.fit_intercept,
         )
     except LabelError as err:
         raise InputError(f"{args.data or '--synthetic'}: labels: {err}") from None
@@ -155,6 +162,7 @@ def build_request(args: argparse.Namespace) -> Request:
         "l2": args.l2,
         "multiclass": args.multiclass,
         "n_classes": problem.n_classes if args.multiclass is not None else None,
+        "fit_intercept": args.fit_intercept,
     }
     return Request(problem, args.solver, params, info)
 

@@ -303,16 +303,16 @@ def unregistered_public_names(session: Session) -> list[str]:
 def dataset_objectives(
     session: Session, dataset: Dataset, *, team_id: int | None
 ) -> list[dict[str, Any]]:
-    """The objectives (loss, gamma, l2, l1, normalize, multiclass) the team's jobs on
-    ``dataset`` minimize, sorted by loss, gamma, l2, l1, normalization and K-class form
-    (binary first)."""
-    keys = ("loss", "gamma", "l2", "l1", "normalize", "multiclass")
-    defaults = {"gamma": 1.0, "l1": 0.0, "normalize": "none"}
+    """The objectives (loss, gamma, l2, l1, normalize, multiclass, fit_intercept) the
+    team's jobs on ``dataset`` minimize, sorted by loss, gamma, l2, l1, normalization,
+    K-class form (binary first) and intercept (without first)."""
+    keys = ("loss", "gamma", "l2", "l1", "normalize", "multiclass", "fit_intercept")
+    defaults = {"gamma": 1.0, "l1": 0.0, "normalize": "none", "fit_intercept": False}
     specs = session.scalars(
         select(Job.spec).where(Job.dataset_id == dataset.id, owned_by(Job.team_id, team_id))
     )
     found = {tuple(spec.get(k, defaults.get(k)) for k in keys) for spec in specs}
-    ordered = sorted(found, key=lambda objective: (*objective[:-1], objective[-1] or ""))
+    ordered = sorted(found, key=lambda objective: tuple("" if v is None else v for v in objective))
     return [dict(zip(keys, objective, strict=True)) for objective in ordered]
 
 

@@ -85,10 +85,12 @@ def content_objective(
     l1: float,
     l2: float,
     multiclass: str | None = None,
+    intercept: bool = False,
 ) -> dict[str, Any]:
     """What identifies the objective: the data's digest, the loss and the penalty weights
-    (γ only for a loss that γ changes, the smoothed hinge), and the K-class form of a
-    K-class problem (only then, so that binary objectives keep their keys)."""
+    (γ only for a loss that γ changes, the smoothed hinge), the K-class form of a K-class
+    problem and the intercept of one that fits it (only then, so that the other objectives
+    keep their keys)."""
     identity = {
         "data_hash": data_hash,
         "loss": loss,
@@ -98,6 +100,8 @@ def content_objective(
     }
     if multiclass is not None:
         identity["multiclass"] = multiclass
+    if intercept:
+        identity["fit_intercept"] = True
     return identity
 
 
@@ -114,10 +118,11 @@ def content_objective_hash(
     l1: float,
     l2: float,
     multiclass: str | None = None,
+    intercept: bool = False,
 ) -> str:
     """The key of the objective's reference P* (and of a job's ``objective_hash`` once a
     worker has built its problem)."""
-    return objective_key(content_objective(data_hash, loss, gamma, l1, l2, multiclass))
+    return objective_key(content_objective(data_hash, loss, gamma, l1, l2, multiclass, intercept))
 
 
 # ---------------------------------------------------------------- the references resource
@@ -262,6 +267,7 @@ def reference_objective(job: Job) -> tuple[str, dict[str, Any]]:
         spec["l1"],
         spec["l2"],
         spec.get("multiclass"),
+        bool(spec.get("fit_intercept", False)),
     )
     key = objective_key(identity)
     described = {**identity, "normalize": spec["normalize"], "positive": spec["positive"]}

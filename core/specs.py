@@ -27,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Field,
     Strict,
+    StrictBool,
     ValidationInfo,
     field_validator,
 )
@@ -206,6 +207,11 @@ class ObjectiveSpec(_Strict):
         "problems summed, any loss) or multinomial (softmax cross-entropy, logistic loss); "
         "absent: a binary or regression problem",
     )
+    fit_intercept: StrictBool = Field(
+        False,
+        description="an unpenalized intercept c: 1/n Σ φ(aᵢᵀx + c, bᵢ) + g(x) (binary and "
+        "regression problems; the solvers that fit one: GET /solvers, intercept)",
+    )
 
     _check_finite = field_validator("l2", "l1")(_finite)
 
@@ -226,6 +232,16 @@ class ObjectiveSpec(_Strict):
                 "positive makes a binary problem and multiclass a K-class one: give one of them"
             )
         return multiclass
+
+    @field_validator("fit_intercept")
+    @classmethod
+    def _binary_intercept(cls, fit_intercept: bool, info: ValidationInfo) -> bool:
+        if fit_intercept and info.data.get("multiclass") is not None:
+            raise ValueError(
+                "fit_intercept is for binary and regression problems, not multiclass "
+                f"{info.data['multiclass']!r}"
+            )
+        return fit_intercept
 
     @property
     def penalty(self) -> str:
@@ -271,6 +287,7 @@ def check_solver(
     loc: tuple[str | int, ...] = (),
     gamma: float = 1.0,
     multiclass: str | None = None,
+    intercept: bool = False,
 ) -> Any:
     """The solver's typed parameters (its ``Params``), defaults filled in; SpecError naming
     the field otherwise (the spec's checks: :meth:`SolverSpec.check` and
@@ -288,7 +305,7 @@ def check_solver(
             (*loc, "solver"), f"unknown solver {show(solver)}; accepted: {', '.join(specs)}"
         )
     try:
-        spec.check(loss, penalty, gamma, multiclass)
+        spec.check(loss, penalty, gamma, multiclass, intercept)
     except SupportError as err:
         raise SpecError((*loc, err.field), str(err)) from None
     try:
@@ -301,7 +318,14 @@ def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
     """The spec with every solver parameter parsed and defaulted (stored as the dict of the
     solver's ``Params``); SpecError if invalid."""
     params = check_solver(
-        spec.solver, spec.loss, spec.penalty, spec.params, loc, spec.gamma, spec.multiclass
+        spec.solver,
+        spec.loss,
+        spec.penalty,
+        spec.params,
+        loc,
+        spec.gamma,
+        spec.multiclass,
+        spec.fit_intercept,
     )
     positive = sorted(set(spec.positive)) if spec.positive is not None else None
     seed = spec.solver_seed if catalogue()[spec.solver].uses_seed(params) else None
@@ -315,8 +339,10 @@ def _digest(payload: dict) -> str:
 
 
 # fields stored and hashed only when set, so that specs and hashes made before they existed
-# stay the same: an unpinned job (host), a binary or regression problem (multiclass)
+# stay the same: an unpinned job (host), a binary or regression problem (multiclass), no
+# intercept (fit_intercept false)
 _OMITTED_WHEN_NONE = ("host", "multiclass")
+_OMITTED_WHEN_FALSE = ("fit_intercept",)
 
 
 def dump_spec(spec: JobSpec | SweepSpec) -> dict[str, Any]:
@@ -326,6 +352,9 @@ def dump_spec(spec: JobSpec | SweepSpec) -> dict[str, Any]:
     payload = spec.model_dump(mode="json")
     for name in _OMITTED_WHEN_NONE:
         if payload.get(name) is None:
+            payload.pop(name, None)
+    for name in _OMITTED_WHEN_FALSE:
+        if payload.get(name) is False:
             payload.pop(name, None)
     return payload
 
@@ -345,6 +374,8 @@ def objective_hash(spec: ObjectiveSpec) -> str:
     payload = spec.model_dump(mode="json", include=set(ObjectiveSpec.model_fields))
     if payload.get("multiclass") is None:
         payload.pop("multiclass", None)
+    if payload.get("fit_intercept") is False:
+        payload.pop("fit_intercept", None)
     return _digest(payload)
 
 
@@ -399,6 +430,11 @@ class SweepSpec(_Strict):
         "forms it and the loss support (the others are counted as skipped); absent: binary "
         "or regression problems",
     )
+    fit_intercept: StrictBool = Field(
+        False,
+        description="every objective with an unpenalized intercept (binary and regression "
+        "problems); the solvers that fit none are skipped (counted as skipped)",
+    )
 
     @field_validator("l1")
     @classmethod
@@ -419,6 +455,13 @@ class SweepSpec(_Strict):
         if multiclass is not None and len(set(multiclass)) != len(multiclass):
             raise ValueError("multiclass lists a form twice")
         return multiclass
+
+    @field_validator("fit_intercept")
+    @classmethod
+    def _binary_intercept(cls, fit_intercept: bool, info: ValidationInfo) -> bool:
+        if fit_intercept and info.data.get("multiclass") is not None:
+            raise ValueError("fit_intercept is for binary and regression problems, not multiclass")
+        return fit_intercept
 
     def forms(self) -> list[str | None]:
         """The K-class forms of the sweep's objectives ([None]: binary or regression)."""
@@ -544,7 +587,9 @@ def _seeded(solver: str, params: dict[str, Any]) -> bool:
         return True
 
 
-def _supported(solver: str, loss: str, multiclass: str | None, penalty: str) -> bool:
+def _supported(
+    solver: str, loss: str, multiclass: str | None, penalty: str, intercept: bool = False
+) -> bool:
     """Whether ``solver`` (if known) and ``loss`` take the K-class form ``multiclass``, and
     the solver the penalty l1 (l2 = 0) if that is ``penalty``: a sweep's combination that
     does not is skipped, not an error (a solver that needs strong convexity skips the
@@ -553,14 +598,18 @@ def _supported(solver: str, loss: str, multiclass: str | None, penalty: str) -> 
     spec = catalogue().get(solver)
     if spec is None:
         return form_error(loss, multiclass) is None
-    return spec.takes(loss, multiclass) and (penalty != "l1" or "l1" in spec.penalties)
+    return (
+        spec.takes(loss, multiclass)
+        and (penalty != "l1" or "l1" in spec.penalties)
+        and (spec.intercept or not intercept)
+    )
 
 
 def _objectives(sweep: SweepSpec, solver: str) -> tuple[int, int]:
     """(objectives ``solver`` runs on, objectives it skips for want of a K-class form or
     of l2 > 0)."""
     combos = list(itertools.product(sweep.losses, sweep.forms(), sweep.penalties()))
-    runs = sum(_supported(solver, *combo) for combo in combos)
+    runs = sum(_supported(solver, *combo, sweep.fit_intercept) for combo in combos)
     return runs * len(sweep.datasets), (len(combos) - runs) * len(sweep.datasets)
 
 
@@ -633,7 +682,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
         for dataset, loss, form, l2, l1, (seed, repeat) in itertools.product(
             sweep.datasets, sweep.losses, sweep.forms(), sweep.l2, sweep.l1, runs
         ):
-            if not _supported(solver, loss, form, penalty_name(l1, l2)):
+            if not _supported(solver, loss, form, penalty_name(l1, l2), sweep.fit_intercept):
                 continue
             try:
                 spec = JobSpec(
@@ -651,6 +700,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
                     stop=sweep.stop,
                     host=sweep.host,
                     multiclass=form,
+                    fit_intercept=sweep.fit_intercept,
                 )
             except ValueError as err:  # pydantic ValidationError (a weight out of range)
                 raise SpecError(("l2",), f"invalid combination: {err}") from None

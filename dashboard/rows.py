@@ -68,6 +68,7 @@ def job_row(record: JobRecord) -> dict[str, Any]:
         "l2": spec.get("l2"),
         "normalize": spec.get("normalize", "none"),
         "multiclass": spec.get("multiclass"),  # None: binary or regression (core.specs)
+        "fit_intercept": spec.get("fit_intercept", False),
         "n_classes": _classes(job["dataset_labels"]),
         "objective_hash": job["objective_hash"],
         "status": job["status"],

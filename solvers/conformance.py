@@ -174,30 +174,39 @@ def build(case: Case) -> Any:
 
 def reference_optimum(problem: Any) -> tuple[float, Any]:
     """(min P, its x) by scipy's L-BFGS-B at tight tolerances: x = u − v with u, v ≥ 0, so
-    that the l1 part is linear (exact); the loss's gradient is Aᵀφ'(Ax)/n."""
+    that the l1 part is linear (exact), and an intercept c free; the loss's gradient is
+    Aᵀφ'(Ax + c)/n (and 1/n Σ φ' for c)."""
     import numpy as np
     import scipy.optimize
 
     shape, n = problem.coef_shape, problem.n_samples
-    size = int(np.prod(shape))
+    c = int(getattr(problem, "intercept", False))
+    size = int(np.prod(shape)) - c  # the penalized coefficients
     l1, l2 = problem.penalty.l1, problem.penalty.l2
 
+    def coef(z: np.ndarray) -> np.ndarray:
+        x = z[:size] - z[size : 2 * size]
+        return np.append(x, z[2 * size :]).reshape(shape)
+
     def split(z: np.ndarray) -> tuple[float, np.ndarray]:
-        x = (z[:size] - z[size:]).reshape(shape)
-        Ax = problem.data.matvec(x)
-        value = problem.loss_sum(Ax) / n + 0.5 * l2 * float(x.reshape(-1) @ x.reshape(-1))
-        grad = (problem.data.rmatvec(problem.loss_derivs(Ax)) / n + l2 * x).reshape(-1)
-        return value + l1 * float(z.sum()), np.concatenate([grad + l1, l1 - grad])
+        x = coef(z)
+        w = x.reshape(-1)[:size].reshape(shape if not c else (size,))
+        Ax = problem.data.matvec(w) + (x[-1] if c else 0.0)
+        derivs = problem.loss_derivs(Ax)
+        value = problem.loss_sum(Ax) / n + 0.5 * l2 * float(w.reshape(-1) @ w.reshape(-1))
+        grad = (problem.data.rmatvec(derivs) / n + l2 * w).reshape(-1)
+        parts = [grad + l1, l1 - grad] + ([np.array([derivs.sum() / n])] if c else [])
+        return value + l1 * float(z[: 2 * size].sum()), np.concatenate(parts)
 
     found = scipy.optimize.minimize(
         split,
-        np.zeros(2 * size),
+        np.zeros(2 * size + c),
         jac=True,
         method="L-BFGS-B",
-        bounds=[(0.0, None)] * (2 * size),
+        bounds=[(0.0, None)] * (2 * size) + [(None, None)] * c,
         options={"maxiter": 50_000, "maxfun": 100_000, "ftol": 1e-16, "gtol": 1e-13},
     )
-    return float(found.fun), (found.x[:size] - found.x[size:]).reshape(shape)
+    return float(found.fun), coef(found.x)
 
 
 def _status_bytes(key: str) -> int | None:

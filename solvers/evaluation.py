@@ -193,6 +193,8 @@ def evaluate(
     y = None if y is None else np.array(y, dtype=np.float64, copy=True)
     if problem.multiclass is not None:
         return _evaluate_classes(problem, x, y, Ax, ATy)
+    if problem.intercept:
+        return _evaluate_intercept(problem, x, Ax)
     if x is None:  # a dual iterate alone: Aᵀy, then x(y) and Ax
         assert y is not None  # checked above
         _, ATy = products(problem, ATY, y=y)
@@ -212,6 +214,22 @@ def evaluate(
     primal = loss_values(loss, Ax, problem.b) / n + problem.penalty.value(x)
     dual = -loss_conjs(loss, y, problem.b) / n - problem.penalty.conjugate(-ATy / n)
     return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
+
+
+def _evaluate_intercept(problem: Problem, x, Ax) -> Objective:
+    """:func:`evaluate` with an intercept, x = (w, c): margins Aw + c, then y = φ'(margins)
+    balanced onto Σᵢ yᵢ = 0 and scaled (``Problem.feasible``), and Aᵀy of that y: scipy's
+    products (a primal iterate only: the dual methods take no intercept)."""
+    if x is None:
+        raise ValueError("a problem with an intercept is certified from a primal iterate x")
+    n = problem.n_samples
+    if Ax is None:
+        Ax = problem.margins(x)
+    y, ATy = problem.feasible(problem.loss_derivs(Ax), None)
+    weights = problem.weights(x)
+    primal = problem.loss_sum(Ax) / n + problem.penalty.value(weights)
+    dual = -problem.conj_sum(y) / n - problem.penalty.conjugate(-ATy / n)
+    return Objective(primal, dual, primal - dual, int(np.count_nonzero(weights)), x, y)
 
 
 def _evaluate_classes(problem: Problem, x, y, Ax, ATy) -> Objective:

@@ -263,6 +263,11 @@ class Problem:
     multiclass : {None, "ovr", "multinomial"}
     classes : array, shape (K,), optional
         The label value of each class index, as read (K-class problems).
+    intercept : bool, default False
+        An unpenalized intercept c: P(x, c) = 1/n Σ φ(aᵢᵀx + c, bᵢ) + g(x), binary and
+        regression problems. The coefficients are then one longer, (x, c): ``coef_shape``
+        is (n_features + 1,). The dual gains the constraint Σᵢ yᵢ = 0 (the intercept's
+        optimality), which :meth:`feasible` restores before a point is certified.
 
     A method reads these, the shapes (``n_samples``, ``n_features``, ``n_classes``,
     ``coef_shape``, ``dual_shape``), ``smoothness``, and evaluates with ``primal_value``,
@@ -276,9 +281,15 @@ class Problem:
     penalty: ElasticNet
     multiclass: str | None = None
     classes: np.ndarray | None = None
+    intercept: bool = False
 
     def __post_init__(self) -> None:
         n = self.data.n_samples
+        if self.intercept and self.multiclass is not None:
+            raise ValueError(
+                "fit_intercept is for binary and regression problems; a K-class form "
+                f"({self.multiclass}) with an intercept is not supported"
+            )
         if self.multiclass is not None:
             self._check_classes(n)
             return
@@ -337,9 +348,22 @@ class Problem:
 
     @property
     def coef_shape(self) -> tuple[int, ...]:
-        """The shape of x: (n_features,), or (n_features, K)."""
+        """The shape of x: (n_features,), (n_features + 1,) with an intercept (x, c), or
+        (n_features, K)."""
         d = self.n_features
-        return (d,) if self.multiclass is None else (d, self.n_classes)
+        if self.multiclass is not None:
+            return (d, self.n_classes)
+        return (d + 1,) if self.intercept else (d,)
+
+    def weights(self, x: np.ndarray) -> np.ndarray:
+        """The penalized coefficients of x: all of them, or all but the intercept."""
+        return x[: self.n_features] if self.intercept else x
+
+    def margins(self, x: np.ndarray) -> np.ndarray:
+        """Ax, or Ax + c with an intercept."""
+        if self.intercept:
+            return self.data.matvec(x[: self.n_features]) + x[self.n_features]
+        return self.data.matvec(x)
 
     @property
     def dual_shape(self) -> tuple[int, ...]:
@@ -409,10 +433,10 @@ class Problem:
         )
 
     def primal_value(self, x: np.ndarray, Ax: np.ndarray | None = None) -> float:
-        """P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x)."""
+        """P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + g(x) (``Ax``: the margins, c included)."""
         if Ax is None:
-            Ax = self.data.matvec(x)
-        return self.loss_sum(Ax) / self.n_samples + self.penalty.value(x)
+            Ax = self.margins(x)
+        return self.loss_sum(Ax) / self.n_samples + self.penalty.value(self.weights(x))
 
     def dual_value(self, y: np.ndarray, v: np.ndarray | None = None) -> float:
         """D(y) = −1/n Σ φ*(yᵢ) − g*(v), v = −Aᵀy/n (−∞ outside the dual's domain: with
@@ -421,20 +445,45 @@ class Problem:
             v = -self.data.rmatvec(y) / self.n_samples
         return -self.conj_sum(y) / self.n_samples - self.penalty.conjugate(v)
 
-    def feasible(self, y: np.ndarray, ATy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def balanced(self, y: np.ndarray) -> np.ndarray:
+        """y moved onto Σᵢ yᵢ = 0 (the dual's constraint with an intercept) inside φ*'s
+        domain: the mean removed for the squared loss (domain ℝ); for a loss on ±1 labels,
+        whose dual tᵢ = −bᵢyᵢ lies in [0, 1], the larger of Σ_{b=+1} tᵢ and Σ_{b=−1} tᵢ
+        scaled down to the smaller (tᵢ stays in [0, 1]). At the optimum y already is."""
+        if not self.loss.needs_binary_labels:
+            return y - y.mean()
+        positive = self.b > 0
+        t = -self.b * y
+        up, down = float(t[positive].sum()), float(t[~positive].sum())
+        out = y.copy()
+        if up > down:
+            out[positive] *= down / up
+        elif down > up:
+            out[~positive] *= up / down
+        return out
+
+    def feasible(self, y: np.ndarray, ATy: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """(y·s, Aᵀy·s): the dual point y (with its product Aᵀy) scaled into g*'s domain by
         ``penalty.dual_scale`` (s = 1, the same arrays, when l2 > 0): one factor a class of
         a one-vs-rest problem (K independent duals), one for the whole multinomial Y (its
-        rows stay on their shifted simplex: s·(p − e) = (s·p + (1 − s)·e) − e)."""
+        rows stay on their shifted simplex: s·(p − e) = (s·p + (1 − s)·e) − e). With an
+        intercept, y is first :meth:`balanced` (and Aᵀy computed again); the scaling keeps
+        Σᵢ yᵢ = 0."""
+        if self.intercept:
+            y = self.balanced(y)
+            ATy = None
+        if ATy is None:
+            ATy = self.data.rmatvec(y)
         if self.penalty.strongly_convex:
             return y, ATy
         scale = self.penalty.dual_scale(-ATy / self.n_samples, columns=self.multiclass == "ovr")
         return y * scale, ATy * scale
 
     def dual_from_primal(self, x: np.ndarray, Ax: np.ndarray | None = None) -> np.ndarray:
-        """y(x) = φ'(Ax), the dual point a primal iterate certifies with."""
+        """y(x) = φ'(Ax) (φ'(Ax + c) with an intercept), the dual point a primal iterate
+        certifies with (before :meth:`feasible`)."""
         if Ax is None:
-            Ax = self.data.matvec(x)
+            Ax = self.margins(x)
         return self.loss_derivs(Ax)
 
     def primal_from_dual(self, y: np.ndarray) -> np.ndarray:
@@ -451,16 +500,17 @@ class Problem:
             x = self.penalty.conjugate_grad(v)
             Ax = self.data.matvec(x)
         else:
-            Ax = self.data.matvec(x)
+            Ax = self.margins(x)
             v = None
         if y is None:
             y = self.dual_from_primal(x, Ax)
-        if not self.penalty.strongly_convex:
+        if self.intercept or not self.penalty.strongly_convex:
             y, ATy = self.feasible(y, self.data.rmatvec(y))
             v = -ATy / self.n_samples
         primal = self.primal_value(x, Ax)
         dual = self.dual_value(y, v)
-        return Objective(primal, dual, primal - dual, int(np.count_nonzero(x)), x, y)
+        nnz = int(np.count_nonzero(self.weights(x)))
+        return Objective(primal, dual, primal - dual, nnz, x, y)
 
 
 def build_problem(
@@ -474,6 +524,7 @@ def build_problem(
     positive: Sequence[float] | None = None,
     multiclass: str | None = None,
     max_classes: int = MAX_CLASSES,
+    fit_intercept: bool = False,
 ) -> Problem:
     """The problem a request names: transforms, then labels, then the loss and the penalty.
 
@@ -502,6 +553,8 @@ def build_problem(
     multiclass : {None, "ovr", "multinomial"}
         A K-class problem on the labels as read (``data.labels.class_indices``: integers,
         2 to ``max_classes`` classes); see :class:`Problem`.
+    fit_intercept : bool, default False
+        An unpenalized intercept (binary and regression problems; :class:`Problem`).
 
     Returns
     -------
@@ -523,7 +576,13 @@ def build_problem(
             raise ValueError(
                 "positive makes a binary problem, multiclass a K-class one: give one of them"
             )
+        if fit_intercept:
+            raise ValueError(
+                f"fit_intercept is for binary and regression problems, not multiclass "
+                f"{multiclass!r}"
+            )
         index, classes = class_indices(b, max_classes)
         return Problem(data, index, make_loss(loss, gamma), ElasticNet(l1, l2), multiclass, classes)
     labels = prepare_labels(b, binary, positive)
-    return Problem(data, labels, make_loss(loss, gamma), ElasticNet(l1, l2))
+    penalty = ElasticNet(l1, l2)
+    return Problem(data, labels, make_loss(loss, gamma), penalty, intercept=fit_intercept)

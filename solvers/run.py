@@ -94,7 +94,9 @@ def typed_params(spec: SolverSpec, params: Any) -> Any:
 _warm: set[str] = set()
 
 
-def _tiny_problem(loss: str, penalty: str, multiclass: str | None = None) -> Problem:
+def _tiny_problem(
+    loss: str, penalty: str, multiclass: str | None = None, intercept: bool = False
+) -> Problem:
     rng = np.random.default_rng(0)
     A = sp.random(8, 5, density=0.5, random_state=rng, format="csr")
     if multiclass is None:
@@ -103,17 +105,20 @@ def _tiny_problem(loss: str, penalty: str, multiclass: str | None = None) -> Pro
         b = np.arange(8) % 3  # three classes
     l1 = 0.0 if penalty == "l2" else 0.01
     l2 = 0.0 if penalty == "l1" else 0.1
-    return build_problem(A, b, loss, l1=l1, l2=l2, multiclass=multiclass)
+    return build_problem(A, b, loss, l1=l1, l2=l2, multiclass=multiclass, fit_intercept=intercept)
 
 
 def _warm_problems(spec: SolverSpec) -> Iterator[Problem]:
-    """A tiny problem for each (loss, penalty, K-class form) ``spec`` runs."""
+    """A tiny problem for each (loss, penalty, K-class form) ``spec`` runs, and one with an
+    intercept for each loss if it fits one."""
     for form in (None, *spec.multiclass):
         for loss in spec.losses:
             if form is not None and form not in get_loss(loss).multiclass:
                 continue
             for penalty in (p for p in spec.penalties if p in get_loss(loss).penalties):
                 yield _tiny_problem(loss, penalty, form)
+            if spec.intercept and form is None:
+                yield _tiny_problem(loss, spec.penalties[0], None, intercept=True)
 
 
 def warmup(solver: str, every_choice: bool = True) -> None:
@@ -174,7 +179,13 @@ def solve(
     :class:`NoTracePoint`.
     """
     spec = get_spec(solver)
-    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma, problem.multiclass)
+    spec.check(
+        problem.loss.name,
+        problem.penalty.name,
+        problem.loss.gamma,
+        problem.multiclass,
+        problem.intercept,
+    )
     values = typed_params(spec, params)
     warmup(solver)
     entry = _entry(spec)
@@ -214,7 +225,13 @@ def budget_fitter(solver: str, problem: Problem, params: Any = None, seed: int =
     peer's fit (:class:`~faceoff.solvers.peers.refit.RefitPeer`), or a callback peer's fit
     with no callback (its module's ``untraced_fitter``); the benchmarks time one budget."""
     spec = get_spec(solver)
-    spec.check(problem.loss.name, problem.penalty.name, problem.loss.gamma, problem.multiclass)
+    spec.check(
+        problem.loss.name,
+        problem.penalty.name,
+        problem.loss.gamma,
+        problem.multiclass,
+        problem.intercept,
+    )
     values = typed_params(spec, params)
     entry = _entry(spec)
     if spec.trace_mode == "refit":

@@ -262,6 +262,18 @@ class OnlyWith:
             )
 
 
+def _no_intercept(solver: str) -> str:
+    """Why ``solver`` refuses fit_intercept, and which solvers take it."""
+    from faceoff.solvers.catalogue import catalogue
+
+    takers = [name for name, spec in catalogue().items() if spec.intercept]
+    return (
+        f"solver {solver!r} does not fit an intercept (its dual would gain the constraint "
+        f"Σᵢ yᵢ = 0, or its library penalizes the intercept); solvers that do: "
+        f"{', '.join(takers) or 'none installed'}; or center the data and omit fit_intercept"
+    )
+
+
 class SupportError(ValueError):
     """A loss, penalty or loss parameter a solver does not support; ``field`` names the
     request field to change: ``"loss"``, ``"l1"`` (the penalty) or the loss parameter."""
@@ -385,6 +397,10 @@ class SolverSpec:
     # the K-class forms it solves as one objective (solvers.vocabulary.MULTICLASS); none:
     # binary and regression problems only
     multiclass: tuple[str, ...] = ()
+    # whether it fits an unpenalized intercept (Problem.intercept: x is (w, c)); a solver
+    # that does not is refused a request with fit_intercept (the dual methods: their dual
+    # would gain the constraint Σᵢ yᵢ = 0)
+    intercept: bool = False
     # a plug-in: the version of faceoff.solvers.PLUGIN_API it was written for ("1.0"); None
     # (built-ins, and plug-ins that do not say): the current one
     plugin_api: str | None = None
@@ -417,11 +433,16 @@ class SolverSpec:
         return None
 
     def check(
-        self, loss: str, penalty: str, gamma: float = 1.0, multiclass: str | None = None
+        self,
+        loss: str,
+        penalty: str,
+        gamma: float = 1.0,
+        multiclass: str | None = None,
+        intercept: bool = False,
     ) -> None:
         """Raise SupportError (naming the request field to change) if this solver does not
-        support the loss, the penalty, the loss's parameter ``gamma`` or the K-class form
-        ``multiclass``, or if the loss cannot take the penalty or the form."""
+        support the loss, the penalty, the loss's parameter ``gamma``, the K-class form
+        ``multiclass`` or an intercept, or if the loss cannot take the penalty or the form."""
         if loss not in self.losses:
             raise SupportError(
                 "loss",
@@ -454,6 +475,14 @@ class SolverSpec:
         error = form_error(loss, multiclass)
         if error is not None:
             raise SupportError("multiclass", error)
+        if intercept and multiclass is not None:
+            raise SupportError(
+                "fit_intercept",
+                f"fit_intercept is for binary and regression problems, not multiclass "
+                f"{multiclass!r}",
+            )
+        if intercept and not self.intercept:
+            raise SupportError("fit_intercept", _no_intercept(self.name))
 
     def takes(self, loss: str, multiclass: str | None) -> bool:
         """Whether this solver and ``loss`` have the K-class form ``multiclass`` (always, for
@@ -561,6 +590,7 @@ class SolverSpec:
             "params": [p.to_dict() for p in self.schema],
             "loss_params": [r.to_dict() for r in self.loss_params],
             "multiclass": list(self.multiclass),
+            "intercept": self.intercept,
             "requires": self.requires,
             "trace_mode": self.trace_mode,
             "uses_seed": self.seeded.to_dict()

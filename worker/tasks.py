@@ -98,6 +98,7 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
         spec.positive,
         spec.multiclass,
         get_settings().MAX_CLASSES,
+        spec.fit_intercept,
     )
     positive = None if spec.positive is None else tuple(spec.positive)
     binary = problem.loss.needs_binary_labels
@@ -270,7 +271,13 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         identity = store.Identity(
             data_hash,
             content_objective_hash(
-                data_hash, spec.loss, spec.gamma, spec.l1, spec.l2, spec.multiclass
+                data_hash,
+                spec.loss,
+                spec.gamma,
+                spec.l1,
+                spec.l2,
+                spec.multiclass,
+                spec.fit_intercept,
             ),
             get_spec(spec.solver).trace_mode,
         )

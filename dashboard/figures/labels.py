@@ -73,8 +73,9 @@ def setting_name(row: Mapping[str, Any]) -> str:
     )
 
 
-def weights_label(l2: float, l1: float) -> str:
-    return f"l2={l2:g}" + (f", l1={l1:g}" if l1 else "")
+def weights_label(l2: float, l1: float, intercept: bool = False) -> str:
+    """``l2=0.0001``, ``l2=0, l1=0.1``, with ``, intercept`` for a model that fits one."""
+    return f"l2={l2:g}" + (f", l1={l1:g}" if l1 else "") + (", intercept" if intercept else "")
 
 
 def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> dict[str, str]:
@@ -88,7 +89,7 @@ def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> d
             "loss": loss_label(row["loss"], row["gamma"]),
             "form": multiclass_label(row.get("multiclass"), row.get("n_classes")),
             "normalize": "" if row["normalize"] == "none" else f"normalize={row['normalize']}",
-            "weights": weights_label(row["l2"], row["l1"]),
+            "weights": weights_label(row["l2"], row["l1"], bool(row.get("fit_intercept"))),
         }
     varying = ["dataset", "loss", "form", "normalize", "weights"]
     if len(parts) > 1 and not full:
@@ -113,6 +114,7 @@ def objective_order(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             row["normalize"],
             row["l2"],
             row["l1"],
+            bool(row.get("fit_intercept")),
         )
         for row in rows
     }

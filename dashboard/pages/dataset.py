@@ -116,7 +116,7 @@ def _objective_label(o: dict[str, Any], n_classes: int | None = None) -> str:
     form = multiclass_label(o.get("multiclass"), n_classes)
     loss += f" · {form}" if form else ""
     norm = "" if o["normalize"] == "none" else f" · normalize={o['normalize']}"
-    return f"{loss} · {weights_label(o['l2'], o['l1'])}{norm}"
+    return f"{loss} · {weights_label(o['l2'], o['l1'], bool(o.get('fit_intercept')))}{norm}"
 
 
 def _n_classes(info: dict[str, Any]) -> int | None:
@@ -195,7 +195,7 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
     """Time and epochs to ε of the finished jobs of ``objective``: the fastest setting
     overall and of each coordinate-descent side."""
     where = JobFilter(dataset_id=dataset_id, loss=objective["loss"], status="succeeded")
-    keys = ("gamma", "l2", "l1", "normalize", "multiclass")
+    keys = ("gamma", "l2", "l1", "normalize", "multiclass", "fit_intercept")
     url, team = database_url(), viewer_team()
     xs = ("time", "epoch")
     found, refs = rows.job_times(url, where, eps, "subopt_rel", xs, team_id=team)

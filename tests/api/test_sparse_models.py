@@ -96,3 +96,45 @@ def test_a_sweep_that_pairs_l2_zero_with_l1_zero_is_refused(api):
     }
     refused(client.post("/api/v1/sweeps", json=sweep), ["body", "l1"], "pairs l2 = 0 with l1 = 0")
     nothing_stored(client, settings)
+
+
+def test_an_intercept_is_fitted_by_the_primal_solvers_and_refused_by_name_elsewhere(api):
+    client, settings = api
+    for solver in ("primal_cd", "agd", "lbfgs"):
+        response = client.post("/api/v1/jobs", json=job(solver=solver, fit_intercept=True))
+        assert response.status_code == 201, response.text
+        assert response.json()["spec"]["fit_intercept"] is True
+    plain = client.post("/api/v1/jobs", json=job(solver="primal_cd"))
+    assert plain.status_code == 201 and "fit_intercept" not in plain.json()["spec"]
+    assert queued(settings) == 4
+    refused(
+        client.post("/api/v1/jobs", json=job(solver="dual_cd", l2=1e-3, fit_intercept=True)),
+        ["body", "fit_intercept"],
+        "solver 'dual_cd' does not fit an intercept",
+        "primal_cd",
+    )
+
+
+@pytest.mark.parametrize("value", ["yes", 1, "true", None])
+def test_fit_intercept_is_a_json_boolean(api, value):
+    client, settings = api
+    response = client.post("/api/v1/jobs", json=job(solver="primal_cd", fit_intercept=value))
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"] == ["body", "fit_intercept"]
+    assert queued(settings) == 0
+
+
+def test_a_sweep_with_an_intercept_skips_the_solvers_that_fit_none(api):
+    client, settings = api
+    sweep = {
+        "datasets": ["tiny"],
+        "losses": ["logistic"],
+        "l2": [1e-3],
+        "solvers": ["dual_cd", "lbfgs"],
+        "fit_intercept": True,
+    }
+    response = client.post("/api/v1/sweeps", json=sweep)
+    assert response.status_code == 201, response.text
+    counts = response.json()["jobs_per_solver"]
+    assert counts["lbfgs"]["jobs"] == 1 and counts["dual_cd"]["skipped"] == 1
+    assert counts["dual_cd"]["jobs"] == 0 and queued(settings) == 1

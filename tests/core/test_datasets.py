@@ -24,7 +24,7 @@ def test_objectives_of_a_dataset_are_the_teams(sqlite_url):
         dataset = session.get(Job, ids[0]).dataset
         assert datasets.dataset_objectives(session, dataset, team_id=None) == [
             {"loss": "logistic", "gamma": 1.0, "l2": l2, "l1": 0.0, "normalize": "none"}
-            | {"multiclass": None}
+            | {"multiclass": None, "fit_intercept": False}
             for l2 in (1e-4, 1e-3)
         ]
         assert datasets.dataset_objectives(session, dataset, team_id=7) == []

@@ -14,6 +14,7 @@ SPEC = SolverSpec(
     "primal",
     params=Params,
     penalties=PENALTY_NAMES,  # l2 = 0: FISTA's momentum
+    intercept=True,
     seeded=False,
     multiclass=("ovr", "multinomial"),
 )

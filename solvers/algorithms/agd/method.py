@@ -8,7 +8,9 @@ functions", §4, constant-momentum scheme for a known strong-convexity modulus �
     x⁺ = prox_{g/L}(y − ∇f(y)/L),   L = L_loss + l2,
 
 With l2 = 0 (the Lasso, l1-logistic: μ = 0) the momentum is FISTA's (Beck & Teboulle
-2009, eq. (4.2)–(4.3)): β = (t − 1)/t⁺, t⁺ = (1 + √(1 + 4t²))/2, t reset to 1 at a restart.
+2009, eq. (4.2)–(4.3)): β = (t − 1)/t⁺, t⁺ = (1 + √(1 + 4t²))/2, t reset to 1 at a restart;
+so it is with an intercept c (one more coordinate, unpenalized, so μ = 0 along it), whose
+gradient is 1/n Σᵢ φ'(aᵢᵀx + c) and which the prox leaves as it is.
 
 The estimate L_loss of the loss curvature is first decreased and then doubled until
 the quadratic upper bound holds on the loss part,
@@ -62,8 +64,13 @@ class AGD:
         self.nnz_per_update = float(data.nnz)
         self.nnz = data.nnz
         self.l1, self.l2 = problem.penalty.l1, problem.penalty.l2
-        # β‖A‖²_F/n ≥ β‖A‖²₂/n: the quadratic upper bound holds for any L_loss above it
-        frobenius = problem.smoothness * float(data.row_sq_norms.sum()) / data.n_samples
+        self.d = data.n_features  # x[:d] are penalized; x[d] is the intercept, if any
+        self.intercept = problem.intercept
+        self.strongly_convex = self.l2 > 0 and not self.intercept
+        # β‖A‖²_F/n ≥ β‖A‖²₂/n: the quadratic upper bound holds for any L_loss above it (with
+        # an intercept, A has one more column of ones: n more)
+        squares = float(data.row_sq_norms.sum()) + (data.n_samples if self.intercept else 0)
+        frobenius = problem.smoothness * squares / data.n_samples
         self.lipschitz_max = max(frobenius, np.finfo(float).tiny)
         self.lipschitz_min = _FLOOR * self.lipschitz_max
         self.lipschitz = self.lipschitz_max
@@ -82,7 +89,10 @@ class AGD:
         """prox of step·l1‖·‖₁ (l2 is in the smooth part): soft(v, step·l1)."""
         if self.l1 == 0:
             return v
-        return np.sign(v) * np.maximum(np.abs(v) - step * self.l1, 0.0)
+        out = np.sign(v) * np.maximum(np.abs(v) - step * self.l1, 0.0)
+        if self.intercept:  # c is not penalized
+            out[self.d] = v[self.d]
+        return out
 
     def _upper_bound_holds(self, r, loss_y, Ay, Ax_new, dx_sq) -> bool:
         """Whether L_loss passes the line-search test at x⁺ (y, x⁺ seen through Ay, Ax⁺).
@@ -109,7 +119,7 @@ class AGD:
     def _iteration(self) -> None:
         problem, data = self.problem, self.problem.data
         n = data.n_samples
-        if self.l2 > 0:
+        if self.strongly_convex:
             theta = math.sqrt(self.l2 / (self.lipschitz + self.l2))
             momentum = (1.0 - theta) / (1.0 + theta)
         else:  # FISTA's schedule
@@ -121,14 +131,17 @@ class AGD:
         # r = φ'(Ay) and the loss at Ay together; ∇f(y) = Aᵀr/n + l2·y
         loss_y = problem.loss_sum_derivs(Ay, self.deriv, self.work) / n
         r = self.deriv
-        grad = data.rmatvec(r) / n + self.l2 * y
+        if self.intercept:
+            grad = np.append(data.rmatvec(r) / n + self.l2 * y[: self.d], r.sum() / n)
+        else:
+            grad = data.rmatvec(r) / n + self.l2 * y
         self.products += 1
         decrease = _DECREASE if self.backtracked else _FIRST_DECREASE
         self.lipschitz = max(self.lipschitz * decrease, self.lipschitz_min)
         while True:
             step = 1.0 / (self.lipschitz + self.l2)
             x_new = self._prox(y - step * grad, step)
-            Ax_new = data.matvec(x_new)
+            Ax_new = problem.margins(x_new)
             self.products += 1
             dx = x_new - y
             if self._upper_bound_holds(r, loss_y, Ay, Ax_new, _dot(dx, dx)):

@@ -29,6 +29,7 @@ SPEC = SolverSpec(
     params=Params,
     extra_memory=extra_memory,
     penalties=PENALTY_NAMES,  # the split x = x⁺ − x⁻ needs no strong convexity
+    intercept=True,  # one more variable, unbounded
     seeded=False,
     multiclass=("ovr", "multinomial"),
 )

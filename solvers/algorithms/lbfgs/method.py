@@ -3,7 +3,8 @@
 P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l2/2‖x‖² is minimized by ``scipy.optimize.minimize(method=
 "L-BFGS-B")`` with ``maxcor = memory`` and its own tolerances switched off (ftol = gtol = 0),
 so that our stop rules decide. An l1 term is handled by the usual bound-constrained
-reformulation: x = x⁺ − x⁻ with x± ≥ 0 and l1·Σ(x⁺ + x⁻).
+reformulation: x = x⁺ − x⁻ with x± ≥ 0 and l1·Σ(x⁺ + x⁻). An intercept c is one more
+variable, unbounded and unpenalized, last: ∂P/∂c = 1/n Σᵢ φ'(aᵢᵀx + c).
 
 One evaluation of P and ∇P (A·x, then Aᵀ·φ'(Ax)) is one pass over the data. Trace points
 are taken in the iteration callback, at every iteration up to 10 and then on a geometric
@@ -40,14 +41,15 @@ class _Interrupted(Exception):
 
 class _Objective:
     """P and ∇P in the variables L-BFGS-B sees (x, or (x⁺, x⁻) when l1 > 0; vec(X) of a
-    K-class problem's X); counts passes."""
+    K-class problem's X; then the intercept c, if any); counts passes."""
 
     def __init__(self, problem: Problem, recorder: Recorder) -> None:
         self.problem = problem
         self.recorder = recorder
         self.checked = time.perf_counter()  # last call of Recorder.interrupted()
         self.shape = problem.coef_shape
-        self.d = int(np.prod(self.shape))
+        self.intercept = int(problem.intercept)  # one more variable, c, last
+        self.d = int(np.prod(self.shape)) - self.intercept  # the penalized ones
         self.split = problem.penalty.l1 > 0
         self.deriv = np.empty(problem.dual_shape)
         self.work = np.empty((3, self.deriv.size))  # the loss sums' scratch
@@ -56,11 +58,20 @@ class _Objective:
         self.last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def size(self) -> int:
-        return 2 * self.d if self.split else self.d
+        return (2 * self.d if self.split else self.d) + self.intercept
+
+    def bounds(self) -> list | None:
+        """x± ≥ 0 for the split, c free."""
+        if not self.split:
+            return None
+        return [(0.0, None)] * (2 * self.d) + [(None, None)] * self.intercept
 
     def primal(self, w: np.ndarray) -> np.ndarray:
-        """x (X of a K-class problem) from the optimization variables."""
-        return (w[: self.d] - w[self.d :] if self.split else w).reshape(self.shape)
+        """x (X of a K-class problem; (x, c) with an intercept) from the variables."""
+        x = w[: self.d] - w[self.d : 2 * self.d] if self.split else w[: self.d]
+        if self.intercept:
+            x = np.append(x, w[-1])
+        return x.reshape(self.shape)
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         now = time.perf_counter()
@@ -72,18 +83,22 @@ class _Objective:
         n = problem.n_samples
         l1, l2 = problem.penalty.l1, problem.penalty.l2
         x = self.primal(w)
-        Ax = problem.data.matvec(x)
+        weights = problem.weights(x)
+        Ax = problem.margins(x)
         # P = 1/n Σ φ(Ax) + l2/2‖x‖², ∇ = Aᵀφ'(Ax)/n + l2·x: φ and φ' together
         losses = problem.loss_sum_derivs(Ax, self.deriv, self.work)
         ATd = problem.data.rmatvec(self.deriv)
         self.last = (np.array(w, copy=True), Ax, ATd)
-        grad = (ATd / n + l2 * x).reshape(-1)
-        flat = x.reshape(-1)
+        grad = (ATd / n + l2 * weights).reshape(-1)
+        flat = weights.reshape(-1)
         value = losses / n + 0.5 * l2 * float(flat @ flat)
         self.passes += 1
-        if not self.split:
-            return value, grad
-        return value + l1 * float(w.sum()), np.concatenate([grad + l1, l1 - grad])
+        parts = [grad + l1, l1 - grad] if self.split else [grad]
+        if self.intercept:
+            parts.append(np.array([self.deriv.sum() / n]))
+        if self.split:
+            value += l1 * float(w[: 2 * self.d].sum())
+        return value, np.concatenate(parts) if len(parts) > 1 else grad
 
 
 class _Trace:
@@ -133,7 +148,7 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
     w0 = np.zeros(objective.size())
     if (reason := trace.record(w0)) is not None:  # the first checkpoint starts the clock
         return reason
-    bounds = [(0.0, None)] * objective.size() if objective.split else None
+    bounds = objective.bounds()
     options = {
         "maxcor": params.memory,
         "ftol": 0.0,

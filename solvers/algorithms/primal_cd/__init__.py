@@ -35,5 +35,6 @@ SPEC = SolverSpec(
     "primal",
     params=Params,
     penalties=PENALTY_NAMES,  # l2 = 0: the Lasso's coordinate descent
+    intercept=True,  # a step on c after every d coordinate steps
     multiclass=("ovr", "multinomial"),
 )

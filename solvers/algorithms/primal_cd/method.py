@@ -19,6 +19,10 @@ c = min(β‖A_:ⱼ‖²/n, (hⱼ − l2)·ρ(|d|·maxᵢ|A_ij|)) with ρ the lo
 accepts the step as the test would; for the logistic that holds whenever no margin moves
 by more than log 1.98 ≈ 0.68, which is every step once the iterate settles.
 
+An intercept c (binary and regression problems) takes one step after every d coordinate
+steps (:func:`_intercept_step`: Newton's on 1/n Σᵢ φ(aᵢᵀx + c) with Armijo's test, else
+the 1/β step, which always descends), as celer and skglm update theirs once an epoch.
+
 K-class problems (X of shape (d, K), A·X of shape (n, K)) move a feature's K coefficients
 together (:func:`_primal_cd_classes`): K steps one-vs-rest, one block step multinomial.
 """
@@ -163,6 +167,35 @@ def _primal_cd(data, loss, penalty, sampler, state, n_updates):
         visited += end - start
     sampler.ring[0] = draws
     return visited
+
+
+@njit(cache=True)
+def _intercept_step(loss, b, Ax, x, beta):
+    """One step on the intercept c = x[−1] (Ax holds the margins aᵢᵀx + c): Newton's,
+    −g/h with g, h = 1/n Σᵢ φ', φ'' at the margins, kept if Armijo's test passes, else
+    −g/β (β-smooth in c). Returns the entries visited."""
+    n = b.shape[0]
+    g = h = 0.0
+    for i in range(n):
+        d1, d2 = loss_derivs12(loss, Ax[i], b[i])
+        g += d1
+        h += d2
+    g, h = g / n, h / n
+    if g == 0.0:
+        return n
+    step = -g / beta
+    visited = n
+    if h > 0.0:
+        change = 0.0
+        for i in range(n):
+            change += loss_increment(loss, Ax[i], b[i], -g / h)
+        visited += n
+        if change / n <= SIGMA * g * (-g / h):
+            step = -g / h
+    x[x.shape[0] - 1] += step
+    for i in range(n):
+        Ax[i] += step
+    return visited + n
 
 
 # ---------------------------------------------------------------- K-class problems
@@ -443,9 +476,11 @@ class PrimalCD(PrimalMethod):
             "loss_bound": loss_bound if newton else np.empty(0),
             "col_max": _col_max_abs(data.csc) if newton else np.empty(0),
         }
+        self.intercept = problem.intercept  # x = (w, c): the kernel steps on w only
+        self.until_intercept = self.n_coords  # coordinate steps before c's next one
         if problem.multiclass is None:
             self.state: PrimalState | ClassState = PrimalState(
-                x=np.zeros(self.n_coords), Ax=np.zeros(n), **steps
+                x=np.zeros(problem.coef_shape), Ax=np.zeros(n), **steps
             )
             self.kernel = _primal_cd
         else:
@@ -462,6 +497,23 @@ class PrimalCD(PrimalMethod):
         return {AUTO_EXTRA: self.chosen} if self.chosen else {}
 
     def run(self, n_updates: int) -> int:
+        if not self.intercept:
+            return self._steps(n_updates)
+        visited = 0  # d coordinate steps, then the intercept's, whatever the chunks
+        while n_updates > 0:
+            chunk = min(n_updates, self.until_intercept)
+            visited += self._steps(chunk)
+            n_updates -= chunk
+            self.until_intercept -= chunk
+            if self.until_intercept == 0:
+                problem = self.problem
+                visited += _intercept_step(
+                    problem.loss.params, problem.b, self.state.Ax, self.x, problem.smoothness
+                )
+                self.until_intercept = self.n_coords
+        return visited
+
+    def _steps(self, n_updates: int) -> int:
         problem = self.problem
         return self.kernel(
             problem.arrays,
