@@ -111,7 +111,7 @@ def build_parser() -> Parser:
     _add_solve(commands)
     _add_solvers(commands)
     _add_datasets(commands)
-    add_service_commands(commands)  # submit, sweep, status, trace, references, cancel
+    add_service_commands(commands)  # submit, sweep, status, trace, references, coefficients, cancel
     add_token_commands(commands)
     _add_secret(commands)
     add_prune_command(commands)

@@ -1,4 +1,5 @@
-"""``faceoff submit | sweep | status | trace | cancel``: the Faceoff API from the command line.
+"""``faceoff submit | sweep | status | trace | coefficients | cancel``: the Faceoff API from
+the command line.
 
 The server is ``--url``, else ``FACEOFF_URL``, else http://127.0.0.1:8000. Exit status: 0 on
 success, 2 when the server (or the command line) refuses the input, 1 when the server
@@ -159,6 +160,22 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     refs.add_argument("--limit", type=int, default=50, help="rows (default 50)")
     refs.add_argument("--format", choices=("table", "json"), default="table")
     refs.set_defaults(handler=_guarded(_references))
+
+    coefficients = commands.add_parser(
+        "coefficients",
+        parents=[url],
+        help="download a finished job's final coefficients x",
+        description="Write the final iterate x of a finished job (its last trace point's): csv "
+        "(feature,coef; the class values as the header of a K-class job) or npy (np.save's "
+        "format, float64, shape (d,) or (d, K)), to FILE or standard output.",
+        epilog="Example: faceoff coefficients 42 --format npy -o x.npy",
+    )
+    coefficients.add_argument("job_id", type=int, metavar="JOB_ID")
+    coefficients.add_argument("--format", choices=("csv", "npy"), default="csv")
+    coefficients.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write here (default: standard output)"
+    )
+    coefficients.set_defaults(handler=_guarded(_coefficients))
 
     cancel = commands.add_parser("cancel", parents=[url], help="cancel a queued or running job")
     cancel.add_argument("job_id", type=int, metavar="JOB")
@@ -563,6 +580,32 @@ def _references(args: argparse.Namespace) -> int:
         title, columns, rows, console.width, ("dataset", "weights"), ("P", "gap", "job")
     )
     console.print(table)
+    return 0
+
+
+def _coefficients(args: argparse.Namespace) -> int:
+    """The download goes to FILE.part, renamed FILE once whole: a refused or broken one
+    leaves no file behind."""
+    output: Path | None = args.output
+    if output is None:
+        if args.format == "npy" and sys.stdout.isatty():
+            raise InputError("npy is binary: write it to a file with -o FILE, or pipe it")
+        with client_of(args) as client:
+            client.download_coefficients(args.job_id, sys.stdout.buffer, args.format)
+        sys.stdout.buffer.flush()
+        return 0
+    partial = output.with_name(output.name + ".part")
+    try:
+        with client_of(args) as client, partial.open("wb") as out:
+            size = client.download_coefficients(args.job_id, out, args.format)
+        partial.replace(output)
+    except OSError as err:
+        partial.unlink(missing_ok=True)
+        raise InputError(f"-o {output}: {err.strerror or err}") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    print(f"job {args.job_id}: coefficients ({args.format}, {size} bytes) written to {output}")
     return 0
 
 

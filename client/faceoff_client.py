@@ -3,11 +3,12 @@ datasets. Every error raises :class:`ClientError` with the server's message."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -190,6 +191,35 @@ class Client:
 
     def cancel(self, job_id: int) -> dict[str, Any]:
         return self._request("POST", f"/jobs/{job_id}/cancel")
+
+    def download_coefficients(self, job_id: int, out: BinaryIO, format: str = "npy") -> int:
+        """Write the final iterate x of a finished job to ``out`` as the server sends it,
+        in pieces: ``npy`` (np.save's format, float64, shape (d,) or (d, K)) or ``csv``
+        (``feature,coef``, or the class values as the header of a K-class x). The bytes
+        written; ClientError 409 when the job has not finished or stored none."""
+        url = f"{API}/jobs/{job_id}/coefficients"
+        written = 0
+        try:
+            with self.http.stream("GET", url, params={"format": format}) as response:
+                if response.is_error:
+                    response.read()
+                    raise ClientError(error_message(response), response.status_code)
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+        except httpx.TransportError as err:
+            raise self._unreachable(err) from None
+        return written
+
+    def coefficients(self, job_id: int) -> Any:
+        """The final iterate x of a finished job as a float64 NumPy array, shape (d,) or
+        (d, K) (a K-class job's columns in the order of its classes)."""
+        import numpy as np
+
+        buffer = io.BytesIO()
+        self.download_coefficients(job_id, buffer, "npy")
+        buffer.seek(0)
+        return np.load(buffer, allow_pickle=False)
 
     # sweeps
 

@@ -46,8 +46,10 @@ from faceoff.core.models import (
     RUNNING,
     STATUSES,
     SUCCEEDED,
+    TERMINAL,
     Dataset,
     Job,
+    JobCoefficients,
     Sweep,
     TracePoint,
 )
@@ -532,6 +534,32 @@ def get_trace(
     else:
         points = trace_points(session, job, after_seq)
     return _thin(points, [p.epoch for p in points], max_points)
+
+
+def get_coefficients(session: Session, job_id: int, *, team_id: int | None) -> JobCoefficients:
+    """The final iterate of a finished job of the team (its ``data``: float64 bytes, the
+    only copy read). NotFoundError for another team's job, ConflictError for a job that
+    has not finished or stored none."""
+    job = get_job(session, job_id, team_id=team_id)
+    if job.status not in TERMINAL:
+        raise ConflictError(
+            f"job {job_id} has not finished (status {job.status}): its coefficients are "
+            "stored when it ends"
+        )
+    row = session.get(JobCoefficients, job_id)
+    if row is None:
+        raise ConflictError(
+            f"job {job_id} ({job.status}) has no stored coefficients: its run ended without "
+            "returning its final iterate (it failed, was killed, or ran before coefficients "
+            "were kept), or retention deleted them"
+        )
+    return row
+
+
+def coefficient_array(row: JobCoefficients) -> np.ndarray:
+    """The stored final iterate as a read-only array over ``row.data`` (no copy), shape
+    (d,) or (d, K)."""
+    return np.frombuffer(row.data, dtype=np.dtype(row.dtype)).reshape(row.shape)
 
 
 def _long(n_points: int, max_points: int | None) -> bool:

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     text,
@@ -284,3 +285,19 @@ class JobReach(Base):
     iteration: Mapped[int] = mapped_column(BigInteger)
     epoch: Mapped[float] = mapped_column(Float)
     time_s: Mapped[float] = mapped_column(Float)
+
+
+class JobCoefficients(Base):
+    """The final iterate x of a job (its last trace point's), as the worker received it
+    from the run when the job ended: ``data`` the float64 bytes of x in C order, ``shape``
+    ``[d]`` or ``[d, K]``, ``dtype`` their NumPy type (``<f8``), ``classes`` the K class
+    values of a K-class job in the order of x's columns (NULL for one column). No row: the
+    run sent none (it failed or was killed before returning), or retention deleted it."""
+
+    __tablename__ = "job_coefficients"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    shape: Mapped[list[int]] = mapped_column(JSON)
+    dtype: Mapped[str] = mapped_column(String(16))
+    classes: Mapped[list[float] | None] = mapped_column(JSON(none_as_null=True))
+    data: Mapped[bytes] = mapped_column(LargeBinary)

@@ -10,7 +10,9 @@ values), its trace summary (core.summaries: time to ε on the whole grid, comput
 whole trace first if it was not up to date) and P* stay, so the sweep, ranking and
 profiles pages answer as before. A P* that improves afterwards cannot be applied to the
 points that are gone: such a job's relative suboptimality is then read from what is left
-of its trace (core.summaries.on_new_optimum).
+of its trace (core.summaries.on_new_optimum). In both modes the jobs' stored final
+iterates (``job_coefficients``: d·K float64 each, the bulk of an old job besides its trace)
+are deleted; ``GET /jobs/{id}/coefficients`` then answers 409.
 
 The caller commits (``faceoff prune``, ``POST /api/v1/admin/prune``); the work is done in
 chunks of :data:`CHUNK` jobs.
@@ -27,7 +29,14 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from faceoff.core import jobs, summaries
-from faceoff.core.models import TERMINAL, Job, JobSummary, Reference, TracePoint
+from faceoff.core.models import (
+    TERMINAL,
+    Job,
+    JobCoefficients,
+    JobSummary,
+    Reference,
+    TracePoint,
+)
 
 KEEP_POINTS = 500  # dashboard.rows.MAX_POINTS: the points a figure draws of a job
 CHUNK = 200
@@ -37,12 +46,13 @@ THINNED, DROPPED = "thinned", "dropped"
 @dataclass(frozen=True)
 class Pruned:
     """What :func:`prune` did: jobs whose traces it thinned or dropped, points deleted and
-    points kept."""
+    points kept, and of how many of those jobs it deleted the final coefficients."""
 
     jobs: int
     points_deleted: int
     points_kept: int
     mode: str
+    coefficients_deleted: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +60,7 @@ class Pruned:
             "points_deleted": self.points_deleted,
             "points_kept": self.points_kept,
             "mode": self.mode,
+            "coefficients_deleted": self.coefficients_deleted,
         }
 
 
@@ -74,8 +85,8 @@ def prune(
     session: Session, before: datetime, keep_summaries_only: bool = False, limit: int | None = None
 ) -> Pruned:
     """Thin (or, with ``keep_summaries_only``, drop) the traces of the jobs that finished
-    before ``before`` and still have their whole trace (or, to drop, any); at most
-    ``limit`` jobs (None: all). Does not commit."""
+    before ``before`` and still have their whole trace (or, to drop, any), and delete their
+    final coefficients; at most ``limit`` jobs (None: all). Does not commit."""
     mode = DROPPED if keep_summaries_only else THINNED
     if keep_summaries_only:
         done = select(JobSummary.job_id).where(JobSummary.pruned == DROPPED)
@@ -93,10 +104,12 @@ def prune(
         .limit(limit)
     )
     job_ids = list(session.scalars(query))
-    deleted = kept = 0
+    deleted = kept = coefficients = 0
     for start in range(0, len(job_ids), CHUNK):
         chunk = job_ids[start : start + CHUNK]
         _up_to_date(session, chunk)
+        gone = session.execute(delete(JobCoefficients).where(JobCoefficients.job_id.in_(chunk)))
+        coefficients += int(getattr(gone, "rowcount", 0) or 0)
         if keep_summaries_only:
             result = session.execute(delete(TracePoint).where(TracePoint.job_id.in_(chunk)))
             deleted += int(getattr(result, "rowcount", 0) or 0)
@@ -116,7 +129,7 @@ def prune(
                 deleted += len(trace["seq"]) - len(keep)
                 kept += len(keep)
         session.execute(update(JobSummary).where(JobSummary.job_id.in_(chunk)).values(pruned=mode))
-    return Pruned(len(job_ids), deleted, kept, mode)
+    return Pruned(len(job_ids), deleted, kept, mode, coefficients)
 
 
 AGE_UNITS = {"d": 86400, "h": 3600, "m": 60}

@@ -83,20 +83,23 @@ def signal_name(number: int) -> str:
 
 @dataclass
 class Outcome:
-    """How a supervised run ended: ``reason`` and ``wall_s`` as the run returned them,
-    or ``error`` (and the child's ``traceback``) when it raised; ``ended`` says why the
-    supervisor ended it ("cancelled", "time_limit") or how it died ("crashed"), with
-    ``budget`` the seconds of budget it had used then."""
+    """How a supervised run ended: ``reason`` and ``wall_s`` (and ``x``, the final
+    iterate, if the run returns one) as the run returned them, or ``error`` (and the
+    child's ``traceback``) when it raised; ``ended`` says why the supervisor ended it
+    ("cancelled", "time_limit") or how it died ("crashed"), with ``budget`` the seconds of
+    budget it had used then. A run killed after it returned keeps its ``x``."""
 
     reason: str | None = None
     wall_s: float | None = None
+    x: np.ndarray | None = None  # the final iterate, when the run returned one with its end
     error: str | None = None
     traceback: str | None = None
     ended: str | None = None
     budget: float = 0.0
 
 
-Run = Callable[[Callable[[Any], None], Callable[[], bool], np.ndarray], tuple[str, float]]
+# returns (stop reason, wall seconds) or (stop reason, wall seconds, final iterate x)
+Run = Callable[[Callable[[Any], None], Callable[[], bool], np.ndarray], tuple[Any, ...]]
 
 
 def _die_with_parent(parent: int) -> None:
@@ -128,8 +131,8 @@ def _child(run: Run, sender: Connection, record: np.ndarray, parent: int) -> Non
         except (OSError, ValueError, RuntimeError):
             pass
         try:
-            reason, wall_s = run(sender.send, lambda: bool(record[CANCEL]), record)
-            last: tuple = ("end", reason, wall_s)
+            ended = run(sender.send, lambda: bool(record[CANCEL]), record)
+            last: tuple = ("end", *ended)
         except BaseException as err:
             last = ("error", f"{type(err).__name__}: {err}", traceback.format_exc())
         _stop_budget(record)
@@ -161,12 +164,23 @@ def _reap_later(pid: int) -> None:
     threading.Thread(target=reap, name=f"reap-{pid}", daemon=True).start()
 
 
-def _drain(receiver: Connection, on_point: Callable[[Any], None]) -> None:
-    """Hand the points still in the pipe of a killed child to ``on_point``."""
+def _ended(outcome: Outcome, message: tuple) -> None:
+    """Take the run's ``("end", reason, wall_s[, x])`` into ``outcome``."""
+    outcome.reason, outcome.wall_s = message[1], message[2]
+    if len(message) > 3:
+        outcome.x = message[3]
+
+
+def _drain(receiver: Connection, on_point: Callable[[Any], None], outcome: Outcome) -> None:
+    """Hand the points still in the pipe of a killed child to ``on_point`` (and its end,
+    had it sent one, to ``outcome``)."""
     try:
         while receiver.poll(0):
             message = receiver.recv()
-            if not (isinstance(message, tuple) and message and message[0] in ("end", "error")):
+            kind = message[0] if isinstance(message, tuple) and message else None
+            if kind == "end":
+                _ended(outcome, message)
+            elif kind != "error":
                 on_point(message)
     except (EOFError, OSError, ValueError, TypeError, AttributeError):
         pass  # the end of the pipe, or a message cut short by the kill
@@ -185,7 +199,8 @@ def supervise(
     max_seconds: float,
 ) -> Outcome:
     """Run ``run(send_point, should_stop, record)`` in a forked child, which returns
-    (stop reason, wall seconds) or raises; supervise it until it ends (module doc)."""
+    (stop reason, wall seconds[, final iterate]) or raises; supervise it until it ends
+    (module doc)."""
     record = shared_record()
     receiver, sender = Pipe(duplex=False)
     started = time.perf_counter()
@@ -211,7 +226,7 @@ def supervise(
                     continue
                 kind = message[0] if isinstance(message, tuple) and message else None
                 if kind == "end":
-                    outcome.reason, outcome.wall_s = message[1], message[2]
+                    _ended(outcome, message)
                 elif kind == "error":
                     outcome.error, outcome.traceback = message[1], message[2]
                 else:
@@ -244,7 +259,7 @@ def supervise(
         elif status is None:  # the supervisor was interrupted (a soft time limit)
             os.kill(pid, signal.SIGKILL)
             _status(pid, block=True)
-            _drain(receiver, on_point)  # the points sent before it was killed are kept
+            _drain(receiver, on_point, outcome)  # the points sent before it was killed are kept
         receiver.close()
     said = outcome.reason is not None or outcome.error is not None
     if outcome.ended is None and not said and status is not None:  # it died without a word

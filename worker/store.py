@@ -33,7 +33,15 @@ from faceoff.core import summaries
 from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
 from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
-from faceoff.core.models import QUEUED, RUNNING, Dataset, Job, TracePoint, utcnow
+from faceoff.core.models import (
+    QUEUED,
+    RUNNING,
+    Dataset,
+    Job,
+    JobCoefficients,
+    TracePoint,
+    utcnow,
+)
 from faceoff.solvers.catalogue import distribution_of
 from faceoff.solvers.spec import AUTO_EXTRA
 
@@ -297,6 +305,31 @@ def save_batch(url: str, claim: Claim, points: list) -> bool:
     return True
 
 
+class Coefficients(NamedTuple):
+    """A run's final iterate ``x`` (shape (d,) or (d, K)) and, for a K-class problem, the
+    class values of its columns."""
+
+    x: np.ndarray
+    classes: np.ndarray | None = None
+
+
+def write_coefficients(session: Session, job_id: int, coefficients: Coefficients) -> None:
+    """Store the job's final iterate as float64 bytes in C order (replacing any): one copy
+    of x, none if it is already float64 and C-contiguous before ``tobytes``."""
+    x = np.ascontiguousarray(coefficients.x, dtype=np.float64)
+    classes = coefficients.classes
+    session.execute(delete(JobCoefficients).where(JobCoefficients.job_id == job_id))
+    session.add(
+        JobCoefficients(
+            job_id=job_id,
+            shape=[int(n) for n in x.shape],
+            dtype=x.dtype.str,
+            classes=None if classes is None else [float(c) for c in classes],
+            data=x.tobytes(),
+        )
+    )
+
+
 def finish_job(
     url: str,
     claim: Claim,
@@ -306,11 +339,13 @@ def finish_job(
     points: list,
     identity: Identity | None = None,
     wall_s: float | None = None,
+    coefficients: Coefficients | None = None,
 ) -> bool:
     """End this run's job by ``event`` (succeed, fail or halt), writing its last trace
-    ``points``, the ``identity`` of its data, when known, and ``wall_s``, the wall time the
-    run cost (None when the solver did not return), in the same transaction; False if the
-    run has been superseded (nothing written)."""
+    ``points``, the ``identity`` of its data, when known, ``wall_s``, the wall time the
+    run cost (None when the solver did not return), and its final iterate
+    (``coefficients``, when the run sent it) in the same transaction; False if the run has
+    been superseded (nothing written)."""
     with session_scope(url) as session:
         values: dict[str, Any] = {
             "stop_reason": stop_reason,
@@ -329,6 +364,8 @@ def finish_job(
         if points:
             write_points(session, claim.job_id, points)
             summaries.record(session, claim.job_id, points)
+        if coefficients is not None:
+            write_coefficients(session, claim.job_id, coefficients)
     return True
 
 

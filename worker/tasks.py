@@ -220,7 +220,15 @@ def run_job(self: JobTask, job_id: int) -> None:
         try:
             finished = store.retrying(
                 lambda: store.finish_job(
-                    url, claim, end.event, end.reason, end.error, points, end.identity, end.wall_s
+                    url,
+                    claim,
+                    end.event,
+                    end.reason,
+                    end.error,
+                    points,
+                    end.identity,
+                    end.wall_s,
+                    end.coefficients,
                 ),
                 settings.DB_RETRY_SECONDS,
                 f"job {job_id}",
@@ -245,13 +253,15 @@ def run_job(self: JobTask, job_id: int) -> None:
 class End(NamedTuple):
     """How a run ended, as :func:`store.finish_job` writes it: the event that ends it
     (succeed, fail or halt), stop reason, error, the identity of the job once known, and
-    the wall time the run cost when the solver returned."""
+    the wall time the run cost when the solver returned, and its final iterate when the
+    run sent it."""
 
     event: Event
     reason: str | None
     error: str | None
     identity: store.Identity | None = None
     wall_s: float | None = None
+    coefficients: store.Coefficients | None = None
 
 
 def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWriter) -> End:
@@ -342,7 +352,7 @@ def _solve(
 
     def run(
         send: Callable[[Any], None], should_stop: Callable[[], bool], record: np.ndarray
-    ) -> tuple[str, float]:
+    ) -> tuple[str, float, np.ndarray]:
         stop = StopRules(
             max_epochs=limits.max_epochs,
             max_seconds=limits.max_seconds,
@@ -352,12 +362,14 @@ def _solve(
         result = solve(
             problem, spec.solver, params, stop, spec.solver_seed, on_point=send, shared=record
         )
-        return result.stop_reason, result.wall_s
+        return result.stop_reason, result.wall_s, result.x
 
     check = store.CancelCheck(settings.database_url, claim)
     outcome = runner.supervise(run, writer, check, limits.max_seconds)
+    # the final iterate, if the run returned it (also when it was killed just after)
+    x = None if outcome.x is None else store.Coefficients(outcome.x, problem.classes)
     if outcome.ended == "cancelled":
-        return End(Event.HALT, STOP_CANCELLED, None)
+        return End(Event.HALT, STOP_CANCELLED, None, coefficients=x)
     if outcome.ended == "time_limit":
         error = (
             f"the solver did not stop at its time limit of {limits.max_seconds:g} s: its "
@@ -365,14 +377,14 @@ def _solve(
             f"allowance of {overshoot(limits.max_seconds):g} s); the trace points "
             "recorded until then are kept"
         )
-        return End(Event.FAIL, TIME_LIMIT, error)
+        return End(Event.FAIL, TIME_LIMIT, error, coefficients=x)
     if outcome.error is not None:
         if outcome.traceback:
             log.error("job %d: the solver raised\n%s", claim.job_id, outcome.traceback)
         return End(Event.FAIL, None, outcome.error[:ERROR_CHARS])
     reason = str(outcome.reason)  # a run that returned has one
     event, failure = _outcome(reason)
-    return End(event, reason, failure, None, outcome.wall_s)
+    return End(event, reason, failure, None, outcome.wall_s, x)
 
 
 def _outcome(reason: str) -> tuple[Event, str | None]:

@@ -1,13 +1,16 @@
-"""``/jobs``: submit, list, read, trace (downsampled), live events (SSE), cancel."""
+"""``/jobs``: submit, list, read, trace (downsampled), live events (SSE), cancel, final
+coefficients (npy or csv)."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Literal
 
+import numpy as np
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
@@ -50,6 +53,8 @@ EVENT_BATCH = 500  # at most this many points per poll
 NOT_FOUND: Responses = {404: {"model": Message, "description": "no such job"}}
 Status = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 Text = Annotated[str | None, Query(min_length=1, max_length=200, pattern=r"^[\w.+-]+$")]
+CoefficientFormat = Literal["npy", "csv"]
+CHUNK_BYTES = 1 << 20  # a coefficient download is sent in pieces of about this size
 
 
 @router.post(
@@ -152,6 +157,80 @@ def cancel_job(
     session.commit()
     service.withdraw_cancelled(job, settings)
     return JobPublic.model_validate(job)
+
+
+def _npy(x: np.ndarray, data: bytes) -> tuple[Iterator[bytes | memoryview], int]:
+    """(pieces, length) of ``x`` in np.save's format: its header, then views of ``data``,
+    its bytes in C order (as stored: no copy)."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(x))
+    head = header.getvalue()
+    view = memoryview(data)
+
+    def pieces() -> Iterator[bytes | memoryview]:
+        yield head
+        for start in range(0, len(view), CHUNK_BYTES):
+            yield view[start : start + CHUNK_BYTES]
+
+    return pieces(), len(head) + len(view)
+
+
+def _label(value: float) -> str:
+    """A class value as a column name: ``3`` for 3.0, else its shortest repr."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _csv(x: np.ndarray, classes: list[float] | None) -> Iterator[str]:
+    """``feature,coef`` (or ``feature,<class>,...`` for a K-class x, its class values as
+    the header), then one line per feature: its index and its coefficients (shortest
+    round-trip decimals)."""
+    columns = x.reshape(x.shape[0], -1)
+    if x.ndim == 1:
+        names = ["coef"]
+    elif classes is not None and len(classes) == columns.shape[1]:
+        names = [_label(c) for c in classes]
+    else:
+        names = [f"class_{k}" for k in range(columns.shape[1])]
+    yield ",".join(["feature", *names]) + "\n"
+    rows = max(1, CHUNK_BYTES // (24 * columns.shape[1]))
+    for start in range(0, columns.shape[0], rows):
+        block = columns[start : start + rows].tolist()
+        yield "".join(f"{start + i},{','.join(map(repr, row))}\n" for i, row in enumerate(block))
+
+
+@router.get(
+    "/{job_id}/coefficients",
+    response_class=StreamingResponse,
+    responses={
+        **NOT_FOUND,
+        200: {
+            "content": {"application/octet-stream": {}, "text/csv": {}},
+            "description": "`npy`: x in np.save's format (float64, shape (d,) or (d, K)); "
+            "`csv`: a header `feature,coef` (`feature,<class>,...` for a K-class job, its "
+            "class values), then one line per feature",
+        },
+        409: {"model": Message, "description": "the job has not finished or stored none"},
+    },
+)
+def read_job_coefficients(
+    job_id: JobId,
+    session: SessionDep,
+    team: TeamDep,
+    fmt: Annotated[
+        CoefficientFormat, Query(alias="format", description="npy (default) or csv")
+    ] = "npy",
+) -> StreamingResponse:
+    """The final iterate x of a finished job (the point of its last trace point), as the
+    worker stored it when the job ended."""
+    row = service.get_coefficients(session, job_id, team_id=team)
+    x = service.coefficient_array(row)
+    name = f"job-{job_id}-coefficients.{fmt}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if fmt == "npy":
+        pieces, length = _npy(x, row.data)
+        headers["Content-Length"] = str(length)
+        return StreamingResponse(pieces, media_type="application/octet-stream", headers=headers)
+    return StreamingResponse(_csv(x, row.classes), media_type="text/csv", headers=headers)
 
 
 def _event(kind: str, payload: str, event_id: int | None = None) -> str:
