@@ -180,10 +180,10 @@ def _label(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def _csv(x: np.ndarray, classes: list[float] | None) -> Iterator[str]:
+def _csv(x: np.ndarray, classes: list[float] | None, intercept: bool = False) -> Iterator[str]:
     """``feature,coef`` (or ``feature,<class>,...`` for a K-class x, its class values as
     the header), then one line per feature: its index and its coefficients (shortest
-    round-trip decimals)."""
+    round-trip decimals); with ``intercept``, the last line is ``intercept,c``."""
     columns = x.reshape(x.shape[0], -1)
     if x.ndim == 1:
         names = ["coef"]
@@ -193,9 +193,13 @@ def _csv(x: np.ndarray, classes: list[float] | None) -> Iterator[str]:
         names = [f"class_{k}" for k in range(columns.shape[1])]
     yield ",".join(["feature", *names]) + "\n"
     rows = max(1, CHUNK_BYTES // (24 * columns.shape[1]))
+    features = columns.shape[0] - int(intercept)
     for start in range(0, columns.shape[0], rows):
         block = columns[start : start + rows].tolist()
-        yield "".join(f"{start + i},{','.join(map(repr, row))}\n" for i, row in enumerate(block))
+        yield "".join(
+            f"{start + i if start + i < features else 'intercept'},{','.join(map(repr, row))}\n"
+            for i, row in enumerate(block)
+        )
 
 
 @router.get(
@@ -205,9 +209,10 @@ def _csv(x: np.ndarray, classes: list[float] | None) -> Iterator[str]:
         **NOT_FOUND,
         200: {
             "content": {"application/octet-stream": {}, "text/csv": {}},
-            "description": "`npy`: x in np.save's format (float64, shape (d,) or (d, K)); "
-            "`csv`: a header `feature,coef` (`feature,<class>,...` for a K-class job, its "
-            "class values), then one line per feature",
+            "description": "`npy`: x in np.save's format (float64, shape (d,) or (d, K); "
+            "(d + 1,) with fit_intercept, the intercept last); `csv`: a header "
+            "`feature,coef` (`feature,<class>,...` for a K-class job, its class values), "
+            "then one line per feature (and `intercept,c` last with fit_intercept)",
         },
         409: {"model": Message, "description": "the job has not finished or stored none"},
     },
@@ -230,7 +235,10 @@ def read_job_coefficients(
         pieces, length = _npy(x, row.data)
         headers["Content-Length"] = str(length)
         return StreamingResponse(pieces, media_type="application/octet-stream", headers=headers)
-    return StreamingResponse(_csv(x, row.classes), media_type="text/csv", headers=headers)
+    intercept = bool(service.get_job(session, job_id, team_id=team).spec.get("fit_intercept"))
+    return StreamingResponse(
+        _csv(x, row.classes, intercept), media_type="text/csv", headers=headers
+    )
 
 
 def _event(kind: str, payload: str, event_id: int | None = None) -> str:

@@ -70,6 +70,17 @@ def test_a_finished_jobs_x_comes_back_exactly_as_npy_and_csv(api):  # noqa: F811
     assert table[:, 1].tobytes() == x.tobytes()  # shortest round-trip decimals
 
 
+def test_an_intercept_is_the_last_coefficient_and_named_in_csv(api):  # noqa: F811
+    client, settings = api
+    job_id = submitted(client, solver="lbfgs", fit_intercept=True)
+    x = np.array([0.5, 0.0, -2.0, 3.25])  # (w, c)
+    store(settings, job_id, x)
+    url = f"/api/v1/jobs/{job_id}/coefficients"
+    assert npy(client.get(url)).tolist() == x.tolist()
+    lines = client.get(url, params={"format": "csv"}).text.splitlines()
+    assert lines == ["feature,coef", "0,0.5", "1,0.0", "2,-2.0", "intercept,3.25"]
+
+
 def test_a_k_class_job_has_one_column_per_class_named_by_its_label(api):  # noqa: F811
     client, settings = api
     job_id = submitted(client)
