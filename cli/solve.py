@@ -62,6 +62,11 @@ def parse_params(pairs: list[str]) -> dict[str, str | int]:
 def check_solver(args: argparse.Namespace) -> Any:
     """Solver name, loss/penalty/γ support and parameters; returns the solver's typed
     parameters (its ``Params``: the one check they get)."""
+    if args.l1 == 0 and args.l2 == 0:
+        raise InputError(
+            "--l1 and --l2 are both 0: the problem has no penalty; give --l2 > 0, or "
+            "--l1 > 0 with --l2 0 for the Lasso or l1-logistic regression"
+        )
     if args.multiclass is not None and args.positive is not None:
         raise InputError(
             "--positive makes a binary problem and --multiclass a K-class one: give one of them"

@@ -266,11 +266,14 @@ def compile_kernels(problem: Problem) -> None:
         problem.penalty,
         problem.multiclass,
         problem.classes,
+        problem.intercept,
     )
     for each in (problem, dense):
         x = np.zeros(each.coef_shape)
         y = each.dual_from_primal(x)  # a dual point in the domain of every loss's φ*
         evaluate(each, x=x)
+        if each.intercept:  # certified from x alone
+            continue
         if each.penalty.strongly_convex:  # a dual point alone gives x only when l2 > 0
             evaluate(each, y=y)
         evaluate(each, x=x, y=y)
