@@ -109,6 +109,7 @@ def build_parser() -> Parser:
     parser.add_argument("--url", dest="global_url", metavar="URL", help=URL_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_solve(commands)
+    _add_path(commands)
     _add_solvers(commands)
     _add_datasets(commands)
     add_service_commands(commands)  # submit, sweep, status, trace, references, coefficients, cancel
@@ -140,6 +141,53 @@ def _add_solve(commands: argparse._SubParsersAction) -> None:
         "--debug", action="store_true", help="print the traceback of a solver that fails"
     )
     solve.set_defaults(handler=_solve)
+
+
+def _add_path(commands: argparse._SubParsersAction) -> None:
+    path = commands.add_parser(
+        "path",
+        help="run one solver along a warm-started regularization path",
+        description="Solve at each l1 weight of a grid, largest first, each from the previous "
+        "solution (the Lasso's and l1-logistic's path with --l2 0); every λ to the same stop "
+        "rules, each trace point certified. " + LABELS_HELP,
+        epilog="Example: faceoff path --data leu_recon --loss squared --l2 0 --solver agd "
+        "--tol 1e-6 (50 weights, λ_max down to λ_max/1000)",
+    )
+    _add_data_arguments(path.add_argument_group("data (one of --data, --synthetic)"))
+    _add_problem_arguments(path.add_argument_group("problem (--l1: the grid's)"))
+    grid = path.add_argument_group("grid: λ_max·geomspace(1, RATIO, N), or --lambdas")
+    grid.add_argument(
+        "--n-lambdas",
+        type=_integer_in(2, 1000),
+        default=50,
+        metavar="N",
+        help="weights in the grid (default 50)",
+    )
+    grid.add_argument(
+        "--ratio",
+        type=_number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+        default=1e-3,
+        help="the smallest weight over λ_max (default 1e-3)",
+    )
+    grid.add_argument("--lambdas", help="comma-separated l1 weights > 0, in this order")
+    _add_solver_arguments(path.add_argument_group("solver (its stop rules apply to each λ)"))
+    path.add_argument(
+        "--debug", action="store_true", help="print the traceback of a solver that fails"
+    )
+    path.set_defaults(handler=_path)
+
+
+def _integer_in(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got {value}")
+        return value
+
+    return parse
 
 
 def _add_data_arguments(source: argparse._ArgumentGroup) -> None:
@@ -444,6 +492,12 @@ def _add_up(commands: argparse._SubParsersAction) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     return run_up(args)
+
+
+def _path(args: argparse.Namespace) -> int:
+    from faceoff.cli.path import run
+
+    return run(args)
 
 
 def _solve(args: argparse.Namespace) -> int:

@@ -156,6 +156,7 @@ def solve(
     seed: int = 0,
     on_point: Callable[[TracePoint], None] | None = None,
     shared: np.ndarray | None = None,
+    warm_start: np.ndarray | None = None,
 ) -> Result:
     """Run ``solver`` on ``problem`` and return its :class:`Result`.
 
@@ -174,6 +175,9 @@ def solve(
         Receives each trace point as it is recorded (outside the solver clock).
     shared : ndarray, optional
         Where the recorder publishes its clock to a supervisor (:meth:`Recorder.share`).
+    warm_start : ndarray, optional
+        The point to start from (shape ``problem.coef_shape``), for a solver whose spec has
+        ``warm_start`` (ValueError otherwise): a regularization path's previous solution.
 
     A method that returns without recording a trace point raises
     :class:`NoTracePoint`.
@@ -190,6 +194,15 @@ def solve(
     warmup(solver)
     entry = _entry(spec)
     recorder = Recorder(problem, stop or StopRules(), on_point)
+    if warm_start is not None:
+        if not spec.warm_start:
+            raise ValueError(f"solver {solver!r} does not start from a given point (warm_start)")
+        start = np.asarray(warm_start, dtype=np.float64)
+        if start.shape != problem.coef_shape or not np.all(np.isfinite(start)):
+            raise ValueError(
+                f"warm_start must be finite, of shape {problem.coef_shape}, got {start.shape}"
+            )
+        recorder.warm_start = start
     if shared is not None:
         recorder.share(shared)
     # one thread for BLAS too: every method is timed serially, and a threaded level-1 call

@@ -401,6 +401,9 @@ class SolverSpec:
     # that does not is refused a request with fit_intercept (the dual methods: their dual
     # would gain the constraint Σᵢ yᵢ = 0)
     intercept: bool = False
+    # whether its method starts from ``recorder.warm_start`` when one is given (a
+    # regularization path's previous solution: solvers.path), else from 0
+    warm_start: bool = False
     # a plug-in: the version of faceoff.solvers.PLUGIN_API it was written for ("1.0"); None
     # (built-ins, and plug-ins that do not say): the current one
     plugin_api: str | None = None
@@ -591,6 +594,7 @@ class SolverSpec:
             "loss_params": [r.to_dict() for r in self.loss_params],
             "multiclass": list(self.multiclass),
             "intercept": self.intercept,
+            "warm_start": self.warm_start,
             "requires": self.requires,
             "trace_mode": self.trace_mode,
             "uses_seed": self.seeded.to_dict()

@@ -118,7 +118,13 @@ class Recorder:
     stop : StopRules
     on_point : callable, optional
         Called with each new :class:`TracePoint` (outside the solver clock).
+
+    ``warm_start``, set by ``solvers.run.solve`` for a solver whose spec has
+    ``warm_start``, is the point to start from (shape ``problem.coef_shape``; a
+    regularization path's previous solution), or None: start from 0.
     """
+
+    warm_start: np.ndarray | None = None
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ SPEC = SolverSpec(
     params=Params,
     penalties=PENALTY_NAMES,  # l2 = 0: FISTA's momentum
     intercept=True,
+    warm_start=True,
     seeded=False,
     multiclass=("ovr", "multinomial"),
 )

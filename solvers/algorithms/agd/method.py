@@ -170,4 +170,12 @@ class AGD:
 
 
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
-    return run_chunked(AGD(problem), recorder, problem.data.nnz)
+    method = AGD(problem)
+    if recorder.warm_start is not None:  # a path's previous solution, momentum reset
+        method.x = np.array(recorder.warm_start, dtype=np.float64)
+        if problem.multiclass is None:
+            method.Ax = problem.margins(method.x)
+        else:
+            method.Ax = problem.data.matvec(method.x)
+        method.x_prev, method.Ax_prev = method.x, method.Ax
+    return run_chunked(method, recorder, problem.data.nnz)

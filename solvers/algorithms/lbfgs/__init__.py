@@ -30,6 +30,7 @@ SPEC = SolverSpec(
     extra_memory=extra_memory,
     penalties=PENALTY_NAMES,  # the split x = x⁺ − x⁻ needs no strong convexity
     intercept=True,  # one more variable, unbounded
+    warm_start=True,
     seeded=False,
     multiclass=("ovr", "multinomial"),
 )

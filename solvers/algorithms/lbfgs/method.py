@@ -66,6 +66,15 @@ class _Objective:
             return None
         return [(0.0, None)] * (2 * self.d) + [(None, None)] * self.intercept
 
+    def variables(self, x: np.ndarray) -> np.ndarray:
+        """The variables of x (the inverse of :meth:`primal`): x⁺ = max(x, 0) and
+        x⁻ = max(−x, 0) for the split, then c."""
+        flat = np.asarray(x, dtype=np.float64).reshape(-1)
+        weights, rest = flat[: self.d], flat[self.d :]
+        if self.split:
+            weights = np.concatenate([np.maximum(weights, 0.0), np.maximum(-weights, 0.0)])
+        return np.concatenate([weights, rest])
+
     def primal(self, w: np.ndarray) -> np.ndarray:
         """x (X of a K-class problem; (x, c) with an intercept) from the variables."""
         x = w[: self.d] - w[self.d : 2 * self.d] if self.split else w[: self.d]
@@ -146,6 +155,8 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
     objective = _Objective(problem, recorder)
     trace = _Trace(objective, recorder)
     w0 = np.zeros(objective.size())
+    if recorder.warm_start is not None:  # a path's previous solution
+        w0 = objective.variables(recorder.warm_start)
     if (reason := trace.record(w0)) is not None:  # the first checkpoint starts the clock
         return reason
     bounds = objective.bounds()

@@ -36,5 +36,6 @@ SPEC = SolverSpec(
     params=Params,
     penalties=PENALTY_NAMES,  # l2 = 0: the Lasso's coordinate descent
     intercept=True,  # a step on c after every d coordinate steps
+    warm_start=True,
     multiclass=("ovr", "multinomial"),
 )

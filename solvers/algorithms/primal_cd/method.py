@@ -496,6 +496,15 @@ class PrimalCD(PrimalMethod):
     def extras(self) -> dict:
         return {AUTO_EXTRA: self.chosen} if self.chosen else {}
 
+    def start_from(self, x0: np.ndarray) -> None:
+        """Start from x0 (a path's previous solution): x and its margins Ax."""
+        self.x[...] = x0
+        self.state.Ax[...] = (
+            self.problem.margins(x0)
+            if self.problem.multiclass is None
+            else (self.problem.data.matvec(x0))
+        )
+
     def run(self, n_updates: int) -> int:
         if not self.intercept:
             return self._steps(n_updates)
@@ -543,4 +552,6 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
     params, chosen = resolve(problem, params)
     method = PrimalCD(problem, params.sampling, seed, params.step)
     method.chosen = chosen
+    if recorder.warm_start is not None:
+        method.start_from(recorder.warm_start)
     return run_chunked(method, recorder, problem.data.nnz)

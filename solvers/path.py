@@ -1,0 +1,189 @@
+"""Regularization paths: one solver over a grid of l1 weights, each warm-started.
+
+The grid is λ_max·geomspace(1, ratio, n) by default (glmnet's, scikit-learn's and celer's),
+λ_max = ‖Aᵀφ'(Ax₀)‖∞/n the smallest l1 at which the model with no feature is optimal (x₀
+its intercept alone, or 0); l2 is fixed along the path (the Lasso and l1-logistic paths
+have l2 = 0). Each λ is solved to the same stop rules from the previous λ's solution
+(``solvers.run.solve``'s ``warm_start``), on one problem whose penalty changes: the data
+are held once. The path's trace is the λs' traces end to end: seq and solver time run on
+across the λs, and each point's extras say which λ it belongs to (``{"path": {"index": k,
+"l1": λ}}``), so the total time is the last point's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from faceoff.solvers.penalties import ElasticNet
+from faceoff.solvers.problem import Problem
+from faceoff.solvers.run import Result, solve
+from faceoff.solvers.trace import StopRules, TracePoint
+
+DEFAULT_LAMBDAS = 50
+DEFAULT_RATIO = 1e-3
+MAX_LAMBDAS = 1000
+_INTERCEPT_NEWTON_STEPS = 50
+
+
+def intercept_only(problem: Problem) -> float:
+    """The optimal intercept of the model with no feature, argmin_c 1/n Σ φ(c, bᵢ)
+    (Newton's method on the mean loss: the mean of b for the squared loss)."""
+    n = problem.n_samples
+    c = 0.0
+    for _ in range(_INTERCEPT_NEWTON_STEPS):
+        margins = np.full(n, c)
+        derivs = problem.loss_derivs(margins)
+        g = float(derivs.mean())
+        if abs(g) <= 1e-15:
+            break
+        step = 1.0 / problem.smoothness  # the 1/β step: always descends
+        c -= g * step
+    return c
+
+
+def lambda_max(problem: Problem) -> float:
+    """‖Aᵀφ'(Ax₀)‖∞/n with x₀ = 0 (its intercept alone with one): from this l1 on (l2 = 0),
+    the model with no feature is optimal."""
+    n = problem.n_samples
+    margins = np.full(n, intercept_only(problem) if problem.intercept else 0.0)
+    if problem.multiclass is not None:
+        margins = np.zeros(problem.dual_shape)
+    derivs = problem.loss_derivs(margins)
+    return float(np.abs(problem.data.rmatvec(derivs)).max()) / n
+
+
+def default_grid(
+    problem: Problem, n_lambdas: int = DEFAULT_LAMBDAS, ratio: float = DEFAULT_RATIO
+) -> np.ndarray:
+    """λ_max·geomspace(1, ratio, n_lambdas), decreasing."""
+    if not (2 <= n_lambdas <= MAX_LAMBDAS):
+        raise ValueError(f"n_lambdas must be in [2, {MAX_LAMBDAS}], got {n_lambdas!r}")
+    if not (0 < ratio < 1):
+        raise ValueError(f"ratio must be in (0, 1), got {ratio!r}")
+    top = lambda_max(problem)
+    if not (math.isfinite(top) and top > 0):
+        raise ValueError(f"λ_max is {top!r}: the labels leave nothing to fit (A or b all zero?)")
+    return top * np.geomspace(1.0, ratio, n_lambdas)
+
+
+def check_grid(grid: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The grid as a float array: finite, > 0, at most MAX_LAMBDAS values (ValueError
+    naming the first bad one)."""
+    values = np.asarray(grid, dtype=np.float64).reshape(-1)
+    if not (1 <= values.size <= MAX_LAMBDAS):
+        raise ValueError(f"a grid holds 1 to {MAX_LAMBDAS} l1 weights, got {values.size}")
+    bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+    if bad.size:
+        raise ValueError(f"l1 weights must be finite and > 0; value {bad[0]} is {values[bad[0]]!r}")
+    return values
+
+
+@dataclass
+class PathStep:
+    """One λ of a path: its weight, how its run ended and what it cost."""
+
+    index: int
+    l1: float
+    stop_reason: str
+    seconds: float  # this λ's solver time
+    epochs: float
+    primal: float
+    gap: float
+    nnz: int  # the support size of its solution
+
+
+@dataclass
+class PathResult:
+    """A path: the grid, λ_max, one :class:`PathStep` per λ, the trace end to end and the
+    last solution (``x``)."""
+
+    solver: str
+    lambda_max: float
+    steps: list[PathStep]
+    trace: list[TracePoint]
+    x: np.ndarray
+
+    @property
+    def seconds(self) -> float:
+        """The path's solver time: every λ's."""
+        return float(sum(step.seconds for step in self.steps))
+
+
+def solve_path(
+    problem: Problem,
+    solver: str,
+    grid: Sequence[float] | np.ndarray | None = None,
+    params: Any = None,
+    stop: StopRules | None = None,
+    seed: int = 0,
+    on_point: Callable[[TracePoint], None] | None = None,
+    on_step: Callable[[PathStep], None] | None = None,
+) -> PathResult:
+    """Solve ``problem`` (its l2 and loss; its l1 is replaced) at each l1 of ``grid``
+    (default :func:`default_grid`), in order, each from the previous solution. ``stop``
+    applies to each λ; ``on_point`` receives the path's points (seq and time running on),
+    ``on_step`` each λ once done."""
+    from faceoff.solvers.catalogue import get_spec
+
+    if not get_spec(solver).warm_start:
+        raise ValueError(
+            f"solver {solver!r} does not start from a given point, so it cannot follow a "
+            "warm-started path; solvers that do: "
+            + ", ".join(name for name, s in _catalogue().items() if s.warm_start)
+        )
+    top = lambda_max(problem)
+    weights = default_grid(problem) if grid is None else check_grid(grid)
+    stop = stop or StopRules()
+    trace: list[TracePoint] = []
+    steps: list[PathStep] = []
+    start: np.ndarray | None = None
+    offset = 0.0  # the solver time of the λs before
+    result: Result | None = None
+    for index, weight in enumerate(weights):
+        penalty = ElasticNet(float(weight), problem.penalty.l2)
+        at = dataclasses.replace(problem, penalty=penalty)
+
+        def relay(
+            point: TracePoint, index: int = index, weight: float = float(weight), base=offset
+        ) -> None:
+            moved = dataclasses.replace(
+                point,
+                seq=len(trace),
+                time_s=base + point.time_s,
+                extras={**point.extras, "path": {"index": index, "l1": weight}},
+            )
+            trace.append(moved)
+            if on_point is not None:
+                on_point(moved)
+
+        result = solve(at, solver, params, stop, seed, on_point=relay, warm_start=start)
+        final = result.final
+        step = PathStep(
+            index,
+            float(weight),
+            result.stop_reason,
+            final.time_s,
+            final.epoch,
+            final.primal,
+            final.gap,
+            final.nnz_x,
+        )
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+        offset += final.time_s
+        start = result.x
+    assert result is not None  # the grid holds at least one λ
+    return PathResult(solver, top, steps, trace, result.x)
+
+
+def _catalogue() -> dict:
+    from faceoff.solvers.catalogue import catalogue
+
+    return catalogue()
