@@ -43,7 +43,7 @@ from numba import njit
 
 from faceoff.solvers.algorithms.ws_cd import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.losses import loss_deriv, loss_value
+from faceoff.solvers.losses import loss_deriv_lanes, loss_value
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import Recorder
@@ -79,6 +79,8 @@ class WsState(NamedTuple):
     floats : array, shape (2,)
         The subproblem's violation target, the floor's scale.
     p0 : int
+    dense : bool
+        Every entry of A stored (dense data): column loops run contiguously.
     """
 
     x: np.ndarray
@@ -92,6 +94,7 @@ class WsState(NamedTuple):
     ints: np.ndarray
     floats: np.ndarray
     p0: int
+    dense: bool
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
@@ -124,15 +127,13 @@ def _outer(data, loss, penalty, state):
     n, d = Ax.shape[0], x.shape[0]
     inv_n = 1.0 / n
     for i in range(n):  # φ'(Ax)
-        deriv[i] = loss_deriv(loss, Ax[i], b[i])
+        deriv[i] = loss_deriv_lanes(loss, Ax[i], b[i])
     worst = 0.0
     largest = 0.0  # maxⱼ |∇ⱼF|, the floor's scale
     support = 0
     for j in range(d):
-        grad = 0.0
-        for k in range(indptr[j], indptr[j + 1]):
-            grad += values[k] * deriv[indices[k]]
-        grad = grad * inv_n + l2 * x[j]
+        grad = _column_dot(data, state.dense, indptr[j], indptr[j + 1], deriv) * inv_n
+        grad += l2 * x[j]
         score[j] = _violation(x[j], grad, l1)
         worst = max(worst, score[j])
         largest = max(largest, abs(grad))
@@ -176,14 +177,58 @@ def _remember(state, k):
     state.ints[STORED] = k + 1
 
 
+@njit(cache=True, _nrt=False, error_model="numpy", fastmath={"reassoc"})
+def _column_grad(data, loss, dense, start, end, Ax):
+    """Σᵢ A_ij·φ'(aᵢᵀx) over column j = A's CSC [start, end). ``dense`` (every entry
+    stored: the column is rows 0..n−1 in order): a contiguous loop that vectorizes, the
+    sum reassociated and φ' the loss's ``deriv_lanes`` (the logistic's exp as arithmetic,
+    within 2 ulp of libm's)."""
+    _, indices, values = data.csc
+    b = data.b
+    grad = 0.0
+    if dense:
+        for i in range(end - start):
+            grad += values[start + i] * loss_deriv_lanes(loss, Ax[i], b[i])
+    else:
+        for k in range(start, end):
+            i = indices[k]
+            grad += values[k] * loss_deriv_lanes(loss, Ax[i], b[i])
+    return grad
+
+
+@njit(cache=True, _nrt=False, error_model="numpy", fastmath={"reassoc"})
+def _column_dot(data, dense, start, end, r):
+    """Σᵢ A_ij·rᵢ over column j = A's CSC [start, end) (contiguous when ``dense``)."""
+    _, indices, values = data.csc
+    s = 0.0
+    if dense:
+        for i in range(end - start):
+            s += values[start + i] * r[i]
+    else:
+        for k in range(start, end):
+            s += values[k] * r[indices[k]]
+    return s
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _column_axpy(data, dense, start, end, delta, Ax):
+    """Ax += delta · A_:j over column j = A's CSC [start, end) (contiguous when ``dense``)."""
+    _, indices, values = data.csc
+    if dense:
+        for i in range(end - start):
+            Ax[i] += delta * values[start + i]
+    else:
+        for k in range(start, end):
+            Ax[indices[k]] += delta * values[k]
+
+
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _epoch(data, loss, penalty, state):
     """One cyclic pass of proximal coordinate steps over W (module docstring); returns
     (non-zeros visited, max_{j∈W} sⱼ at each visit)."""
-    indptr, indices, values = data.csc
-    b = data.b
+    indptr = data.csc.indptr
     l1, l2 = penalty
-    x, Ax, lipschitz, ws = state.x, state.Ax, state.lipschitz, state.ws
+    x, Ax, lipschitz, ws, dense = state.x, state.Ax, state.lipschitz, state.ws, state.dense
     inv_n = 1.0 / Ax.shape[0]
     worst = 0.0
     visited = 0
@@ -194,17 +239,14 @@ def _epoch(data, loss, penalty, state):
         if lipschitz[j] == 0.0:  # an empty column (or one of zeros) and l2 = 0: xⱼ = 0
             continue
         xj = x[j]
-        grad = 0.0
-        for k in range(start, end):  # ∇ⱼF = 1/n Σᵢ φ'(aᵢᵀx) A_ij + l2·xⱼ
-            grad += values[k] * loss_deriv(loss, Ax[indices[k]], b[indices[k]])
-        grad = grad * inv_n + l2 * xj
+        # ∇ⱼF = 1/n Σᵢ φ'(aᵢᵀx) A_ij + l2·xⱼ
+        grad = _column_grad(data, loss, dense, start, end, Ax) * inv_n + l2 * xj
         worst = max(worst, _violation(xj, grad, l1))
         x_new = soft_threshold(xj - grad / lipschitz[j], l1 / lipschitz[j])
         delta = x_new - xj
         if delta != 0.0:
             x[j] = x_new
-            for k in range(start, end):  # Ax += delta · A_:j
-                Ax[indices[k]] += delta * values[k]
+            _column_axpy(data, dense, start, end, delta, Ax)
     return visited, worst
 
 
@@ -292,8 +334,7 @@ def _extrapolate(data, loss, penalty, state):
             delta = s - x[j]
             if delta != 0.0:
                 x[j] = s
-                for k in range(indptr[j], indptr[j + 1]):  # Ax += delta · A_:j
-                    Ax[indices[k]] += delta * values[k]
+                _column_axpy(data, state.dense, indptr[j], indptr[j + 1], delta, Ax)
                 visited += indptr[j + 1] - indptr[j]
         if not _objective(loss, penalty, data.b, Ax, x, ws, size) < before:
             x[ws[:size]] = saved_x
@@ -349,6 +390,7 @@ class WsCD(PrimalMethod):
             ints=np.zeros(3, dtype=np.int64),
             floats=np.zeros(2),
             p0=int(p0),
+            dense=data.dense is not None,
         )
         self.x = self.state.x
 
