@@ -53,6 +53,7 @@ SIDES = ("primal", "dual", "batch")
 # dashboard's colours follow it); a folder not listed comes after these, by name
 ORDER = (
     "primal_cd",
+    "ws_cd",
     "dual_cd",
     "agd",
     "lbfgs",
