@@ -11,6 +11,15 @@ fastest). P* is certified to a relative gap of 1e-12 by the first solver of
 
     .venv/bin/python -m bench.run_sparse                       # every dataset, both losses
     .venv/bin/python -m bench.run_sparse --datasets leu --losses squared --repeats 1
+    .venv/bin/python -m bench.run_sparse --path                # the 50-λ paths instead
+
+``--path``: the grid λ_max·geomspace(1, 1e-3, 50), every λ to a relative duality gap of
+1e-6 (certified by us at each λ). Ours: ``solvers.path.solve_path`` with that stop rule,
+the sum of its λs' solver times. A peer: its own path function (scikit-learn's
+``lasso_path``, celer's ``celer_path``, skglm's ``AndersonCD.path``), warm-started by the
+library, timed as one call; its ``tol`` starts at 1e-6 and is divided by 10 until every λ's
+solution reaches the gap (checked with our certificate, outside the timing), and the time
+is that call's.
 
 Writes ``bench/results/sparse.md`` and the raw numbers to ``bench/out/sparse.json``. Pin it
 to one core on a shared machine (``taskset -c 0``).
@@ -19,10 +28,12 @@ to one core on a shared machine (``taskset -c 0``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +50,7 @@ from bench.common import (
     past_the_hit,
     write_results,
 )
+from faceoff.solvers.penalties import ElasticNet
 
 TARGET = 1e-6  # relative suboptimality to reach
 LOSSES = ("squared", "logistic")
@@ -190,6 +202,178 @@ def report(rows: list[dict], env: dict, command: str) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------- paths
+
+PATH_GAP = 1e-6  # every λ of a path to this relative duality gap
+PATH_LAMBDAS, PATH_RATIO = 50, 1e-3
+
+
+def _peer_path(name: str, loss: str, A, b, grid: np.ndarray, tol: float):
+    """The coefficients (d, len(grid)) of a peer's own path function at ``tol``."""
+    n = A.shape[0]
+    if name == "sklearn.lasso_path":
+        from sklearn.linear_model import lasso_path
+
+        return lasso_path(A, b, alphas=grid, tol=tol, max_iter=1_000_000)[1]
+    if name == "celer.celer_path":
+        from celer import celer_path
+
+        pb, scale = ("lasso", 1.0) if loss == "squared" else ("logreg", float(n))
+        return celer_path(A, b, pb=pb, alphas=grid * scale, tol=tol, max_epochs=1_000_000)[1]
+    if name == "skglm.path":
+        from skglm.datafits import Logistic, Quadratic
+        from skglm.penalties import L1
+        from skglm.solvers import AndersonCD
+
+        datafit = Quadratic() if loss == "squared" else Logistic()
+        solver = AndersonCD(tol=tol, fit_intercept=False, max_iter=1000)
+        return solver.path(A, b, datafit, L1(alpha=float(grid[0])), alphas=grid)[1]
+    raise ValueError(name)
+
+
+PEER_PATHS = {"squared": ("sklearn.lasso_path", "celer.celer_path", "skglm.path")}
+PEER_PATHS["logistic"] = ("celer.celer_path", "skglm.path")
+
+
+def _path_gaps(problem, grid: np.ndarray, coefs: np.ndarray) -> float:
+    """The largest relative gap of the path's solutions (our certificate)."""
+    from faceoff.solvers.gap import relative_gap
+
+    worst = 0.0
+    for k, weight in enumerate(grid):
+        at = dataclasses.replace(problem, penalty=ElasticNet(float(weight), 0.0))
+        point = at.evaluate(x=np.ascontiguousarray(coefs[:, k]))
+        worst = max(worst, float(relative_gap(point.gap, point.primal)))
+    return worst
+
+
+def peer_path(name: str, loss: str, problem, grid: np.ndarray, repeats: int) -> dict:
+    """The peer's path time at the loosest tol (1e-6, 1e-7, …) whose every λ reaches
+    PATH_GAP, best of ``repeats`` calls."""
+    import scipy.sparse as sp
+
+    A = problem.data.csr_matrix if sp.issparse(problem.data.csr_matrix) else None
+    A = problem.data.dense if problem.data.dense is not None else A.tocsc()
+    b = problem.b
+    for exponent in range(6, 15):
+        tol = 10.0**-exponent
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            coefs = _peer_path(name, loss, A, b, grid, tol)
+            times.append(time.perf_counter() - started)
+        worst = _path_gaps(problem, grid, coefs)
+        if worst <= PATH_GAP:
+            return {"best": min(times), "spread": max(times) / min(times), "tol": tol}
+    return {"best": None, "spread": None, "tol": None, "worst_gap": worst}
+
+
+def our_path(solver: str, problem, grid: np.ndarray, repeats: int, seconds: float) -> dict:
+    from faceoff.solvers.path import solve_path
+    from faceoff.solvers.trace import StopRules
+
+    times, converged = [], 0
+    for _ in range(repeats):
+        stop = StopRules(max_epochs=1e9, max_seconds=seconds, tol=PATH_GAP)
+        result = solve_path(problem, solver, grid, stop=stop)
+        converged = sum(step.stop_reason == "converged" for step in result.steps)
+        times.append(result.seconds)
+    if converged < len(grid):
+        return {"best": None, "spread": None, "converged": converged}
+    return {"best": min(times), "spread": max(times) / min(times), "converged": converged}
+
+
+def run_paths(args, env: dict, command: str) -> list[str]:
+    from faceoff.solvers.catalogue import catalogue
+    from faceoff.solvers.path import default_grid
+    from faceoff.solvers.problem import build_problem
+
+    rows = []
+    for item in problems(args.datasets.split(",")):
+        for loss in args.losses.split(","):
+            if loss == "logistic" and not np.all(np.abs(item.b) == 1):
+                continue
+            if loss == "squared" and item.name.endswith("(±1)"):
+                continue
+            problem = build_problem(item.data, item.b, loss, l1=1.0, l2=0.0)
+            grid = default_grid(problem, PATH_LAMBDAS, PATH_RATIO)
+            load_now = os.getloadavg()[0]
+            cells = {}
+            ours = [
+                name
+                for name, spec in catalogue().items()
+                if spec.warm_start and "l1" in spec.penalties and loss in spec.losses
+            ]
+            for solver in ours if args.solvers is None else args.solvers.split(","):
+                if solver in ours:
+                    cells[solver] = our_path(solver, problem, grid, args.repeats, args.seconds)
+                    log(f"{item.name} {loss} path {solver}: {cells[solver]}")
+            for name in PEER_PATHS.get(loss, ()):
+                cells[name] = peer_path(name, loss, problem, grid, args.repeats)
+                log(f"{item.name} {loss} path {name}: {cells[name]}")
+            rows.append({"dataset": item.name, "loss": loss, "cells": cells, "load": load_now})
+    lines = [
+        "# Sparse models: 50-λ paths (issue 40)",
+        "",
+        f"`{command}` — commit {env.get('commit', '?')}, {env.get('cpu', '?')}, "
+        f"{env.get('date', '?')}.",
+        "",
+        f"Seconds for the grid λ_max·geomspace(1, {PATH_RATIO:g}, {PATH_LAMBDAS}) with every λ "
+        f"at a relative duality gap ≤ {PATH_GAP:g} (our certificate), best of the repeats "
+        "(× the slowest over the fastest). Ours: the sum of the λs' solver times of "
+        "`solvers.path.solve_path`; a peer: one call of its path function at the loosest tol "
+        "that reaches the gap at every λ (shown). ratio = our fastest ÷ the fastest peer.",
+        "",
+    ]
+    table = []
+    for row in rows:
+        ours = {k: v for k, v in row["cells"].items() if "." not in k and v["best"] is not None}
+        peers = {k: v for k, v in row["cells"].items() if "." in k and v["best"] is not None}
+        mine = min(ours, key=lambda k: ours[k]["best"]) if ours else None
+        theirs = min(peers, key=lambda k: peers[k]["best"]) if peers else None
+        ratio = ours[mine]["best"] / peers[theirs]["best"] if mine and theirs else math.nan
+
+        def cell(name, cells):
+            c = cells[name]
+            tol = f", tol {c['tol']:g}" if c.get("tol") else ""
+            return f"{name} {c['best']:.3f} (×{c['spread']:.2f}{tol})"
+
+        table.append(
+            [
+                row["dataset"],
+                row["loss"],
+                cell(mine, ours) if mine else "—",
+                cell(theirs, peers) if theirs else "—",
+                f"{ratio:.2f}",
+                f"{row['load']:.1f}",
+            ]
+        )
+    lines += md_table(["dataset", "loss", "our fastest", "fastest peer", "ratio", "load"], table)
+    lines += ["", "## Every contender", ""]
+    names = sorted({k for row in rows for k in row["cells"]})
+    lines += md_table(
+        ["problem", *names],
+        [
+            [f"{row['dataset']} {row['loss']}"]
+            + [
+                (
+                    f"{row['cells'][k]['best']:.3f}"
+                    if row["cells"][k]["best"] is not None
+                    else "not reached"
+                )
+                if k in row["cells"]
+                else "—"
+                for k in names
+            ]
+            for row in rows
+        ],
+    )
+    out = REPO / "bench" / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sparse_path.json").write_text(json.dumps({"env": env, "rows": rows}, indent=1))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=f"leu,rcv1_small_vw,dorothea_train,{SYNTHETIC}")
@@ -199,7 +383,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=30.0, help="cap of each run")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--path", action="store_true", help="the 50-λ paths instead")
     args = parser.parse_args(argv)
+    if args.path:
+        command = "python -m bench.run_sparse " + " ".join(argv or sys.argv[1:])
+        lines = run_paths(args, environment(), command.strip())
+        print("\n".join(lines))
+        if not args.no_write:
+            write_results("sparse_path.md", lines)
+        return 0
     from faceoff.solvers.catalogue import catalogue
     from faceoff.solvers.problem import build_problem
 

@@ -44,10 +44,12 @@ def test_a_solver_s_spec_module_imports_no_numba(tmp_path):
 
 def test_builtins_then_peers_in_their_order_each_with_the_method_beside_it():
     names = list(catalogue())
-    assert names[:7] == ["primal_cd", "dual_cd", "agd", "lbfgs", "saga", "spdc", "dgpd"]
-    libraries = [name.split(".")[0] for name in names[7:]]
+    builtins = ["primal_cd", "ws_cd", "dual_cd", "agd", "lbfgs", "saga", "spdc", "dgpd"]
+    assert names[: len(builtins)] == builtins
+    peers = names[len(builtins) :]
+    libraries = [name.split(".")[0] for name in peers]
     assert libraries == sorted(libraries, key=["sklearn", "cyanure", "lightning"].index)
-    assert names[7:9] == ["sklearn.liblinear", "sklearn.lbfgs"]
+    assert peers[:2] == ["sklearn.liblinear", "sklearn.lbfgs"]
     assert get_spec("dual_cd").module == "faceoff.solvers.algorithms.dual_cd.method"
     assert get_spec("sklearn.ridge").module == "faceoff.solvers.peers.sklearn.method"
     assert get_spec("sklearn.ridge").entry == "ridge"

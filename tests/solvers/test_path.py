@@ -46,7 +46,7 @@ def test_lambda_max_with_an_intercept_is_taken_at_the_intercept_alone():
     assert at.evaluate(x=x0).gap == pytest.approx(0.0, abs=1e-12)
 
 
-@pytest.mark.parametrize("solver", ["primal_cd", "agd"])
+@pytest.mark.parametrize("solver", ["primal_cd", "ws_cd", "agd", "lbfgs"])
 def test_the_path_is_scikit_learns_lasso_path(lasso, solver):
     from sklearn.linear_model import lasso_path
 
@@ -57,7 +57,7 @@ def test_the_path_is_scikit_learns_lasso_path(lasso, solver):
     for step, coef in zip(result.steps, coefs.T, strict=True):
         reference = build_problem(A, b, "squared", l1=step.l1, l2=0.0).evaluate(x=coef)
         assert step.primal == pytest.approx(reference.primal, rel=1e-8)
-        assert step.stop_reason == "converged"
+        assert step.stop_reason in ("converged", "finished")  # lbfgs: its own end, 1e-9 here
     assert [step.nnz for step in result.steps][0] == 0
     assert result.steps[-1].nnz > result.steps[1].nnz
 

@@ -35,4 +35,5 @@ SPEC = SolverSpec(
     penalties=PENALTY_NAMES,
     params=Params,
     seeded=False,  # deterministic: cyclic passes over working sets chosen by score
+    warm_start=True,  # the first working set holds the given point's support
 )

@@ -403,4 +403,7 @@ class WsCD(PrimalMethod):
 
 def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> str:
     method = WsCD(problem, params.p0, params.anderson)
+    if recorder.warm_start is not None:  # a path's previous solution: its support first
+        method.x[...] = recorder.warm_start
+        method.state.Ax[...] = problem.data.matvec(method.x)
     return run_chunked(method, recorder, problem.data.nnz)
