@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     # each solver's warm-up (compilation, a plug-in's first run) at a worker's start must end
     # within this, else the solver is unavailable on that worker (worker.warmup)
     WARMUP_TIMEOUT_SECONDS: float = 600.0
+    # comma-separated solvers a worker does not warm up at its start: their first job in
+    # each run process compiles them, outside its solver clock (skglm compiles its kernels
+    # anew in every process, about a minute on 2 busy cores: the test suite skips it)
+    WARMUP_SKIP: str = ""
     HEARTBEAT_TIMEOUT_SECONDS: float = 60.0  # a running job silent this long is requeued
     DB_RETRY_SECONDS: float = 60.0  # a worker retries a failed database write this long
     # PostgreSQL bounds (core.db): connecting; a silent network (pings, TCP keepalives and

@@ -26,8 +26,15 @@ CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
+# the suite's workers (they inherit this environment) do not warm up skglm at their start:
+# it compiles its kernels anew in every process (no Numba cache), about a minute on 2 busy
+# cores a worker; a test that runs an skglm job pays that in the job, outside its clock
+WARMUP_SKIP = "skglm"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     configure_numba_cache()
+    os.environ.setdefault("FACEOFF_WARMUP_SKIP", WARMUP_SKIP)
 
 
 def _require_browser() -> None:

@@ -74,9 +74,9 @@ def _configure_numba_cache(sender: Any, **kwargs: Any) -> None:
 def _warm_up(sender: Any, instance: Any, **kwargs: Any) -> None:
     # the warm-up imports every kernel: not when `celery -A` imports this app, only once
     # the worker has set Numba's cache folder
-    from faceoff.worker.warmup import warm_up
+    from faceoff.worker.warmup import wanted, warm_up
 
-    warm_up()
+    warm_up(wanted(get_settings().WARMUP_SKIP))
 
 
 @celeryd_after_setup.connect

@@ -126,6 +126,20 @@ def _load_here(names: list[str]) -> None:
             log.error("solver %r is unavailable on this worker: %s", name, UNAVAILABLE[name])
 
 
+def wanted(skip: str) -> list[str]:
+    """The catalogue's solvers but those of ``skip`` (FACEOFF_WARMUP_SKIP, comma-separated;
+    a name that is no solver is logged and ignored)."""
+    from faceoff.solvers.catalogue import catalogue
+
+    names = {name.strip() for name in skip.split(",") if name.strip()}
+    unknown = sorted(names - set(catalogue()))
+    if unknown:
+        log.warning("FACEOFF_WARMUP_SKIP names no solver %s: ignored", ", ".join(unknown))
+    if names & set(catalogue()):
+        log.info("not warmed up at start (FACEOFF_WARMUP_SKIP): %s", ", ".join(sorted(names)))
+    return [name for name in catalogue() if name not in names]
+
+
 def warm_up(names: Iterable[str] | None = None, timeout: float | None = None) -> dict[str, str]:
     """Warm up ``names`` (default: the whole catalogue) in child processes, each within
     ``timeout`` seconds (default ``WARMUP_TIMEOUT_SECONDS``); returns the solvers that are

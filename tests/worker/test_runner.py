@@ -190,3 +190,13 @@ def test_a_callback_peers_replay_is_not_budget():
     assert outcome.wall_s > kill_after(max_seconds)  # the replay ran past the kill budget
     assert [p.seq for p in points] == list(range(len(points))) and len(points) > 10
     assert all(p.extras.get("replayed", True) for p in points)
+
+
+def test_warmup_skip_leaves_out_the_named_solvers_and_ignores_unknown_names(caplog):
+    from faceoff.solvers.catalogue import catalogue
+    from faceoff.worker.warmup import wanted
+
+    assert wanted("") == list(catalogue())
+    names = wanted(" agd, no_such_solver ,")
+    assert names == [name for name in catalogue() if name != "agd"]
+    assert "no_such_solver" in caplog.text
