@@ -471,6 +471,41 @@ def check_obtainable(dataset: Dataset, loc: Loc) -> None:
         raise SpecError(loc, str(err)) from None
 
 
+def test_source(source: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The source of the registry's test split of a dataset's ``source`` (``a9a`` →
+    ``a9a.t``), None when it has none (a registry entry without ``test``, any other kind)."""
+    if source.get("kind") != "registry":
+        return None
+    try:
+        test = get_spec(source["name"]).test
+    except (DatasetError, KeyError):
+        return None
+    return None if test is None else {"kind": "registry", "name": test}
+
+
+def check_test_split(dataset: Dataset, split: Any, caps: Caps, loc: Loc) -> None:
+    """SpecError at ``loc`` when a job asks for the registry's test split (``split``: a
+    job spec's ``test``) of ``dataset`` and it has none, or its file cannot be had
+    (:func:`check_obtainable`); DatasetTooLarge when its shape is over ``caps``."""
+    if getattr(split, "split", None) != "registry":
+        return
+    source = test_source(dataset.source)
+    if source is None:
+        having = ", ".join(sorted(name for name, entry in REGISTRY.items() if entry.test))
+        raise SpecError(
+            loc,
+            f"dataset {dataset.name!r} has no test split in the registry (source "
+            f"{json.dumps(dataset.source, sort_keys=True)}); use a random hold-out, "
+            '{"split": "random", "fraction": 0.2, "seed": 0}, or a dataset with one: '
+            f"{having}",
+        )
+    check_source(source, caps, (*loc, "split"))
+    try:
+        obtainable(get_spec(source["name"]))
+    except DatasetError as err:
+        raise SpecError(loc, f"the test split of {dataset.name!r}: {err}") from None
+
+
 def resolve_dataset(
     session: Session, name: str, loc: Loc, *, team_id: int | None, caps: Caps
 ) -> Dataset:

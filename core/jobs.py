@@ -34,7 +34,7 @@ from sqlalchemy import ARRAY, ColumnElement, Integer, Row, any_, bindparam, func
 from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
-from faceoff.core.datasets import Caps, resolve_dataset
+from faceoff.core.datasets import Caps, check_test_split, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.errors import ConflictError, QuotaExceeded
 from faceoff.core.health import job_capacity, live_hosts
@@ -273,6 +273,7 @@ def submit_job(
     check_runnable(spec.solver, settings)
     caps = Caps.of(settings)
     dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
+    check_test_split(dataset, spec.test, caps, ("test",))
     classes = check_labels(dataset, spec, settings.MAX_CLASSES)
     check_job_memory(spec, dataset_shape(dataset), settings, classes=classes)
     digest = spec_hash(spec)

@@ -248,6 +248,33 @@ class ObjectiveSpec(_Strict):
         return penalty_name(self.l1, self.l2)
 
 
+# the largest share of the rows a random hold-out may take (the solver trains on the rest)
+TEST_FRACTION_MAX = 0.9
+
+
+class RegistrySplit(_Strict):
+    """The dataset's own test split, as the registry names it (``a9a`` → ``a9a.t``)."""
+
+    split: Literal["registry"]
+
+
+class RandomSplit(_Strict):
+    """A seeded random hold-out of the dataset's rows: the solver trains on the others, so
+    the objective is not the whole dataset's (it has its own objective hash)."""
+
+    split: Literal["random"]
+    fraction: Annotated[float, Strict()] = Field(
+        gt=0,
+        le=TEST_FRACTION_MAX,
+        allow_inf_nan=False,
+        description=f"share of the rows held out, in (0, {TEST_FRACTION_MAX:g}]",
+    )
+    seed: JsonInt = Field(0, ge=0, le=2**31 - 1, description="seed of the rows drawn")
+
+
+TestSplit = Annotated[RegistrySplit | RandomSplit, Field(discriminator="split")]
+
+
 class JobSpec(ObjectiveSpec):
     """One run of one solver."""
 
@@ -269,6 +296,26 @@ class JobSpec(ObjectiveSpec):
     )
     stop: StopSpec = Field(default_factory=StopSpec)
     host: Host | None = None
+    test: TestSplit | None = Field(
+        None,
+        description="held-out metrics at every trace point (test loss, and accuracy or R²): "
+        'the registry\'s test split of the dataset ({"split": "registry"}) or a seeded '
+        'random hold-out of its rows ({"split": "random", "fraction": 0.2, "seed": 0}, '
+        "the solver then trains on the rest); binary and regression problems; absent: none",
+    )
+
+    @field_validator("test")
+    @classmethod
+    def _binary_test(
+        cls, test: RegistrySplit | RandomSplit | None, info: ValidationInfo
+    ) -> RegistrySplit | RandomSplit | None:
+        # a 422 at test (multiclass is declared, so validated, before it)
+        if test is not None and info.data.get("multiclass") is not None:
+            raise ValueError(
+                "held-out metrics are for binary and regression problems, not multiclass "
+                f"{info.data['multiclass']!r}"
+            )
+        return test
 
     def objective(self) -> ObjectiveSpec:
         return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
@@ -340,15 +387,15 @@ def _digest(payload: dict) -> str:
 
 # fields stored and hashed only when set, so that specs and hashes made before they existed
 # stay the same: an unpinned job (host), a binary or regression problem (multiclass), no
-# intercept (fit_intercept false)
-_OMITTED_WHEN_NONE = ("host", "multiclass")
+# intercept (fit_intercept false), no held-out metrics (test)
+_OMITTED_WHEN_NONE = ("host", "multiclass", "test")
 _OMITTED_WHEN_FALSE = ("fit_intercept",)
 
 
 def dump_spec(spec: JobSpec | SweepSpec) -> dict[str, Any]:
-    """The spec as stored and hashed: JSON values, without ``host`` when it is not pinned
-    and ``multiclass`` when the problem is not K-class (so specs and hashes from before
-    either existed stay the same)."""
+    """The spec as stored and hashed: JSON values, without ``host`` when it is not pinned,
+    ``multiclass`` when the problem is not K-class and ``test`` when no held-out metrics
+    are asked for (so specs and hashes from before any existed stay the same)."""
     payload = spec.model_dump(mode="json")
     for name in _OMITTED_WHEN_NONE:
         if payload.get(name) is None:
@@ -370,12 +417,16 @@ def spec_hash(spec: JobSpec) -> str:
 
 
 def objective_hash(spec: ObjectiveSpec) -> str:
-    """Hash of the objective alone: jobs with the same hash share P*."""
+    """Hash of the objective alone: jobs with the same hash share P*. A job's random
+    hold-out counts (its solver trains on the other rows); the registry's test split does
+    not (the training data is the whole dataset)."""
     payload = spec.model_dump(mode="json", include=set(ObjectiveSpec.model_fields))
     if payload.get("multiclass") is None:
         payload.pop("multiclass", None)
     if payload.get("fit_intercept") is False:
         payload.pop("fit_intercept", None)
+    if isinstance(spec, JobSpec) and isinstance(spec.test, RandomSplit):
+        payload["test"] = spec.test.model_dump(mode="json")
     return _digest(payload)
 
 

@@ -79,8 +79,17 @@ def normalize_rows(A: Matrix) -> Matrix:
 
 def scale_by_mean_row_norm(A: Matrix) -> Matrix:
     """A ← A / R̄ with R̄ = 1/n Σᵢ ‖aᵢ‖₂ (Faceoff §7, SPDC §7.3); A stays as is if R̄ = 0."""
+    return _scaled(A, _inverse_mean_row_norm(A))
+
+
+def _inverse_mean_row_norm(A: Matrix) -> float:
+    """1/R̄ of A's rows (1 when R̄ = 0)."""
     mean_norm = float(row_norms(A).mean()) if A.shape[0] else 0.0
-    scale = 1.0 / mean_norm if mean_norm > 0 else 1.0
+    return 1.0 / mean_norm if mean_norm > 0 else 1.0
+
+
+def _scaled(A: Matrix, scale: float) -> Matrix:
+    """scale·A, as float64 of A's kind."""
     if sp.issparse(A):  # new values, A's index arrays shared
         csr = _sorted_csr(A)
         return sp.csr_matrix((csr.data * scale, csr.indices, csr.indptr), shape=csr.shape)
@@ -131,3 +140,12 @@ def normalize(A: Matrix, how: str) -> Matrix:
     if how not in NORMALIZATIONS:
         raise ValueError(f"unknown normalization {how!r}; accepted: {', '.join(NORMALIZATIONS)}")
     return NORMALIZATIONS[how](A)
+
+
+def normalize_like(A: Matrix, how: str, reference: Matrix) -> Matrix:
+    """``A`` (test rows) under the normalization named ``how`` as it was fitted on
+    ``reference`` (the training rows, as read): ``rows`` scales each row of A to unit
+    norm, ``mean`` divides A by the training rows' R̄, not by its own."""
+    if how == "mean":
+        return _scaled(A, _inverse_mean_row_norm(reference))
+    return normalize(A, how)

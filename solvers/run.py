@@ -157,6 +157,7 @@ def solve(
     on_point: Callable[[TracePoint], None] | None = None,
     shared: np.ndarray | None = None,
     warm_start: np.ndarray | None = None,
+    observe: Callable[[np.ndarray], Mapping[str, Any]] | None = None,
 ) -> Result:
     """Run ``solver`` on ``problem`` and return its :class:`Result`.
 
@@ -178,6 +179,9 @@ def solve(
     warm_start : ndarray, optional
         The point to start from (shape ``problem.coef_shape``), for a solver whose spec has
         ``warm_start`` (ValueError otherwise): a regularization path's previous solution.
+    observe : callable, optional
+        ``observe(x) -> dict`` of each point's primal iterate, added to its extras off the
+        clock (the :class:`Recorder`'s hook; held-out metrics: ``solvers.heldout``).
 
     A method that returns without recording a trace point raises
     :class:`NoTracePoint`.
@@ -193,7 +197,7 @@ def solve(
     values = typed_params(spec, params)
     warmup(solver)
     entry = _entry(spec)
-    recorder = Recorder(problem, stop or StopRules(), on_point)
+    recorder = Recorder(problem, stop or StopRules(), on_point, observe)
     if warm_start is not None:
         if not spec.warm_start:
             raise ValueError(f"solver {solver!r} does not start from a given point (warm_start)")

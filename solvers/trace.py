@@ -118,6 +118,10 @@ class Recorder:
     stop : StopRules
     on_point : callable, optional
         Called with each new :class:`TracePoint` (outside the solver clock).
+    observe : callable, optional
+        ``observe(x) -> dict``, called with each point's primal iterate (outside the solver
+        clock, after the point is evaluated); its items join the point's extras (held-out
+        metrics: :class:`~faceoff.solvers.heldout.HeldOut`).
 
     ``warm_start``, set by ``solvers.run.solve`` for a solver whose spec has
     ``warm_start``, is the point to start from (shape ``problem.coef_shape``; a
@@ -131,10 +135,12 @@ class Recorder:
         problem: Problem,
         stop: StopRules,
         on_point: Callable[[TracePoint], None] | None = None,
+        observe: Callable[[np.ndarray], Mapping[str, object]] | None = None,
     ) -> None:
         self.problem = problem
         self.stop = stop
         self.on_point = on_point
+        self.observe = observe
         self.points: list[TracePoint] = []
         self.solver_time = 0.0
         self.stop_reason: str | None = None
@@ -310,6 +316,9 @@ class Recorder:
             self._last_passes = passes(x, y, Ax, ATy)
             self.evaluation_passes += self._last_passes
             self.last = obj
+            extras = dict(extras or {})
+            if self.observe is not None:
+                extras.update(self.observe(obj.x))
             point = TracePoint(
                 seq=len(self.points),
                 iteration=int(iteration),
@@ -319,7 +328,7 @@ class Recorder:
                 dual=obj.dual,
                 gap=obj.gap,
                 nnz_x=obj.nnz_x,
-                extras=dict(extras or {}),
+                extras=extras,
             )
             self.points.append(point)
             if self.on_point is not None and self._held is None:

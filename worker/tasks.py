@@ -16,7 +16,7 @@ import numpy as np
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded, TimeLimitExceeded
 
-from faceoff.core.datasets import load_matrix
+from faceoff.core.datasets import load_matrix, test_source
 from faceoff.core.db import brief, is_unavailable, session_scope
 from faceoff.core.jobs import check_job_memory
 from faceoff.core.labels import declared_labels
@@ -26,10 +26,12 @@ from faceoff.core.models import RUNNING, Job
 from faceoff.core.queue import RUN_JOB, overshoot
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings, worker_job_bytes
-from faceoff.core.specs import JobSpec
+from faceoff.core.specs import JobSpec, RandomSplit, RegistrySplit
 from faceoff.data.labels import summarize
-from faceoff.data.transforms import normalize
+from faceoff.data.splits import align_columns, labels_like, random_split
+from faceoff.data.transforms import normalize, normalize_like
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.heldout import HeldOut
 from faceoff.solvers.problem import Data, Problem
 from faceoff.solvers.problem import build_problem as build_solver_problem
 from faceoff.solvers.run import solve, warmup
@@ -62,6 +64,76 @@ def _data(source_json: str, upload_dir: str, transform: str) -> tuple[Data, np.n
     return Data(normalize(A, transform)), b
 
 
+@lru_cache(maxsize=1)
+def _random_split(
+    source_json: str, upload_dir: str, transform: str, fraction: float, seed: int
+) -> tuple[Data, np.ndarray, Data, np.ndarray]:
+    """(training Data, training labels as read, test Data, test labels as read) of a seeded
+    random hold-out of a dataset's rows (data.splits.random_split): the training rows with
+    the transform, the test rows with the same one as fitted on them. Built once for the
+    jobs that follow on the same split; the whole dataset is not kept beside it."""
+    _data.cache_clear()
+    A, b = load_matrix(json.loads(source_json), Path(upload_dir))
+    train, test = random_split(A.shape[0], fraction, seed)
+    A_train, A_test = A[train], A[test]
+    del A
+    A_test = normalize_like(A_test, transform, A_train)
+    return Data(normalize(A_train, transform)), b[train], Data(A_test), b[test]
+
+
+@lru_cache(maxsize=1)
+def _registry_test(source_json: str, upload_dir: str, transform: str) -> tuple[Data, np.ndarray]:
+    """(test Data, test labels as read) of the registry's test split of a dataset
+    (core.datasets.test_source), with the training data's columns and transform."""
+    source = json.loads(source_json)
+    split = test_source(source)
+    if split is None:
+        raise ValueError(f"dataset source {source_json} has no test split in the registry")
+    A_test, b_test = load_matrix(split, Path(upload_dir))
+    n_features = _data(source_json, upload_dir, transform)[0].n_features
+    A_test = align_columns(A_test, n_features, f"test split {split['name']!r}")
+    # the training rows as read, for a transform fitted on them (mean: their R̄)
+    reference = load_matrix(source, Path(upload_dir))[0] if transform == "mean" else A_test
+    return Data(normalize_like(A_test, transform, reference)), b_test
+
+
+def _training(spec: JobSpec, source_json: str, upload_dir: str) -> tuple[Data, np.ndarray]:
+    """(Data, labels as read) the job's solver trains on: the dataset's rows, or those a
+    random hold-out leaves. Only the data of the job's kind stays cached."""
+    if not isinstance(spec.test, RegistrySplit):
+        _registry_test.cache_clear()
+    if isinstance(spec.test, RandomSplit):
+        split = spec.test
+        data, b, _, _ = _random_split(
+            source_json, upload_dir, spec.normalize, split.fraction, split.seed
+        )
+        return data, b
+    _random_split.cache_clear()
+    return _data(source_json, upload_dir, spec.normalize)
+
+
+def build_heldout(
+    spec: JobSpec, source: dict, upload_dir: Path, problem: Problem
+) -> HeldOut | None:
+    """The held-out metrics of the job's ``test`` (solvers.heldout.HeldOut, a Recorder's
+    ``observe``) for its ``problem`` (:func:`build_problem`'s), None without one. The test
+    labels are mapped as the training labels were (data.splits.labels_like)."""
+    if spec.test is None:
+        return None
+    source_json = json.dumps(source, sort_keys=True)
+    if isinstance(spec.test, RandomSplit):
+        split = spec.test
+        _, b_train, test, b_test = _random_split(
+            source_json, str(upload_dir), spec.normalize, split.fraction, split.seed
+        )
+    else:
+        b_train = _data(source_json, str(upload_dir), spec.normalize)[1]
+        test, b_test = _registry_test(source_json, str(upload_dir), spec.normalize)
+    binary = problem.loss.needs_binary_labels
+    labels = labels_like(b_test, b_train, binary, spec.positive)
+    return HeldOut(test, labels, problem.loss, problem.intercept)
+
+
 def _own_capacity(settings: Settings) -> dict | None:
     """What a job of this worker may take (as it recorded at start: core.health), None when
     this machine's memory is unknown."""
@@ -82,11 +154,12 @@ _MAX_DIGESTS = 256
 
 
 def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Problem, str]:
-    """The job's Problem (solvers.problem.build_problem: the dataset with the spec's
-    transforms, labels, loss and penalty) and the digest of its final matrix and labels
-    (core.references.data_digest, cached per source, transforms and label mapping)."""
+    """The job's Problem (solvers.problem.build_problem: the dataset — the rows a random
+    hold-out leaves — with the spec's transforms, labels, loss and penalty) and the digest
+    of its final matrix and labels (core.references.data_digest, cached per source, split,
+    transforms and label mapping)."""
     source_json = json.dumps(source, sort_keys=True)
-    data, b = _data(source_json, str(upload_dir), spec.normalize)
+    data, b = _training(spec, source_json, str(upload_dir))
     problem = build_solver_problem(
         data,
         b,
@@ -104,7 +177,10 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
     binary = problem.loss.needs_binary_labels
     # the labels' form: ±1, targets, or class indices (any K-class form: the same digest)
     labels = "classes" if spec.multiclass is not None else binary
-    key = (source_json, str(upload_dir), spec.normalize, positive, labels)
+    # the rows trained on: a random hold-out's, or the dataset's (the registry's test split
+    # leaves them all)
+    rows = spec.test.model_dump_json() if isinstance(spec.test, RandomSplit) else None
+    key = (source_json, str(upload_dir), spec.normalize, positive, labels, rows)
     if key not in _DIGESTS:
         if len(_DIGESTS) >= _MAX_DIGESTS:
             _DIGESTS.clear()
@@ -273,6 +349,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         spec = JobSpec.model_validate(claim.spec)
         _record_dataset(settings, claim, spec.normalize)
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
+        heldout = build_heldout(spec, claim.source, settings.upload_dir, problem)
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
         # before the method allocates its own
         check_job_memory(
@@ -292,7 +369,8 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
             get_spec(spec.solver).trace_mode,
         )
         _show_identity(settings.database_url, claim, identity)
-        return _solve(spec, problem, claim, settings, writer)._replace(identity=identity)
+        end = _solve(spec, problem, claim, settings, writer, heldout)
+        return end._replace(identity=identity)
     except SoftTimeLimitExceeded:
         soft = task.request.timelimit[1]
         return End(
@@ -341,10 +419,16 @@ def _show_identity(url: str, claim: store.Claim, identity: store.Identity) -> No
 
 
 def _solve(
-    spec: JobSpec, problem: Problem, claim: store.Claim, settings: Settings, writer: TraceWriter
+    spec: JobSpec,
+    problem: Problem,
+    claim: store.Claim,
+    settings: Settings,
+    writer: TraceWriter,
+    heldout: HeldOut | None = None,
 ) -> End:
     """Run the job's solver in a supervised child process (worker.runner): how it ended
-    (the identity is the caller's to add)."""
+    (the identity is the caller's to add). ``heldout``: the metrics each trace point gets
+    (off the clock; the child reads the test set the parent built, not a copy)."""
     warmup(spec.solver)  # inherited from the main process: a no-op unless it was not
     # the canonical parameters the API checked: typed again, not checked again
     params = get_spec(spec.solver).load_params(spec.params)
@@ -360,7 +444,14 @@ def _solve(
             should_stop=should_stop,
         )
         result = solve(
-            problem, spec.solver, params, stop, spec.solver_seed, on_point=send, shared=record
+            problem,
+            spec.solver,
+            params,
+            stop,
+            spec.solver_seed,
+            on_point=send,
+            shared=record,
+            observe=heldout,
         )
         return result.stop_reason, result.wall_s, result.x
 

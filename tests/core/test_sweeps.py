@@ -98,11 +98,14 @@ def test_canonical_job_drops_an_unused_seed_and_keeps_old_hashes():
     dual = [canonical_job(JobSpec(**job, solver="dual_cd", seed=s)) for s in (0, 2, None)]
     assert [s.seed for s in dual] == [0, 2, 0] and spec_hash(dual[0]) != spec_hash(dual[1])
     assert spec_hash(dual[2]) == spec_hash(dual[0])
-    # repeat 0, an unpinned host and a binary problem (no multiclass) are left out of the
-    # hash: jobs made before those fields existed keep theirs
+    # repeat 0, an unpinned host, a binary problem (no multiclass), no intercept and no
+    # held-out metrics (test) are left out of the hash: jobs made before those fields
+    # existed keep theirs
     dumped = dual[0].model_dump(mode="json")
     assert dumped["repeat"] == 0 and dumped["host"] is None and dumped["multiclass"] is None
-    before = {k: v for k, v in dumped.items() if k not in ("repeat", "host", "multiclass")}
+    assert dumped["fit_intercept"] is False and dumped["test"] is None
+    later = ("repeat", "host", "multiclass", "fit_intercept", "test")
+    before = {k: v for k, v in dumped.items() if k not in later}
     text = json.dumps(before, sort_keys=True, separators=(",", ":"))
     assert spec_hash(dual[0]) == hashlib.sha256(text.encode()).hexdigest()
     assert spec_hash(dual[0].model_copy(update={"repeat": 1})) != spec_hash(dual[0])
