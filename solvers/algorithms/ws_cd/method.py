@@ -4,20 +4,20 @@ coordinate descent"; the design of skglm's AndersonCD).
 
 P(x) = F(x) + l1‖x‖₁, F(x) = 1/n Σᵢ φ(aᵢᵀx, bᵢ) + l2/2‖x‖². An outer iteration computes
 ∇F(x) = Aᵀφ'(Ax)/n + l2·x (one epoch) and each feature's optimality violation, the
-distance of −∇ⱼF(x) to l1·∂|xⱼ| (the "subdiff" score of Bertrand & Massias 2021, §4):
+distance of −∇ⱼF(x) to l1·∂|xⱼ| (the "subdiff" score of Bertrand & Massias 2021):
 
     sⱼ = |∇ⱼF + l1·sign xⱼ|  if xⱼ ≠ 0,      sⱼ = max(|∇ⱼF| − l1, 0)  if xⱼ = 0,
 
 so that x is optimal iff maxⱼ sⱼ = 0. It then solves P restricted to a working set W, the
 support of x and the features of largest sⱼ, |W| = max(p0, 2·|supp x|) (the support
 doubles from one set to the next, as Celer's and Blitz's sets grow), by cyclic proximal
-coordinate descent on W (Bertrand & Massias 2021, eq. (2)):
+coordinate descent on W (the proximal coordinate step):
 
     xⱼ ← prox_{l1|·|/Lⱼ}(xⱼ − ∇ⱼF(x)/Lⱼ),   Lⱼ = β‖A_:ⱼ‖²/n + l2,
 
 keeping Ax (a step costs O(nnz of column j); a column with Lⱼ = 0 is empty or all zeros,
 and its coordinate stays 0). Every K epochs the last K + 1 iterates x⁽⁰⁾…x⁽ᴷ⁾ on W are
-extrapolated (Anderson; Bertrand & Massias 2021, §3): with U = [x⁽¹⁾ − x⁽⁰⁾, …,
+extrapolated (Anderson; Bertrand & Massias 2021): with U = [x⁽¹⁾ − x⁽⁰⁾, …,
 x⁽ᴷ⁾ − x⁽ᴷ⁻¹⁾], z = (UᵀU)⁻¹1 and c = z/Σz, x_e = Σₖ cₖx⁽ᵏ⁾ (k ≥ 1), and x_e replaces x
 only if P(x_e) < P(x). Ax_e = Ax + A_W(x_e − x) is formed from the columns whose
 coefficient moves, not as Σₖ cₖAx⁽ᵏ⁾: c is large when U is ill-conditioned, and that sum's
