@@ -16,7 +16,7 @@ class Params:
         low=1,
         high=10**6,
         help="the first working set's size; later ones hold twice the support, at least p0 "
-        "(Massias et al. 2018, Algorithm 4; skglm's AndersonCD)",
+        "(Massias et al. 2018; skglm's AndersonCD)",
     )
     anderson: int = param(
         5,
