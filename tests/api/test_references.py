@@ -75,7 +75,7 @@ def test_listing_filters_and_pages(api):
         ("objective_hash=abc", "objective_hash"),
         ("objective_hash=" + "A" * 64, "objective_hash"),
         ("loss=hinge", "loss"),
-        ("penalty=l1", "penalty"),
+        ("penalty=l3", "penalty"),
         ("l2=nan", "l2"),
         ("l2=-1", "l2"),
         ("l1=1e400", "l1"),
