@@ -22,9 +22,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     FACEOFF_HOME=/var/lib/faceoff \
     FACEOFF_NUMBA_CACHE=/var/cache/faceoff/numba
 
-# the dependencies and the peers: scikit-learn and cyanure from the extra; lightning built from
-# its sdist (no wheels, no build isolation; C and C++, through numpy.distutils, which setuptools
-# 81+ breaks) with compilers that are removed again
+# the dependencies and the peers: scikit-learn, cyanure, skglm and celer from the extra (wheels);
+# lightning built from its sdist (no wheels, no build isolation; C and C++, through
+# numpy.distutils, which setuptools 81+ breaks) with compilers that are removed again
 COPY --from=requirements /requirements.txt /tmp/requirements.txt
 RUN apt-get update \
     && apt-get install -y --no-install-recommends g++ gcc libc6-dev \

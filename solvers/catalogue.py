@@ -63,6 +63,8 @@ ORDER = (
     "sklearn",
     "cyanure",
     "lightning",
+    "skglm",
+    "celer",
 )
 
 

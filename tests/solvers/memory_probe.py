@@ -59,8 +59,9 @@ def _data(n: int, d: int, density: float, classes: int, loss: str, seed: int = 0
 
 
 def _run(case: dict, A, b, stop: StopRules) -> None:
-    l1 = 1e-3 if case["penalty"] == "elastic_net" else 0.0
-    problem = build_problem(A, b, case["loss"], l1=l1, l2=1e-2, multiclass=case["multiclass"])
+    l1 = 0.0 if case["penalty"] == "l2" else 1e-3
+    l2 = 0.0 if case["penalty"] == "l1" else 1e-2  # an l1-only peer's penalty: l2 = 0
+    problem = build_problem(A, b, case["loss"], l1=l1, l2=l2, multiclass=case["multiclass"])
     spec = get_spec(case["solver"])
     solve(problem, case["solver"], spec.parse_params(case.get("params")), stop, 0)
 

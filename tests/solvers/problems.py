@@ -9,11 +9,11 @@ from faceoff.data.svmlight import read_svmlight
 from faceoff.data.synthetic import classification, multiclass, regression
 from faceoff.data.transforms import normalize_rows
 from faceoff.solvers.problem import Data, Problem, build_problem
-from faceoff.solvers.vocabulary import get_loss
+from faceoff.solvers.vocabulary import PENALTY_NAMES, get_loss
 from tests.datasets import dataset_file
 from tests.reference import reference_optimum
 
-# dataset -> (l2, l1 for elastic net)
+# dataset -> (l2, l1 for elastic net and for the l1 penalty, whose l2 is 0)
 WEIGHTS = {
     "dense": (1e-2, 1e-2),
     "sparse": (1e-3, 1e-3),
@@ -58,8 +58,15 @@ def make_problem(name: str, loss: str, penalty: str, gamma: float = 1.0) -> Prob
     l2, l1 = WEIGHTS[name]
     synthetic = name in ("dense", "sparse", "small_sparse")
     data, b = _data(name, not get_loss(loss).needs_binary_labels and synthetic)
-    l1 = l1 if penalty == "elastic_net" else 0.0
+    l1, l2 = _weights(penalty, l1, l2)
     return build_problem(data, b, loss, gamma, l1=l1, l2=l2)
+
+
+def _weights(penalty: str, l1: float, l2: float) -> tuple[float, float]:
+    """(l1, l2) of ``penalty`` from a dataset's weights: l2 alone, both, or l1 alone."""
+    if penalty not in PENALTY_NAMES:
+        raise ValueError(f"penalty must be one of {', '.join(PENALTY_NAMES)}, got {penalty!r}")
+    return (0.0 if penalty == "l2" else l1), (0.0 if penalty == "l1" else l2)
 
 
 @cache
@@ -83,7 +90,7 @@ def make_k_problem(name: str, loss: str, penalty: str, form: str, gamma: float =
     """A K-class test problem (``form``: "ovr" or "multinomial") on the labels as read."""
     l2, l1 = K_WEIGHTS[name]
     data, b = _classes(name)
-    l1 = l1 if penalty == "elastic_net" else 0.0
+    l1, l2 = _weights(penalty, l1, l2)
     return build_problem(data, b, loss, gamma, l1=l1, l2=l2, multiclass=form)
 
 

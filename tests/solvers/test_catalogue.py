@@ -48,7 +48,8 @@ def test_builtins_then_peers_in_their_order_each_with_the_method_beside_it():
     assert names[: len(builtins)] == builtins
     peers = names[len(builtins) :]
     libraries = [name.split(".")[0] for name in peers]
-    assert libraries == sorted(libraries, key=["sklearn", "cyanure", "lightning"].index)
+    order = ["sklearn", "cyanure", "lightning", "skglm", "celer"]
+    assert libraries == sorted(libraries, key=order.index)
     assert peers[:2] == ["sklearn.liblinear", "sklearn.lbfgs"]
     assert get_spec("dual_cd").module == "faceoff.solvers.algorithms.dual_cd.method"
     assert get_spec("sklearn.ridge").module == "faceoff.solvers.peers.sklearn.method"
@@ -79,7 +80,7 @@ def test_a_new_folder_is_a_built_in_found_with_its_method(algorithms):
     _folder(algorithms, "ridge_new", 'SPEC = SolverSpec("ridge_new", "t", "r", "primal")')
     found = registry._builtins()
     assert found["ridge_new"].module == "fake_algorithms.ridge_new.method"
-    assert list(found)[-1] == "lightning.svrg"  # the peers follow the built-ins
+    assert list(found)[-1] == "celer.logistic"  # the peers follow the built-ins
 
 
 @pytest.mark.parametrize(

@@ -163,8 +163,9 @@ def test_a_refit_point_is_timed_by_its_own_fit(solver, loss):
     """Each refit peer × loss: a point's time is its fit's own (the fastest of the repeats
     of a short fit), or the previous point's when a larger budget's fit measured faster;
     never the run's cumulative time, never the evaluations'."""
-    _require(catalogue()[solver])
-    problem = make_problem("sparse", loss, "l2")
+    spec = catalogue()[solver]
+    _require(spec)
+    problem = make_problem("sparse", loss, spec.penalties[0])  # l2, or l1 for an l1-only peer
     result = solve(problem, solver, None, StopRules(max_epochs=64, tol=1e-9), seed=3)
     shown = 0.0
     for point in result.trace[1:]:

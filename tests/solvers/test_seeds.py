@@ -47,7 +47,7 @@ def test_a_conditional_seed_names_a_choice_parameter():
 def test_uses_seed_is_what_the_solver_does(solver, params):
     spec = catalogue()[solver]
     _require(spec)
-    problem = make_problem("dense", _loss(spec), "l2")
+    problem = make_problem("dense", _loss(spec), spec.penalties[0])  # l2, or l1 if l1-only
     stop = StopRules(max_epochs=3.0, max_seconds=20.0, tol=0.0)
     runs = [solve(problem, solver, params, stop, seed=seed) for seed in (0, 1)]
     primals = [np.array([p.primal for p in run.trace]) for run in runs]

@@ -55,7 +55,7 @@ SPECS: tuple[SolverSpec, ...] = (
         "Fan et al. 2008 (LIBLINEAR): Hsieh et al. 2008 (dual CD), Lin et al. 2008 (TRON)",
         "liblinear",
         losses=("logistic",),
-        penalties=("l2",),  # its l1 form has no l2 term, and our l2 > 0
+        penalties=("l2",),  # its l1 form is sklearn.liblinear_l1 (primal only, no l2 term)
         params=LiblinearParams,
         multiclass=("ovr",),  # no multinomial form: it refuses K ≥ 3 classes
         # random_state shuffles the dual CD's coordinates; TRON is deterministic (checked
@@ -98,8 +98,18 @@ SPECS: tuple[SolverSpec, ...] = (
         "Defazio, Bach & Lacoste-Julien 2014 (SAGA)",
         "saga",
         losses=("logistic",),
-        penalties=("l2", "elastic_net"),
+        penalties=("l2", "elastic_net", "l1"),
         multiclass=("ovr", "multinomial"),
+    ),
+    _peer(
+        "sklearn.liblinear_l1",
+        "scikit-learn LogisticRegression(solver='liblinear', l1_ratio=1)",
+        "Fan et al. 2008 (LIBLINEAR); Yuan, Ho & Lin 2012 (newGLMNET, l1-regularized)",
+        "liblinear_l1",
+        losses=("logistic",),
+        penalties=("l1",),  # liblinear's l1 form has no l2 term; primal (dual=False) only
+        multiclass=("ovr",),  # no multinomial form
+        # random_state: newGLMNET's inner coordinate descent shuffles its coordinates
     ),
     _peer(
         "sklearn.ridge",
@@ -115,10 +125,11 @@ SPECS: tuple[SolverSpec, ...] = (
     ),
     _peer(
         "sklearn.elastic_net",
-        "scikit-learn ElasticNet (cyclic coordinate descent)",
+        "scikit-learn ElasticNet / Lasso (cyclic coordinate descent)",
         "Friedman, Hastie & Tibshirani 2010 (glmnet's coordinate descent)",
         "elastic_net",
         losses=("squared",),
+        penalties=("l2", "elastic_net", "l1"),  # l2 = 0: l1_ratio = 1, scikit-learn's Lasso
         seeded=False,  # random_state applies to selection="random"; the adapter keeps cyclic
         multiclass=("ovr",),  # the K targets ±1 at once
     ),

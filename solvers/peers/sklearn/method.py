@@ -5,13 +5,17 @@ Weight mappings to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖
 
 - ``LogisticRegression`` minimizes C Σ log(1 + exp(−bᵢaᵢᵀw)) + r‖w‖₁ + (1 − r)/2‖w‖²; P times
   1/(l1 + l2) is that with **C = 1/(n·(l1 + l2)), r = l1_ratio = l1/(l1 + l2)** (l2 alone:
-  C = 1/(n·l2), l1_ratio = 0; ``penalty`` is deprecated since scikit-learn 1.8). Budget
+  C = 1/(n·l2), l1_ratio = 0; l1 alone, l2 = 0: C = 1/(n·l1), l1_ratio = 1; ``penalty`` is
+  deprecated since scikit-learn 1.8). liblinear's l1 form is its primal newGLMNET
+  (``dual=False``, sklearn.liblinear_l1), its l2 form dual CD or TRON. Budget
   ``max_iter``: liblinear's outer iterations (dual: passes over the samples; primal: Newton
   steps), lbfgs's and newton-cholesky's iterations, sag's and saga's epochs.
 - ``Ridge`` minimizes ‖b − Aw‖² + α‖w‖² = 2n·P with **α = n·l2**. Budget: lsqr's
   iterations, sag's and saga's epochs; cholesky is direct (one fit).
 - ``ElasticNet`` minimizes 1/(2n)‖b − Aw‖² + αρ‖w‖₁ + α(1 − ρ)/2‖w‖² = P with
-  **α = l1 + l2, ρ = l1_ratio = l1/(l1 + l2)**. Budget: coordinate-descent epochs.
+  **α = l1 + l2, ρ = l1_ratio = l1/(l1 + l2)**; l2 = 0 makes it scikit-learn's ``Lasso``
+  (ρ = 1, α = l1: ``Lasso`` is ``ElasticNet`` with l1_ratio = 1). Budget: coordinate-descent
+  epochs.
 
 K-class problems (X of shape (d, K), ``Problem.coef_shape``; the labels handed over are the
 class indices 0..K−1, so ``coef_``'s rows are the classes in our order):
@@ -96,6 +100,8 @@ def _logistic(solver: str) -> RefitPeer:
         options = {}
         if isinstance(params, LiblinearParams):
             options["dual"] = params.formulation == "dual"
+        elif solver == "liblinear":  # l1: liblinear's primal newGLMNET, its only l1 form
+            options["dual"] = False
 
         def make(budget: int) -> Any:
             estimator = LogisticRegression(
@@ -117,6 +123,7 @@ def _logistic(solver: str) -> RefitPeer:
 
 
 liblinear = _logistic("liblinear")
+liblinear_l1 = _logistic("liblinear")
 lbfgs = _logistic("lbfgs")
 newton_cholesky = _logistic("newton-cholesky")
 sag = _logistic("sag")
