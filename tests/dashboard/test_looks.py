@@ -133,7 +133,9 @@ def closest(looks: dict[str, style.Look]) -> tuple[float, float]:
 def test_twenty_settings_each_a_look_of_their_own_apart_for_every_reader(name, spec):
     pairs = _figure(spec)
     looks = style.setting_styles(pairs)
-    assert len(looks) == len(pairs) == 20 or name == "the issue's sweep"
+    # figures built from the catalogue grow with it (24 solvers: 25 settings, 8 of sklearn)
+    grows = ("the issue's sweep", "every solver", "scikit-learn twice")
+    assert len(looks) == len(pairs) == 20 or name in grows
     assert len(set(looks.values())) == len(looks)  # never a repeated (colour, dash)
     same, _ = closest(looks)
     assert same >= SAME_STYLE_FLOOR, (name, same)
