@@ -200,7 +200,13 @@ class ObjectiveSpec(_Strict):
         description="l2 weight: l2/2·‖x‖² (0 with l1 > 0: the Lasso, l1-logistic; solvers "
         "that need strong convexity refuse it)",
     )
-    l1: float = Field(0.0, ge=0, le=1e6, description="l1 weight: l1·‖x‖₁ (elastic net if > 0)")
+    l1: float = Field(
+        0.0,
+        ge=0,
+        le=1e6,
+        validate_default=True,  # l2 = 0 with l1 left out is a 422 at l1 too
+        description="l1 weight: l1·‖x‖₁ (elastic net if > 0)",
+    )
     multiclass: Multiclass | None = Field(
         None,
         description="a K-class problem on the labels as read: ovr (one-vs-rest, K binary "
@@ -455,7 +461,7 @@ class SweepSpec(_Strict):
         "l1-logistic), and the solvers that need l2 > 0 skip those objectives",
     )
     l1: list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]] = Field(
-        [0.0], min_length=1, max_length=1000
+        [0.0], min_length=1, max_length=1000, validate_default=True
     )
     solvers: list[SolverChoice | Annotated[Text, Field(min_length=1, max_length=64)]] = Field(
         min_length=1, max_length=1000

@@ -57,6 +57,7 @@ def test_a_solver_that_needs_strong_convexity_refuses_l2_zero_by_name(api, solve
     "fields,loc,words",
     [
         ({"l2": 0.0, "l1": 0.0}, ["body", "l1"], ["l1 and l2 are both 0"]),
+        ({"l2": 1e-400, "l1": 0.0}, ["body", "l1"], ["l1 and l2 are both 0"]),
         ({"l2": -1e-3}, ["body", "l2"], ["greater than or equal to 0"]),
         ({"l2": "NaN"}, ["body", "l2"], []),
     ],
@@ -83,6 +84,15 @@ def test_a_sweep_over_l2_zero_skips_the_solvers_that_need_l2(api):
     assert counts["primal_cd"]["jobs"] == 2 and counts["primal_cd"]["skipped"] == 0
     assert counts["dual_cd"]["jobs"] == 1 and counts["dual_cd"]["skipped"] == 1
     assert body["n_jobs"] == 3 == queued(settings)
+
+
+def test_l2_zero_with_l1_left_out_is_a_422_at_l1_not_a_500(api):
+    client, settings = api
+    body = {"dataset": "tiny", "loss": "squared", "l2": 0.0, "solver": "agd"}
+    refused(client.post("/api/v1/jobs", json=body), ["body", "l1"], "both 0")
+    sweep = {"datasets": ["tiny"], "losses": ["squared"], "l2": [0.0], "solvers": ["agd"]}
+    refused(client.post("/api/v1/sweeps", json=sweep), ["body", "l1"], "both 0")
+    nothing_stored(client, settings)
 
 
 def test_a_sweep_that_pairs_l2_zero_with_l1_zero_is_refused(api):
