@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.abc import PQGen
-from sqlalchemy import Engine, Select, create_engine, event, func, select
+from sqlalchemy import Connection, Engine, Select, create_engine, event, func, select
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -186,6 +186,22 @@ def session_scope(url: str) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def connection(url: str) -> Iterator[Connection]:
+    """``engine_for(url).connect()`` whose connection is dropped, not rolled back, when an
+    exception leaves it: a signal's (a soft time limit) may have cut an answer short, and
+    rolling back on that connection fails ("another command is already in progress") and
+    would replace the interrupting error with its own."""
+    conn = engine_for(url).connect()
+    try:
+        yield conn
+    except BaseException:
+        conn.invalidate()
+        raise
+    finally:
+        conn.close()
 
 
 def _roll_back(session: Session) -> None:

@@ -30,7 +30,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
 from faceoff.core import summaries
-from faceoff.core.db import brief, engine_for, is_unavailable, session_scope
+from faceoff.core.db import brief, connection, is_unavailable, session_scope
 from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
 from faceoff.core.models import (
@@ -478,7 +478,7 @@ def untake(url: str, job_ids: list[int]) -> None:
 
 def ping(url: str) -> None:
     """Raise unless the database answers."""
-    with engine_for(url).connect() as conn:
+    with connection(url) as conn:
         conn.execute(select(1))
 
 
@@ -512,7 +512,7 @@ class CancelCheck:
                 Job.id == self.claim.job_id
             )
             try:
-                with engine_for(self.url).connect() as conn:
+                with connection(self.url) as conn:
                     row = conn.execute(query).one_or_none()
             except Exception as err:
                 if not is_unavailable(err):

@@ -7,7 +7,7 @@ import signal
 import pytest
 from sqlalchemy import select, text
 
-from faceoff.core.db import page, read_session, session_scope
+from faceoff.core.db import connection, page, read_session, session_scope
 from faceoff.core.models import Dataset, TracePoint
 from tests.dashboard import factories
 
@@ -57,12 +57,15 @@ class Interrupted(Exception):
     """What a signal handler raises, as Celery's soft time limit does."""
 
 
+@pytest.mark.parametrize("scope", ["session", "connection"])
 def test_a_statement_interrupted_by_a_signal_keeps_its_error_and_drops_its_connection(
-    postgres_url,
+    postgres_url, scope
 ):
     """A soft time limit's signal arrives while PostgreSQL is answering: the rollback of
     the interrupted connection fails (it is mid-answer), yet the caller sees the signal's
-    error, not the rollback's, and the next session gets a working connection."""
+    error, not the rollback's, and the next session gets a working connection. The same
+    for a bare connection (the worker's cancel checks: before, their ``with connect()``
+    answered "another command is already in progress" instead of the soft time limit)."""
 
     def interrupt(_signum, _frame):
         raise Interrupted
@@ -70,11 +73,18 @@ def test_a_statement_interrupted_by_a_signal_keeps_its_error_and_drops_its_conne
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.3)
-        with pytest.raises(Interrupted), session_scope(postgres_url) as session:
-            session.execute(text("SELECT pg_sleep(3)"))
+        with pytest.raises(Interrupted):
+            if scope == "session":
+                with session_scope(postgres_url) as session:
+                    session.execute(text("SELECT pg_sleep(3)"))
+            else:
+                with connection(postgres_url) as conn:
+                    conn.execute(text("SELECT pg_sleep(3)"))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     for _ in range(3):  # whichever pooled connection it gets
         with session_scope(postgres_url) as session:
             assert session.execute(text("SELECT 1")).scalar() == 1
+        with connection(postgres_url) as conn:
+            assert conn.execute(text("SELECT 1")).scalar() == 1
