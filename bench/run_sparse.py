@@ -90,6 +90,27 @@ def problems(names: list[str]) -> list[Problem]:
     return out
 
 
+def races(names: list[str], losses: list[str]):
+    """(problem item, loss, its problem at l1 = 1, l2 = 0) of every race: the logistic loss
+    on ±1 labels only, the squared loss on regression targets (the synthetic's own)."""
+    from faceoff.solvers.problem import build_problem
+
+    for item in problems(names):
+        for loss in losses:
+            if loss == "logistic" and not np.all(np.abs(item.b) == 1):
+                continue  # regression targets: the Lasso only
+            if loss == "squared" and item.name.endswith("(±1)"):
+                continue
+            yield item, loss, build_problem(item.data, item.b, loss, l1=1.0, l2=0.0)
+
+
+def fastest(cells: dict, peers: bool) -> str | None:
+    """The fastest of our solvers (``peers`` False) or of the peers among ``cells``, of
+    those that reached the target; None if none did."""
+    reached = [k for k, v in cells.items() if is_peer(k) == peers and v["best"] is not None]
+    return min(reached, key=lambda k: cells[k]["best"], default=None)
+
+
 def is_peer(solver: str) -> bool:
     return solver.split(".")[0] in PEER_LIBRARIES
 
@@ -106,12 +127,6 @@ def contenders(loss: str, only: list[str] | None) -> list[str]:
         and spec.unavailable_reason() is None
         and (only is None or name in only)
     ]
-
-
-def lambda_max(problem) -> float:
-    n = problem.n_samples
-    derivs = problem.loss_derivs(np.zeros(n))
-    return float(np.abs(problem.data.rmatvec(derivs)).max()) / n
 
 
 def time_to_target(solver: str, problem, p_star: float, seconds: float) -> dict:
@@ -168,13 +183,11 @@ def report(rows: list[dict], env: dict, command: str) -> list[str]:
     ]
     table = []
     for row in rows:
-        ours = {k: v for k, v in row["cells"].items() if not is_peer(k) and v["best"] is not None}
-        peers = {k: v for k, v in row["cells"].items() if is_peer(k) and v["best"] is not None}
-        best_ours = min(ours, key=lambda k: ours[k]["best"]) if ours else None
-        best_peer = min(peers, key=lambda k: peers[k]["best"]) if peers else None
+        cells = row["cells"]
+        best_ours, best_peer = fastest(cells, peers=False), fastest(cells, peers=True)
         ratio = (
-            ours[best_ours]["best"] / peers[best_peer]["best"]
-            if best_ours and best_peer and peers[best_peer]["best"] > 0
+            cells[best_ours]["best"] / cells[best_peer]["best"]
+            if best_ours and best_peer and cells[best_peer]["best"] > 0
             else math.nan
         )
         table.append(
@@ -183,8 +196,8 @@ def report(rows: list[dict], env: dict, command: str) -> list[str]:
                 row["loss"],
                 f"λmax/{row['fraction']:g}",
                 str(row["nnz"]),
-                f"{best_ours} {_seconds(ours[best_ours])}" if best_ours else "—",
-                f"{best_peer} {_seconds(peers[best_peer])}" if best_peer else "—",
+                f"{best_ours} {_seconds(cells[best_ours])}" if best_ours else "—",
+                f"{best_peer} {_seconds(cells[best_peer])}" if best_peer else "—",
                 f"{ratio:.2f}",
                 f"{row['load']:.1f}",
             ]
@@ -283,35 +296,29 @@ def our_path(solver: str, problem, grid: np.ndarray, repeats: int, seconds: floa
     return {"best": min(times), "spread": max(times) / min(times), "converged": converged}
 
 
+def _path_cell(name: str, cell: dict) -> str:
+    tol = f", tol {cell['tol']:g}" if cell.get("tol") else ""
+    return f"{name} {cell['best']:.3f} (×{cell['spread']:.2f}{tol})"
+
+
 def run_paths(args, env: dict, command: str) -> list[str]:
     from faceoff.solvers.catalogue import catalogue
     from faceoff.solvers.path import default_grid
-    from faceoff.solvers.problem import build_problem
 
     rows = []
-    for item in problems(args.datasets.split(",")):
-        for loss in args.losses.split(","):
-            if loss == "logistic" and not np.all(np.abs(item.b) == 1):
-                continue
-            if loss == "squared" and item.name.endswith("(±1)"):
-                continue
-            problem = build_problem(item.data, item.b, loss, l1=1.0, l2=0.0)
-            grid = default_grid(problem, PATH_LAMBDAS, PATH_RATIO)
-            load_now = os.getloadavg()[0]
-            cells = {}
-            ours = [
-                name
-                for name, spec in catalogue().items()
-                if spec.warm_start and "l1" in spec.penalties and loss in spec.losses
-            ]
-            for solver in ours if args.solvers is None else args.solvers.split(","):
-                if solver in ours:
-                    cells[solver] = our_path(solver, problem, grid, args.repeats, args.seconds)
-                    log(f"{item.name} {loss} path {solver}: {cells[solver]}")
-            for name in PEER_PATHS.get(loss, ()):
-                cells[name] = peer_path(name, loss, problem, grid, args.repeats)
-                log(f"{item.name} {loss} path {name}: {cells[name]}")
-            rows.append({"dataset": item.name, "loss": loss, "cells": cells, "load": load_now})
+    only = args.solvers.split(",") if args.solvers else None
+    for item, loss, problem in races(args.datasets.split(","), args.losses.split(",")):
+        grid = default_grid(problem, PATH_LAMBDAS, PATH_RATIO)
+        load_now = os.getloadavg()[0]
+        cells = {}
+        for solver in contenders(loss, only):
+            if catalogue()[solver].warm_start:  # our solvers that follow a path
+                cells[solver] = our_path(solver, problem, grid, args.repeats, args.seconds)
+                log(f"{item.name} {loss} path {solver}: {cells[solver]}")
+        for name in PEER_PATHS.get(loss, ()):
+            cells[name] = peer_path(name, loss, problem, grid, args.repeats)
+            log(f"{item.name} {loss} path {name}: {cells[name]}")
+        rows.append({"dataset": item.name, "loss": loss, "cells": cells, "load": load_now})
     lines = [
         "# Sparse models: 50-λ paths (issue 40)",
         "",
@@ -327,23 +334,16 @@ def run_paths(args, env: dict, command: str) -> list[str]:
     ]
     table = []
     for row in rows:
-        ours = {k: v for k, v in row["cells"].items() if "." not in k and v["best"] is not None}
-        peers = {k: v for k, v in row["cells"].items() if "." in k and v["best"] is not None}
-        mine = min(ours, key=lambda k: ours[k]["best"]) if ours else None
-        theirs = min(peers, key=lambda k: peers[k]["best"]) if peers else None
-        ratio = ours[mine]["best"] / peers[theirs]["best"] if mine and theirs else math.nan
-
-        def cell(name, cells):
-            c = cells[name]
-            tol = f", tol {c['tol']:g}" if c.get("tol") else ""
-            return f"{name} {c['best']:.3f} (×{c['spread']:.2f}{tol})"
+        cells = row["cells"]
+        mine, theirs = fastest(cells, peers=False), fastest(cells, peers=True)
+        ratio = cells[mine]["best"] / cells[theirs]["best"] if mine and theirs else math.nan
 
         table.append(
             [
                 row["dataset"],
                 row["loss"],
-                cell(mine, ours) if mine else "—",
-                cell(theirs, peers) if theirs else "—",
+                _path_cell(mine, cells[mine]) if mine else "—",
+                _path_cell(theirs, cells[theirs]) if theirs else "—",
                 f"{ratio:.2f}",
                 f"{row['load']:.1f}",
             ]
@@ -393,51 +393,44 @@ def main(argv: list[str] | None = None) -> int:
             write_results("sparse_path.md", lines)
         return 0
     from faceoff.solvers.catalogue import catalogue
+    from faceoff.solvers.path import lambda_max
     from faceoff.solvers.problem import build_problem
 
     env = environment()
     only = args.solvers.split(",") if args.solvers else None
     certifier = next(name for name in CERTIFIERS if name in catalogue())
     rows = []
-    for item in problems(args.datasets.split(",")):
-        for loss in args.losses.split(","):
-            if loss == "logistic" and not np.all(np.abs(item.b) == 1):
-                continue  # regression targets: the Lasso only
-            if loss == "squared" and item.name.endswith("(±1)"):
+    for item, loss, unit in races(args.datasets.split(","), args.losses.split(",")):
+        lmax = lambda_max(unit)
+        for fraction in (float(f) for f in args.fractions.split(",")):
+            problem = build_problem(item.data, item.b, loss, l1=lmax / fraction, l2=0.0)
+            pstar = certify_pstar(problem, 300.0, certifier)
+            if not pstar.usable:
+                log(f"{item.name} {loss} λmax/{fraction:g}: P* gap {pstar.rel_gap:.1e}, skip")
                 continue
-            unit = build_problem(item.data, item.b, loss, l1=1.0, l2=0.0)
-            lmax = lambda_max(unit)
-            for fraction in (float(f) for f in args.fractions.split(",")):
-                problem = build_problem(item.data, item.b, loss, l1=lmax / fraction, l2=0.0)
-                pstar = certify_pstar(problem, 300.0, certifier)
-                if not pstar.usable:
-                    log(f"{item.name} {loss} λmax/{fraction:g}: P* gap {pstar.rel_gap:.1e}, skip")
-                    continue
-                log(f"{item.name} {loss} λmax/{fraction:g}: P* {pstar.p_star:.12g}")
-                load_now = os.getloadavg()[0]
-                cells = {}
-                for solver in contenders(loss, only):
-                    cells[solver] = measure(
-                        solver, problem, pstar.p_star, args.repeats, args.seconds
-                    )
-                    log(f"  {solver:28s} {_seconds(cells[solver])}")
-                best = min(
-                    (c["runs"][0]["nnz"] for c in cells.values() if c["best"] is not None),
-                    default=-1,
-                )
-                rows.append(
-                    {
-                        "dataset": item.name,
-                        "note": item.note,
-                        "loss": loss,
-                        "fraction": fraction,
-                        "l1": lmax / fraction,
-                        "p_star": pstar.p_star,
-                        "nnz": best,
-                        "cells": cells,
-                        "load": load_now,
-                    }
-                )
+            log(f"{item.name} {loss} λmax/{fraction:g}: P* {pstar.p_star:.12g}")
+            load_now = os.getloadavg()[0]
+            cells = {}
+            for solver in contenders(loss, only):
+                cells[solver] = measure(solver, problem, pstar.p_star, args.repeats, args.seconds)
+                log(f"  {solver:28s} {_seconds(cells[solver])}")
+            best = min(
+                (c["runs"][0]["nnz"] for c in cells.values() if c["best"] is not None),
+                default=-1,
+            )
+            rows.append(
+                {
+                    "dataset": item.name,
+                    "note": item.note,
+                    "loss": loss,
+                    "fraction": fraction,
+                    "l1": lmax / fraction,
+                    "p_star": pstar.p_star,
+                    "nnz": best,
+                    "cells": cells,
+                    "load": load_now,
+                }
+            )
     command = "python -m bench.run_sparse " + " ".join(argv or sys.argv[1:])
     out = REPO / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ the run at the next trace point and still prints the summary).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -137,10 +138,14 @@ def _add_solve(commands: argparse._SubParsersAction) -> None:
     _add_data_arguments(solve.add_argument_group("data (one of --data, --synthetic)"))
     _add_problem_arguments(solve.add_argument_group("problem"))
     _add_solver_arguments(solve.add_argument_group("solver"))
-    solve.add_argument(
+    _add_debug(solve)
+    solve.set_defaults(handler=_solve)
+
+
+def _add_debug(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
         "--debug", action="store_true", help="print the traceback of a solver that fails"
     )
-    solve.set_defaults(handler=_solve)
 
 
 def _add_path(commands: argparse._SubParsersAction) -> None:
@@ -169,25 +174,42 @@ def _add_path(commands: argparse._SubParsersAction) -> None:
         default=1e-3,
         help="the smallest weight over λ_max (default 1e-3)",
     )
-    grid.add_argument("--lambdas", help="comma-separated l1 weights > 0, in this order")
-    _add_solver_arguments(path.add_argument_group("solver (its stop rules apply to each λ)"))
-    path.add_argument(
-        "--debug", action="store_true", help="print the traceback of a solver that fails"
+    grid.add_argument(
+        "--lambdas", type=_weights, help="comma-separated l1 weights > 0, in this order"
     )
+    _add_solver_arguments(path.add_argument_group("solver (its stop rules apply to each λ)"))
+    _add_debug(path)
     path.set_defaults(handler=_path)
 
 
 def _integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An integer in [low, high], written in the digits 0-9 (solvers.integers)."""
+
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = int_text(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            value = low - 1
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got {value}")
+            raise argparse.ArgumentTypeError(
+                f"expected an integer in [{low}, {high}], got {text!r}"
+            )
         return value
 
     return parse
+
+
+def _weights(text: str) -> list[float]:
+    """Comma-separated l1 weights, each a finite number > 0."""
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated l1 weights, each a number > 0, got {text!r}"
+        )
+    return values
 
 
 def _add_data_arguments(source: argparse._ArgumentGroup) -> None:

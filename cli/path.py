@@ -4,25 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import traceback
 
 from faceoff.cli import InputError
-
-
-def grid_of(args: argparse.Namespace) -> list[float] | None:
-    """The explicit grid of ``--lambdas`` (None: λ_max·geomspace(1, --ratio, --n-lambdas))."""
-    if args.lambdas is None:
-        return None
-    try:
-        values = [float(v) for v in args.lambdas.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--lambdas {args.lambdas!r} is not comma-separated numbers") from None
-    bad = [v for v in values if not (math.isfinite(v) and v > 0)]
-    if not values or bad:
-        raise InputError(f"--lambdas: every l1 weight must be a number > 0, got {bad or values}")
-    return values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,18 +19,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--l1 is what the path varies: give the grid with --n-lambdas and --ratio, or --lambdas"
         )
-    grid = grid_of(args)
     args.l1 = 1.0  # a placeholder weight for the checks: each λ of the grid replaces it
     from faceoff.cli.solve import build_request
     from faceoff.solvers.catalogue import catalogue
+    from faceoff.solvers.path import warm_start_error
 
-    spec = catalogue().get(args.solver)
-    if spec is not None and not spec.warm_start:
-        takers = ", ".join(name for name, s in catalogue().items() if s.warm_start)
-        raise InputError(
-            f"solver {args.solver!r} does not start from a given point, so it cannot follow "
-            f"a warm-started path; solvers that do: {takers}"
-        )
+    error = warm_start_error(args.solver) if args.solver in catalogue() else None
+    if error is not None:  # before the data are read
+        raise InputError(error)
     request = build_request(args)
     from rich.console import Console
     from rich.progress import Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
@@ -57,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     problem = request.problem
     try:
-        weights = default_grid(problem, args.n_lambdas, args.ratio) if grid is None else grid
+        grid = args.lambdas  # --lambdas, checked by its parser; else the default grid
+        weights = grid if grid is not None else default_grid(problem, args.n_lambdas, args.ratio)
     except ValueError as err:
         raise InputError(str(err)) from None
     stop = StopRules(args.max_epochs, args.max_seconds, args.tol)

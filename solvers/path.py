@@ -28,23 +28,34 @@ from faceoff.solvers.trace import StopRules, TracePoint
 DEFAULT_LAMBDAS = 50
 DEFAULT_RATIO = 1e-3
 MAX_LAMBDAS = 1000
-_INTERCEPT_NEWTON_STEPS = 50
+_INTERCEPT_TOL = 1e-14  # |1/n Σ φ'(c)| at which the intercept alone is optimal
+_INTERCEPT_STEPS = 10_000
 
 
 def intercept_only(problem: Problem) -> float:
-    """The optimal intercept of the model with no feature, argmin_c 1/n Σ φ(c, bᵢ)
-    (Newton's method on the mean loss: the mean of b for the squared loss)."""
-    n = problem.n_samples
-    c = 0.0
-    for _ in range(_INTERCEPT_NEWTON_STEPS):
-        margins = np.full(n, c)
-        derivs = problem.loss_derivs(margins)
-        g = float(derivs.mean())
-        if abs(g) <= 1e-15:
+    """The optimal intercept of the model with no feature, argmin_c 1/n Σ φ(c, bᵢ), by
+    gradient steps 1/β on that β-smooth mean (one step for the squared loss: the mean of
+    b), until its derivative is ≤ 1e-14."""
+    margins = np.zeros(problem.n_samples)
+    for _ in range(_INTERCEPT_STEPS):
+        g = float(problem.loss_derivs(margins).mean())
+        if abs(g) <= _INTERCEPT_TOL:
             break
-        step = 1.0 / problem.smoothness  # the 1/β step: always descends
-        c -= g * step
-    return c
+        margins -= g / problem.smoothness
+    return float(margins[0]) if margins.size else 0.0
+
+
+def warm_start_error(solver: str) -> str | None:
+    """Why ``solver`` cannot follow a warm-started path (None if it can)."""
+    from faceoff.solvers.catalogue import catalogue
+
+    if catalogue()[solver].warm_start:
+        return None
+    takers = ", ".join(name for name, spec in catalogue().items() if spec.warm_start)
+    return (
+        f"solver {solver!r} does not start from a given point, so it cannot follow a "
+        f"warm-started path; solvers that do: {takers}"
+    )
 
 
 def lambda_max(problem: Problem) -> float:
@@ -129,14 +140,9 @@ def solve_path(
     (default :func:`default_grid`), in order, each from the previous solution. ``stop``
     applies to each λ; ``on_point`` receives the path's points (seq and time running on),
     ``on_step`` each λ once done."""
-    from faceoff.solvers.catalogue import get_spec
-
-    if not get_spec(solver).warm_start:
-        raise ValueError(
-            f"solver {solver!r} does not start from a given point, so it cannot follow a "
-            "warm-started path; solvers that do: "
-            + ", ".join(name for name, s in _catalogue().items() if s.warm_start)
-        )
+    error = warm_start_error(solver)
+    if error is not None:
+        raise ValueError(error)
     top = lambda_max(problem)
     weights = default_grid(problem) if grid is None else check_grid(grid)
     stop = stop or StopRules()
@@ -181,9 +187,3 @@ def solve_path(
         start = result.x
     assert result is not None  # the grid holds at least one λ
     return PathResult(solver, top, steps, trace, result.x)
-
-
-def _catalogue() -> dict:
-    from faceoff.solvers.catalogue import catalogue
-
-    return catalogue()

@@ -116,7 +116,8 @@ def test_cli_path_prints_one_line_per_lambda_and_a_summary(capsys, tmp_path):
     assert out[0]["nnz"] == 0 and out[-1]["n_lambdas"] == 5
     assert main([*args, "--l1", "0.1"]) == 2
     assert "--l1 is what the path varies" in capsys.readouterr().err
-    assert main([*args, "--lambdas", "0.1,-1"]) == 2
-    assert "> 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # the parser's: before anything is read
+        main([*args, "--lambdas", "0.1,-1"])
+    assert refused.value.code == 2 and "each a number > 0" in capsys.readouterr().err
     assert main([*args[:-1], "dual_cd", "--l2", "1e-3"]) == 2
     assert "cannot follow a warm-started path" in capsys.readouterr().err

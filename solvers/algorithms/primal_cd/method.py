@@ -499,11 +499,7 @@ class PrimalCD(PrimalMethod):
     def start_from(self, x0: np.ndarray) -> None:
         """Start from x0 (a path's previous solution): x and its margins Ax."""
         self.x[...] = x0
-        self.state.Ax[...] = (
-            self.problem.margins(x0)
-            if self.problem.multiclass is None
-            else (self.problem.data.matvec(x0))
-        )
+        self.state.Ax[...] = self.problem.margins(x0)
 
     def run(self, n_updates: int) -> int:
         if not self.intercept:
