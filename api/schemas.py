@@ -152,6 +152,36 @@ class TracePointPublic(_Public):
     extras: dict[str, Any]
 
 
+class PathStepPublic(_Public):
+    """One λ of a regularization path: its last trace point so far."""
+
+    index: int = Field(description="position in the grid")
+    l1: float
+    ratio: Measured = Field(description="l1 / λ_max")
+    seconds: Measured = Field(description="this λ's solver time")
+    time_s: Measured = Field(description="the path's solver time at this λ's end")
+    epochs: Measured = Field(description="this λ's passes over the data")
+    primal: Measured
+    gap: Measured
+    gap_rel: Measured = Field(description="gap / max(1, |primal|), the stop rules' tol")
+    nnz: int = Field(description="support size of this λ's solution")
+    points: int = Field(description="this λ's trace points")
+
+
+class PathPublic(BaseModel):
+    """A path job's λs (core.paths: read from its trace)."""
+
+    job_id: int
+    status: str
+    solver: str
+    lambda_max: Measured = Field(description="‖Aᵀφ'(A·0)‖∞/n: the model is empty from it on")
+    n_lambdas: int = Field(description="λs in the grid")
+    tol: float = Field(description="relative duality gap each λ is solved to")
+    seconds: Measured = Field(description="the path's solver time so far")
+    reached: bool = Field(description="every λ of the grid has a relative gap ≤ tol")
+    steps: list[PathStepPublic]
+
+
 class TracePublic(BaseModel):
     job_id: int
     status: str

@@ -8,13 +8,12 @@ the run at the next trace point and still prints the summary).
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from faceoff.cli import InputError, positive_int
+from faceoff.cli import InputError, add_grid_arguments, positive_int
 from faceoff.cli.plugin import add_plugin_commands
 from faceoff.cli.retention import add_prune_command
 from faceoff.cli.service import URL_HELP, add_service_commands
@@ -29,6 +28,8 @@ from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     MULTICLASS_NAMES,
     NORMALIZATION_NAMES,
+    PATH_LAMBDAS,
+    PATH_RATIO,
     SMOOTHED_LOSS_NAMES,
 )
 
@@ -160,56 +161,16 @@ def _add_path(commands: argparse._SubParsersAction) -> None:
     )
     _add_data_arguments(path.add_argument_group("data (one of --data, --synthetic)"))
     _add_problem_arguments(path.add_argument_group("problem (--l1: the grid's)"))
-    grid = path.add_argument_group("grid: λ_max·geomspace(1, RATIO, N), or --lambdas")
-    grid.add_argument(
-        "--n-lambdas",
-        type=_integer_in(2, 1000),
-        default=50,
-        metavar="N",
-        help="weights in the grid (default 50)",
+    add_grid_arguments(
+        path.add_argument_group("grid: λ_max·geomspace(1, RATIO, N), or --lambdas"),
+        n_lambdas=PATH_LAMBDAS,
+        ratio_=PATH_RATIO,
     )
-    grid.add_argument(
-        "--ratio",
-        type=_number(lambda v: 0 < v < 1, "a number in (0, 1)"),
-        default=1e-3,
-        help="the smallest weight over λ_max (default 1e-3)",
+    _add_solver_arguments(
+        path.add_argument_group("solver (tol, max epochs: each λ's; max seconds: the path's)")
     )
-    grid.add_argument(
-        "--lambdas", type=_weights, help="comma-separated l1 weights > 0, in this order"
-    )
-    _add_solver_arguments(path.add_argument_group("solver (its stop rules apply to each λ)"))
     _add_debug(path)
     path.set_defaults(handler=_path)
-
-
-def _integer_in(low: int, high: int) -> Callable[[str], int]:
-    """An integer in [low, high], written in the digits 0-9 (solvers.integers)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int_text(text)
-        except ValueError:
-            value = low - 1
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"expected an integer in [{low}, {high}], got {text!r}"
-            )
-        return value
-
-    return parse
-
-
-def _weights(text: str) -> list[float]:
-    """Comma-separated l1 weights, each a finite number > 0."""
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated l1 weights, each a number > 0, got {text!r}"
-        )
-    return values
 
 
 def _add_data_arguments(source: argparse._ArgumentGroup) -> None:

@@ -21,8 +21,7 @@ def run(args: argparse.Namespace) -> int:
         )
     args.l1 = 1.0  # a placeholder weight for the checks: each λ of the grid replaces it
     from faceoff.cli.solve import build_request
-    from faceoff.solvers.catalogue import catalogue
-    from faceoff.solvers.path import warm_start_error
+    from faceoff.solvers.catalogue import catalogue, warm_start_error
 
     error = warm_start_error(args.solver) if args.solver in catalogue() else None
     if error is not None:  # before the data are read

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from faceoff.cli import InputError
+from faceoff.cli import InputError, add_grid_arguments
 from faceoff.cli.up import print_fairness
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import (
@@ -85,6 +85,16 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="fit an unpenalized intercept (binary and regression problems)",
     )
+    grid = submit.add_argument_group(
+        "a regularization path (--l1 left out): λ_max·geomspace(1, RATIO, N) or --lambdas"
+    )
+    grid.add_argument(
+        "--path",
+        action="store_true",
+        help="solve a warm-started path over l1 (any grid option implies it); its λs: "
+        "faceoff trace JOB --by-lambda",
+    )
+    add_grid_arguments(grid)
     submit.add_argument("--solver", required=True, help="see faceoff solvers")
     submit.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="repeatable"
@@ -140,6 +150,11 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     trace.add_argument("job_id", type=int, metavar="JOB")
     trace.add_argument("--follow", action="store_true", help="follow the job live")
     trace.add_argument("--max-points", type=int, default=30, help="rows of the table")
+    trace.add_argument(
+        "--by-lambda",
+        action="store_true",
+        help="a path job: one row per λ (l1, time, epochs, certified gap, support size)",
+    )
     trace.add_argument("--format", choices=("table", "json"), default="table")
     trace.set_defaults(handler=_guarded(_trace))
 
@@ -249,6 +264,9 @@ def job_spec(args: argparse.Namespace) -> dict[str, Any]:
             raise InputError(
                 f"--positive expects labels such as 1,2,3, got {args.positive!r}"
             ) from None
+    grid = {k: getattr(args, k) for k in ("n_lambdas", "ratio", "lambdas")}
+    if args.path or any(v is not None for v in grid.values()):
+        spec["path"] = {k: v for k, v in grid.items() if v is not None}
     stop = {k: getattr(args, k) for k in ("max_epochs", "max_seconds", "tol")}
     if any(v is not None for v in stop.values()):
         spec["stop"] = {k: v for k, v in stop.items() if v is not None}
@@ -466,6 +484,8 @@ def _trace(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         if args.follow:
             return _follow(client, args.job_id)
+        if args.by_lambda:
+            return _lambdas(client.path(args.job_id), args.format)
         trace = client.trace(args.job_id, max_points=max(args.max_points, 2))
     if args.format == "json":
         print(json.dumps(trace))
@@ -486,6 +506,35 @@ def _trace(args: argparse.Namespace) -> int:
             _number(point["dual"], ".10g"),
             _number(point["gap"], ".3e"),
             str(point["nnz_x"]),
+        )
+    Console().print(table)
+    return 0
+
+
+def _lambdas(path: dict[str, Any], fmt: str) -> int:
+    """A path job's λs (GET /jobs/{id}/path) as JSON or a table with its totals."""
+    if fmt == "json":
+        print(json.dumps(path))
+        return 0
+    steps = path["steps"]
+    reached = "every λ at tol" if path["reached"] else "not every λ at tol yet"
+    title = (
+        f"job {path['job_id']}: {path['status']}, {path['solver']}, {len(steps)} of "
+        f"{path['n_lambdas']} λs in {_number(path['seconds'], '.4g')} s ({reached}); "
+        f"λ_max = {_number(path['lambda_max'], '.6g')}"
+    )
+    table = Table(title=title)
+    for column in ("λ", "l1", "l1/λ_max", "seconds", "epochs", "gap/max(1,|P|)", "nnz"):
+        table.add_column(column, justify="right")
+    for step in steps:
+        table.add_row(
+            str(step["index"]),
+            _number(step["l1"], ".4g"),
+            _number(step["ratio"], ".3g"),
+            _number(step["seconds"], ".4g"),
+            _number(step["epochs"], ".4g"),
+            _number(step["gap_rel"], ".2e"),
+            str(step["nnz"]),
         )
     Console().print(table)
     return 0

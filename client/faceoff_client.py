@@ -174,6 +174,11 @@ class Client:
             params["max_points"] = max_points
         return self._request("GET", f"/jobs/{job_id}/trace", params=params)
 
+    def path(self, job_id: int) -> dict[str, Any]:
+        """A path job's λs so far: ``steps`` (l1, seconds, epochs, gap_rel, nnz, ...),
+        ``lambda_max``, ``seconds`` and ``reached`` (GET /jobs/{id}/path)."""
+        return self._request("GET", f"/jobs/{job_id}/path")
+
     def follow(self, job_id: int, after_seq: int = -1) -> Iterator[tuple[str, dict[str, Any]]]:
         """The job's live events: ``("point", trace point)`` and ``("status", job)``, until
         the job finishes."""

@@ -86,12 +86,13 @@ def content_objective(
     l2: float,
     multiclass: str | None = None,
     intercept: bool = False,
+    path: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What identifies the objective: the data's digest, the loss and the penalty weights
     (γ only for a loss that γ changes, the smoothed hinge), the K-class form of a K-class
-    problem and the intercept of one that fits it (only then, so that the other objectives
-    keep their keys)."""
-    identity = {
+    problem, the intercept of one that fits it and the λ grid of a path (only then, so that
+    the other objectives keep their keys)."""
+    identity: dict[str, Any] = {
         "data_hash": data_hash,
         "loss": loss,
         "gamma": float(gamma) if get_loss(loss).smoothed else None,
@@ -102,6 +103,8 @@ def content_objective(
         identity["multiclass"] = multiclass
     if intercept:
         identity["fit_intercept"] = True
+    if path is not None:
+        identity["path"] = path
     return identity
 
 
@@ -119,10 +122,13 @@ def content_objective_hash(
     l2: float,
     multiclass: str | None = None,
     intercept: bool = False,
+    path: dict[str, Any] | None = None,
 ) -> str:
     """The key of the objective's reference P* (and of a job's ``objective_hash`` once a
-    worker has built its problem)."""
-    return objective_key(content_objective(data_hash, loss, gamma, l1, l2, multiclass, intercept))
+    worker has built its problem; a path's has no P*, its λs' gaps certify it)."""
+    return objective_key(
+        content_objective(data_hash, loss, gamma, l1, l2, multiclass, intercept, path)
+    )
 
 
 # ---------------------------------------------------------------- the references resource
@@ -268,6 +274,7 @@ def reference_objective(job: Job) -> tuple[str, dict[str, Any]]:
         spec["l2"],
         spec.get("multiclass"),
         bool(spec.get("fit_intercept", False)),
+        spec.get("path"),
     )
     key = objective_key(identity)
     described = {**identity, "normalize": spec["normalize"], "positive": spec["positive"]}
@@ -288,6 +295,8 @@ def record_reference(session: Session, job: Job) -> Reference | None:
     """
     primal, gap = job.primal, job.gap
     if job.status != SUCCEEDED or primal is None or gap is None or job.data_hash is None:
+        return None
+    if job.spec.get("path") is not None:  # its last point is one λ's of many
         return None
     if not (math.isfinite(primal) and math.isfinite(gap)) or gap < 0:
         return None

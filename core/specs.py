@@ -30,16 +30,20 @@ from pydantic import (
     StrictBool,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from faceoff.core.machine import HOST_MAX_LENGTH, HOST_PATTERN
-from faceoff.solvers.catalogue import broken_plugins, catalogue
+from faceoff.solvers.catalogue import broken_plugins, catalogue, warm_start_error
 from faceoff.solvers.integers import int_text
 from faceoff.solvers.spec import ParamError, SupportError, show
 from faceoff.solvers.vocabulary import (
     LOSS_NAMES,
     MULTICLASS_NAMES,
     NORMALIZATION_NAMES,
+    PATH_LAMBDAS,
+    PATH_MAX_LAMBDAS,
+    PATH_RATIO,
     PENALTY_NAMES,
     SMOOTHED_LOSS_NAMES,
     form_error,
@@ -182,6 +186,54 @@ class StopSpec(_Strict):
     _check_finite = field_validator("max_epochs", "max_seconds", "tol")(_finite)
 
 
+PositiveWeight = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+
+
+class PathSpec(_Strict):
+    """A regularization path: the job solves the l1 weights of a grid in turn, each from the
+    previous one's solution (solvers.path). The grid is ``lambdas`` as given, or
+    λ_max·geomspace(1, ``ratio``, ``n_lambdas``) with λ_max computed from the data."""
+
+    n_lambdas: JsonInt | None = Field(
+        None,
+        ge=2,
+        le=PATH_MAX_LAMBDAS,
+        description=f"λs of the default grid (default {PATH_LAMBDAS})",
+    )
+    ratio: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        allow_inf_nan=False,
+        description=f"smallest λ ÷ λ_max of the default grid (default {PATH_RATIO:g})",
+    )
+    lambdas: list[PositiveWeight] | None = Field(
+        None,
+        min_length=1,
+        max_length=PATH_MAX_LAMBDAS,
+        description="the l1 weights themselves, solved in this order (instead of n_lambdas "
+        "and ratio)",
+    )
+
+    @model_validator(mode="after")
+    def _one_grid(self) -> PathSpec:
+        if self.lambdas is not None and (self.n_lambdas is not None or self.ratio is not None):
+            raise ValueError(
+                "give the grid as lambdas, or as n_lambdas and ratio (λ_max from the data), "
+                "not both"
+            )
+        if self.lambdas is None:
+            self.n_lambdas = PATH_LAMBDAS if self.n_lambdas is None else self.n_lambdas
+            self.ratio = PATH_RATIO if self.ratio is None else self.ratio
+        return self
+
+
+PATH_L1 = (
+    "l1 is what a path varies: leave it out (0) and give the grid in path (lambdas, or "
+    "n_lambdas and ratio)"
+)
+
+
 class ObjectiveSpec(_Strict):
     """What is minimized: the data (after transforms), the loss and the penalty weights."""
 
@@ -194,6 +246,12 @@ class ObjectiveSpec(_Strict):
     )
     loss: Loss
     gamma: Gamma = 1.0
+    path: PathSpec | None = Field(
+        None,
+        description="a regularization path over l1 (l2 fixed): the λ grid, each λ solved to "
+        "the stop rules' tol and max_epochs from the previous solution, max_seconds for the "
+        "whole path; absent: one l1",
+    )
     l2: float = Field(
         ge=0,
         le=1e6,
@@ -224,7 +282,14 @@ class ObjectiveSpec(_Strict):
     @field_validator("l1")
     @classmethod
     def _some_penalty(cls, l1: float, info: ValidationInfo) -> float:
-        # a 422 at l1 (l2 is declared, so validated, before it)
+        # a 422 at l1 (path and l2 are declared, so validated, before it); a path that
+        # failed its own checks is absent here, and its 422 says all there is to say
+        if "path" not in info.data:
+            return l1
+        if info.data["path"] is not None:
+            if l1 != 0:
+                raise ValueError(PATH_L1)
+            return l1
         if l1 == 0 and info.data.get("l2") == 0:
             raise ValueError(NO_PENALTY)
         return l1
@@ -251,7 +316,8 @@ class ObjectiveSpec(_Strict):
 
     @property
     def penalty(self) -> str:
-        return penalty_name(self.l1, self.l2)
+        """The penalty's name (a path's: that of its l1 weights > 0)."""
+        return penalty_name(1.0 if self.path is not None else self.l1, self.l2)
 
 
 # the largest share of the rows a random hold-out may take (the solver trains on the rest)
@@ -380,6 +446,9 @@ def canonical_job(spec: JobSpec, loc: tuple = ()) -> JobSpec:
         spec.multiclass,
         spec.fit_intercept,
     )
+    unwarmed = warm_start_error(spec.solver) if spec.path is not None else None
+    if unwarmed is not None:
+        raise SpecError((*loc, "solver"), unwarmed)
     positive = sorted(set(spec.positive)) if spec.positive is not None else None
     seed = spec.solver_seed if catalogue()[spec.solver].uses_seed(params) else None
     update = {"params": asdict(params), "positive": positive, "seed": seed}
@@ -393,8 +462,8 @@ def _digest(payload: dict) -> str:
 
 # fields stored and hashed only when set, so that specs and hashes made before they existed
 # stay the same: an unpinned job (host), a binary or regression problem (multiclass), no
-# intercept (fit_intercept false), no held-out metrics (test)
-_OMITTED_WHEN_NONE = ("host", "multiclass", "test")
+# intercept (fit_intercept false), no held-out metrics (test), one l1 (path)
+_OMITTED_WHEN_NONE = ("host", "multiclass", "test", "path")
 _OMITTED_WHEN_FALSE = ("fit_intercept",)
 
 
@@ -427,8 +496,9 @@ def objective_hash(spec: ObjectiveSpec) -> str:
     hold-out counts (its solver trains on the other rows); the registry's test split does
     not (the training data is the whole dataset)."""
     payload = spec.model_dump(mode="json", include=set(ObjectiveSpec.model_fields))
-    if payload.get("multiclass") is None:
-        payload.pop("multiclass", None)
+    for name in ("multiclass", "path"):
+        if payload.get(name) is None:
+            payload.pop(name, None)
     if payload.get("fit_intercept") is False:
         payload.pop("fit_intercept", None)
     if isinstance(spec, JobSpec) and isinstance(spec.test, RandomSplit):

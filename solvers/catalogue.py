@@ -272,3 +272,14 @@ def get_spec(name: str) -> SolverSpec:
     if name not in specs:
         raise ValueError(f"unknown solver {name!r}; accepted: {', '.join(specs)}")
     return specs[name]
+
+
+def warm_start_error(solver: str) -> str | None:
+    """Why ``solver`` cannot follow a warm-started path (None if it can)."""
+    if catalogue()[solver].warm_start:
+        return None
+    takers = ", ".join(name for name, spec in catalogue().items() if spec.warm_start)
+    return (
+        f"solver {solver!r} does not start from a given point, so it cannot follow a "
+        f"warm-started path; solvers that do: {takers}"
+    )

@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from faceoff.solvers.catalogue import warm_start_error
 from faceoff.solvers.penalties import ElasticNet
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.run import Result, solve
-from faceoff.solvers.trace import StopRules, TracePoint
+from faceoff.solvers.trace import CANCELLED, DIVERGED, MAX_SECONDS, StopRules, TracePoint
+from faceoff.solvers.vocabulary import PATH_LAMBDAS as DEFAULT_LAMBDAS
+from faceoff.solvers.vocabulary import PATH_MAX_LAMBDAS as MAX_LAMBDAS
+from faceoff.solvers.vocabulary import PATH_RATIO as DEFAULT_RATIO
 
-DEFAULT_LAMBDAS = 50
-DEFAULT_RATIO = 1e-3
-MAX_LAMBDAS = 1000
+_ENDS_PATH = (MAX_SECONDS, CANCELLED, DIVERGED)  # a λ that stopped so ends the path
 _INTERCEPT_TOL = 1e-14  # |1/n Σ φ'(c)| at which the intercept alone is optimal
 _INTERCEPT_STEPS = 10_000
 
@@ -43,19 +45,6 @@ def intercept_only(problem: Problem) -> float:
             break
         margins -= g / problem.smoothness
     return float(margins[0]) if margins.size else 0.0
-
-
-def warm_start_error(solver: str) -> str | None:
-    """Why ``solver`` cannot follow a warm-started path (None if it can)."""
-    from faceoff.solvers.catalogue import catalogue
-
-    if catalogue()[solver].warm_start:
-        return None
-    takers = ", ".join(name for name, spec in catalogue().items() if spec.warm_start)
-    return (
-        f"solver {solver!r} does not start from a given point, so it cannot follow a "
-        f"warm-started path; solvers that do: {takers}"
-    )
 
 
 def lambda_max(problem: Problem) -> float:
@@ -111,14 +100,16 @@ class PathStep:
 
 @dataclass
 class PathResult:
-    """A path: the grid, λ_max, one :class:`PathStep` per λ, the trace end to end and the
-    last solution (``x``)."""
+    """A path: λ_max, one :class:`PathStep` per λ solved, the trace end to end, the last
+    solution (``x``) and how the last λ's run ended."""
 
     solver: str
     lambda_max: float
     steps: list[PathStep]
     trace: list[TracePoint]
     x: np.ndarray
+    stop_reason: str  # the last λ's
+    n_lambdas: int  # in the grid (more than len(steps) when the path ended early)
 
     @property
     def seconds(self) -> float:
@@ -135,16 +126,28 @@ def solve_path(
     seed: int = 0,
     on_point: Callable[[TracePoint], None] | None = None,
     on_step: Callable[[PathStep], None] | None = None,
+    shared: np.ndarray | None = None,
+    observe: Callable[[np.ndarray], Mapping[str, Any]] | None = None,
+    n_lambdas: int | None = None,
+    ratio: float | None = None,
 ) -> PathResult:
     """Solve ``problem`` (its l2 and loss; its l1 is replaced) at each l1 of ``grid``
-    (default :func:`default_grid`), in order, each from the previous solution. ``stop``
-    applies to each λ; ``on_point`` receives the path's points (seq and time running on),
-    ``on_step`` each λ once done."""
+    (default :func:`default_grid` of ``n_lambdas`` and ``ratio``), in order, each from the
+    previous solution.
+
+    ``stop``'s tol and max_epochs apply to each λ, its max_seconds to the whole path (each
+    λ gets what the λs before left); a λ stopped by the time budget, a cancel or a
+    divergence ends the path there. ``on_point`` receives the path's points (seq and time
+    running on), ``on_step`` each λ once done; ``shared`` and ``observe`` are
+    ``solvers.run.solve``'s (one budget for the whole path: :meth:`Recorder.share`)."""
     error = warm_start_error(solver)
     if error is not None:
         raise ValueError(error)
     top = lambda_max(problem)
-    weights = default_grid(problem) if grid is None else check_grid(grid)
+    if grid is None:
+        weights = default_grid(problem, n_lambdas or DEFAULT_LAMBDAS, ratio or DEFAULT_RATIO)
+    else:
+        weights = check_grid(grid)
     stop = stop or StopRules()
     trace: list[TracePoint] = []
     steps: list[PathStep] = []
@@ -152,6 +155,9 @@ def solve_path(
     offset = 0.0  # the solver time of the λs before
     result: Result | None = None
     for index, weight in enumerate(weights):
+        left = stop.max_seconds - offset
+        if left <= 0:
+            break
         penalty = ElasticNet(float(weight), problem.penalty.l2)
         at = dataclasses.replace(problem, penalty=penalty)
 
@@ -162,13 +168,27 @@ def solve_path(
                 point,
                 seq=len(trace),
                 time_s=base + point.time_s,
-                extras={**point.extras, "path": {"index": index, "l1": weight}},
+                extras={
+                    **point.extras,
+                    "path": {"index": index, "l1": weight, "lambda_max": top},
+                },
             )
             trace.append(moved)
             if on_point is not None:
                 on_point(moved)
 
-        result = solve(at, solver, params, stop, seed, on_point=relay, warm_start=start)
+        rules = dataclasses.replace(stop, max_seconds=left)
+        result = solve(
+            at,
+            solver,
+            params,
+            rules,
+            seed,
+            on_point=relay,
+            shared=shared,
+            warm_start=start,
+            observe=observe,
+        )
         final = result.final
         step = PathStep(
             index,
@@ -185,5 +205,7 @@ def solve_path(
             on_step(step)
         offset += final.time_s
         start = result.x
-    assert result is not None  # the grid holds at least one λ
-    return PathResult(solver, top, steps, trace, result.x)
+        if result.stop_reason in _ENDS_PATH:
+            break
+    assert result is not None  # the grid holds at least one λ, and the budget is > 0
+    return PathResult(solver, top, steps, trace, result.x, result.stop_reason, len(weights))

@@ -151,13 +151,20 @@ class Recorder:
         self._resumed_at: float | None = None
         self._created_at = time.perf_counter()
         self._shared: np.ndarray | None = None
+        self._evaluated_before = 0.0  # an earlier recorder's evaluation seconds (share)
         self._held: int | None = None  # points from this index on wait for release()
 
     def share(self, record: np.ndarray) -> None:
         """Publish to ``record`` (shared memory a supervisor reads: worker.runner) when
         the recorder was made, the seconds spent evaluating points, and the start of an
-        evaluation under way (NaN: none), in slots 1 to 3."""
-        record[1:4] = (self._created_at, self.evaluation_seconds, math.nan)
+        evaluation under way (NaN: none), in slots 1 to 3. A record an earlier recorder of
+        the same run published to (a path's λs before) keeps its creation time and adds to
+        its seconds: the run has one budget."""
+        if math.isnan(record[1]):
+            record[1] = self._created_at
+        else:
+            self._evaluated_before = float(record[2])
+        record[2:4] = (self._evaluated_before, math.nan)
         self._shared = record
 
     def wall_seconds(self) -> float:
@@ -291,7 +298,8 @@ class Recorder:
         finally:
             self.evaluation_seconds += time.perf_counter() - began
             if self._shared is not None:
-                self._shared[2:4] = (self.evaluation_seconds, math.nan)
+                total = self._evaluated_before + self.evaluation_seconds
+                self._shared[2:4] = (total, math.nan)
 
     def end(self, reason: str) -> str:
         """Stop with ``reason`` (the method ended by itself); the clock stays stopped."""

@@ -97,3 +97,10 @@ def multiclass_label(multiclass: str | None, n_classes: int | None = None) -> st
         return ""
     title = MULTICLASS_TITLES.get(multiclass, multiclass)
     return f"K = {n_classes}, {title}" if n_classes else title
+
+
+# regularization paths (solvers.path, the job spec's ``path``): the default grid
+# λ_max·geomspace(1, ratio, n) and the most λs a path holds
+PATH_LAMBDAS = 50
+PATH_RATIO = 1e-3
+PATH_MAX_LAMBDAS = 1000

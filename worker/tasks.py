@@ -32,6 +32,7 @@ from faceoff.data.splits import align_columns, labels_like, random_split
 from faceoff.data.transforms import normalize, normalize_like
 from faceoff.solvers.catalogue import get_spec
 from faceoff.solvers.heldout import HeldOut
+from faceoff.solvers.path import solve_path
 from faceoff.solvers.problem import Data, Problem
 from faceoff.solvers.problem import build_problem as build_solver_problem
 from faceoff.solvers.run import solve, warmup
@@ -149,6 +150,7 @@ def _own_capacity(settings: Settings) -> dict | None:
     }
 
 
+PATH_PLACEHOLDER = 1.0  # a path job's problem's l1 until its first λ replaces it
 _DIGESTS: dict[tuple, str] = {}  # data digest of each (source, transforms, label mapping)
 _MAX_DIGESTS = 256
 
@@ -165,7 +167,7 @@ def build_problem(spec: JobSpec, source: dict, upload_dir: Path) -> tuple[Proble
         b,
         spec.loss,
         spec.gamma,
-        spec.l1,
+        PATH_PLACEHOLDER if spec.path is not None else spec.l1,  # each λ replaces it
         spec.l2,
         "none",
         spec.positive,
@@ -365,6 +367,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
                 spec.l2,
                 spec.multiclass,
                 spec.fit_intercept,
+                None if spec.path is None else spec.path.model_dump(),
             ),
             get_spec(spec.solver).trace_mode,
         )
@@ -443,6 +446,22 @@ def _solve(
             tol=limits.tol,
             should_stop=should_stop,
         )
+        if spec.path is not None:  # one problem, its l1 replaced at each λ
+            began = time.perf_counter()
+            path = solve_path(
+                problem,
+                spec.solver,
+                spec.path.lambdas,
+                params,
+                stop,
+                spec.solver_seed,
+                on_point=send,
+                shared=record,
+                observe=heldout,
+                n_lambdas=spec.path.n_lambdas,
+                ratio=spec.path.ratio,
+            )
+            return path.stop_reason, time.perf_counter() - began, path.x
         result = solve(
             problem,
             spec.solver,

@@ -1,5 +1,5 @@
-"""``/jobs``: submit, list, read, trace (downsampled), live events (SSE), cancel, final
-coefficients (npy or csv)."""
+"""``/jobs``: submit, list, read, trace (downsampled), a path job's λs, live events (SSE),
+cancel, final coefficients (npy or csv)."""
 
 from __future__ import annotations
 
@@ -33,11 +33,12 @@ from faceoff.api.schemas import (
     JobPublic,
     JobsPublic,
     Message,
+    PathPublic,
     Responses,
     TracePointPublic,
     TracePublic,
 )
-from faceoff.core import auth
+from faceoff.core import auth, paths
 from faceoff.core import jobs as service
 from faceoff.core.db import brief, is_unavailable, session_factory
 from faceoff.core.errors import NotFoundError
@@ -141,6 +142,17 @@ def read_job_trace(
         wall_s=job.wall_s,
         data=[TracePointPublic.model_validate(p) for p in points],
     )
+
+
+@router.get(
+    "/{job_id}/path",
+    response_model=PathPublic,
+    responses={**NOT_FOUND, 409: {"model": Message, "description": "not a path job"}},
+)
+def read_job_path(job_id: JobId, session: SessionDep, team: TeamDep) -> PathPublic:
+    """A path job's λs so far (grid order): each one's l1, time, epochs, certified gap and
+    support size, from its trace; λ_max and the path's solver time."""
+    return PathPublic.model_validate(paths.get_path(session, job_id, team_id=team))
 
 
 @router.post(

@@ -21,7 +21,7 @@ import pytest
 from faceoff.cli.main import main
 from faceoff.cli.up import free_port
 from faceoff.core.db import session_scope
-from faceoff.core.models import Job
+from faceoff.core.models import Job, TracePoint
 from faceoff.core.references import record_reference
 from tests.cli.test_cli import synthetic_table_args
 from tests.client.test_client import finish, server  # noqa: F401
@@ -495,3 +495,48 @@ def test_cli_k_class_submit_sweep_and_status(server, tmp_path, capsys, monkeypat
     assert "four logistic (K = 4, multinomial) l2=0.001" in shown
     assert "four smooth_hinge (K = 4, one-vs-rest)" in shown
     assert "smooth_hinge (K = 4, multinomial)" not in shown
+
+
+def test_submit_a_path_and_read_it_by_lambda(service):
+    url, settings = service
+    lasso = ["--dataset", "a1a", "--loss", "squared", "--l2", "0", "--solver", "ws_cd"]
+    given = faceoff("submit", "--url", url, *lasso, "--lambdas", "0.5,0.1,0.02")
+    assert given.returncode == 0, given.stderr
+    default = faceoff("submit", "--url", url, *lasso, "--path", "--max-seconds", "5")
+    assert default.returncode == 0, default.stderr
+    bad = faceoff("submit", "--url", url, *lasso, "--lambdas", "0.5,-1")
+    assert bad.returncode == 2 and "each a number > 0, got '0.5,-1'" in bad.stderr
+    fixed = faceoff("submit", "--url", url, *lasso, "--l1", "0.1", "--n-lambdas", "4")
+    assert fixed.returncode == 2 and "l1 is what a path varies" in fixed.stderr
+    with session_scope(settings.database_url) as session:
+        specs = {job.id: job.spec for job in session.query(Job)}
+    assert specs[1]["path"]["lambdas"] == [0.5, 0.1, 0.02]
+    assert (specs[2]["path"]["n_lambdas"], specs[2]["stop"]["max_seconds"]) == (50, 5.0)
+    # a worker's trace of job 1: 2 points at λ 0, 3 at λ 1, none yet at λ 2
+    with session_scope(settings.database_url) as session:
+        for seq, (index, l1, time_s, gap, nnz) in enumerate(
+            [(0, 0.5, 0.01, 1e-2, 0), (0, 0.5, 0.02, 0.0, 0), (1, 0.1, 0.03, 1e-1, 2),
+             (1, 0.1, 0.05, 1e-5, 3), (1, 0.1, 0.07, 1e-9, 3)]
+        ):  # fmt: skip
+            extras = {"path": {"index": index, "l1": l1, "lambda_max": 0.5}}
+            session.add(
+                TracePoint(job_id=1, seq=seq, iteration=seq, epoch=float(seq), time_s=time_s,
+                           primal=2.0, dual=2.0 - gap, gap=gap, nnz_x=nnz, extras=extras)
+            )  # fmt: skip
+    table = faceoff("trace", "--url", url, "1", "--by-lambda", COLUMNS="160")
+    assert table.returncode == 0, table.stderr
+    text = " ".join(table.stdout.split())  # the title folds to the table's width
+    assert "job 1: queued, ws_cd, 2 of 3 λs in 0.07 s (not every λ at tol yet)" in text
+    assert "λ_max = 0.5" in text and "5.00e-10" in text
+    listed = faceoff("trace", "--url", url, "1", "--by-lambda", "--format", "json")
+    steps = json.loads(listed.stdout)["steps"]
+    assert [(s["index"], s["l1"], s["nnz"], s["points"]) for s in steps] == [
+        (0, 0.5, 0, 2),
+        (1, 0.1, 3, 3),
+    ]
+    assert steps[1]["seconds"] == pytest.approx(0.05) and steps[1]["ratio"] == 0.2
+    assert steps[1]["gap_rel"] == pytest.approx(1e-9 / 2)
+    one = faceoff("submit", "--url", url, *JOB)
+    assert one.returncode == 0
+    refused = faceoff("trace", "--url", url, "3", "--by-lambda")
+    assert refused.returncode != 0 and "solves one l1, not a path" in refused.stderr

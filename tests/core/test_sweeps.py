@@ -99,12 +99,13 @@ def test_canonical_job_drops_an_unused_seed_and_keeps_old_hashes():
     assert [s.seed for s in dual] == [0, 2, 0] and spec_hash(dual[0]) != spec_hash(dual[1])
     assert spec_hash(dual[2]) == spec_hash(dual[0])
     # repeat 0, an unpinned host, a binary problem (no multiclass), no intercept and no
-    # held-out metrics (test) are left out of the hash: jobs made before those fields
-    # existed keep theirs
+    # held-out metrics (test) and one l1 (no path) are left out of the hash: jobs made
+    # before those fields existed keep theirs
     dumped = dual[0].model_dump(mode="json")
     assert dumped["repeat"] == 0 and dumped["host"] is None and dumped["multiclass"] is None
     assert dumped["fit_intercept"] is False and dumped["test"] is None
-    later = ("repeat", "host", "multiclass", "fit_intercept", "test")
+    assert dumped["path"] is None
+    later = ("repeat", "host", "multiclass", "fit_intercept", "test", "path")
     before = {k: v for k, v in dumped.items() if k not in later}
     text = json.dumps(before, sort_keys=True, separators=(",", ":"))
     assert spec_hash(dual[0]) == hashlib.sha256(text.encode()).hexdigest()

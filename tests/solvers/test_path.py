@@ -4,6 +4,7 @@ checked against scikit-learn's lasso_path and against cold starts."""
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -82,6 +83,47 @@ def test_one_trace_end_to_end_and_warm_starts_save_work(lasso):
     warm = sum(step.epochs for step in result.steps)
     cold = sum(solve(each, "agd", stop=STOP).final.epoch for each in at)
     assert warm < cold  # 0.93 of it here; more on finer grids and looser tolerances
+
+
+def test_max_seconds_is_the_whole_paths_and_a_budget_spent_ends_it(lasso):
+    _, _, problem = lasso
+    grid = default_grid(problem, 6, 1e-2)[1:]  # x = 0 is not optimal at any of these
+    # tol 0 is never met: the first λ runs out the whole budget and the path ends there
+    stop = StopRules(tol=0.0, max_seconds=0.05, max_epochs=1e9)
+    result = solve_path(problem, "agd", grid, stop=stop)
+    assert [step.stop_reason for step in result.steps] == ["max_seconds"]
+    assert (result.stop_reason, result.n_lambdas) == ("max_seconds", 5)
+    assert 0.05 <= result.seconds < 0.5
+    # epochs bound each λ, not the path: every λ runs its own 3
+    result = solve_path(problem, "agd", grid, stop=StopRules(tol=0.0, max_epochs=3))
+    assert [step.epochs for step in result.steps] == [3.0] * 5
+    assert result.stop_reason == "max_epochs"
+
+
+def test_a_cancel_ends_the_path_at_the_lambda_it_reaches(lasso):
+    _, _, problem = lasso
+    grid = default_grid(problem, 6, 1e-2)
+    points = []
+    stop = StopRules(tol=1e-10, max_epochs=1e5, should_stop=lambda: len(points) >= 25)
+    result = solve_path(problem, "agd", grid, stop=stop, on_point=points.append)
+    assert result.stop_reason == "cancelled"
+    assert 1 <= len(result.steps) < 6 and result.steps[-1].stop_reason == "cancelled"
+
+
+def test_the_paths_lambdas_share_one_budget_with_the_supervisor(lasso):
+    from faceoff.worker.runner import CREATED, EVALUATED, budget_used, shared_record
+
+    _, _, problem = lasso
+    record = shared_record()
+    began = time.perf_counter()
+    result = solve_path(problem, "agd", default_grid(problem, 5, 1e-2), stop=STOP, shared=record)
+    ended = time.perf_counter()
+    # the first λ's recorder set the clock's start; the later ones kept it and added their
+    # evaluation time to the first one's
+    assert began <= record[CREATED] <= began + (ended - began) / 5
+    assert record[EVALUATED] > 0
+    used = budget_used(record, began)
+    assert result.seconds <= used <= ended - began
 
 
 def _data(problem):
