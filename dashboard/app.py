@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None) -> Dash:
                     dcc.Link("Faceoff", href="/", className="brand"),
                     dcc.Link("Runs", href="/"),
                     dcc.Link("Compare", href="/compare"),
+                    dcc.Link("Paths", href="/path"),
                     dcc.Link("Sweeps", href="/sweeps"),
                     dcc.Link("Datasets", href="/datasets"),
                     dcc.Link("Profiles", href="/profiles"),

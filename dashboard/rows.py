@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from faceoff.core import datasets, jobs, references, summaries, sweeps
+from faceoff.core import datasets, jobs, paths, references, summaries, sweeps
 from faceoff.core.datasets import Caps
 from faceoff.core.db import read_session
 from faceoff.core.errors import NotFoundError
@@ -69,6 +69,7 @@ def job_row(record: JobRecord) -> dict[str, Any]:
         "normalize": spec.get("normalize", "none"),
         "multiclass": spec.get("multiclass"),  # None: binary or regression (core.specs)
         "fit_intercept": spec.get("fit_intercept", False),
+        "path": spec.get("path"),  # None: one l1; else the λ grid (core.specs.PathSpec)
         "n_classes": _classes(job["dataset_labels"]),
         "objective_hash": job["objective_hash"],
         "status": job["status"],
@@ -127,6 +128,26 @@ def job_traces(
         rows = [{**job_row(job), "trace": traces[job.id]} for job in found]
         refs = {key: {"primal": r.primal, "gap": r.gap} for key, r in optima.items()}
     return rows, refs
+
+
+def job_paths(
+    url: str, where: JobFilter, *, team_id: int | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The team's path job rows matching ``where`` (oldest first), each with ``steps`` (one
+    row per λ solved: core.paths), ``lambda_max``, ``n_lambdas`` and ``tol``; and how many
+    of the matching jobs are not path jobs (not shown)."""
+    with read_session(url) as session:
+        found, _ = jobs.job_records(session, where, None, team_id=team_id)
+        found.reverse()  # oldest first
+        rows = [job_row(job) for job in found]
+        spec_of = {job.id: job.spec for job in found}
+        chosen = [row for row in rows if row["path"] is not None]
+        read = paths.job_paths(session, [row["id"] for row in chosen])
+        for row in chosen:
+            row["lambda_max"], row["steps"] = read[row["id"]]
+            row["n_lambdas"] = paths.grid_size({"path": row["path"]})
+            row["tol"] = float(spec_of[row["id"]].get("stop", {}).get("tol", 0.0))
+    return chosen, len(rows) - len(chosen)
 
 
 def job_times(

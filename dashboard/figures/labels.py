@@ -73,8 +73,18 @@ def setting_name(row: Mapping[str, Any]) -> str:
     )
 
 
-def weights_label(l2: float, l1: float, intercept: bool = False) -> str:
-    """``l2=0.0001``, ``l2=0, l1=0.1``, with ``, intercept`` for a model that fits one."""
+def weights_label(
+    l2: float, l1: float, intercept: bool = False, path: Mapping[str, Any] | None = None
+) -> str:
+    """``l2=0.0001``, ``l2=0, l1=0.1``, with ``, intercept`` for a model that fits one; a
+    path's l1 is its grid: ``l2=0, l1 path of 50 λ to λ_max·0.001``."""
+    if path is not None:
+        grid = (
+            f"l1 path of {len(path['lambdas'])} given λ"
+            if path.get("lambdas") is not None
+            else f"l1 path of {path['n_lambdas']} λ to λ_max·{path['ratio']:g}"
+        )
+        return f"l2={l2:g}, {grid}" + (", intercept" if intercept else "")
     return f"l2={l2:g}" + (f", l1={l1:g}" if l1 else "") + (", intercept" if intercept else "")
 
 
@@ -89,7 +99,9 @@ def objective_labels(rows: Sequence[Mapping[str, Any]], full: bool = False) -> d
             "loss": loss_label(row["loss"], row["gamma"]),
             "form": multiclass_label(row.get("multiclass"), row.get("n_classes")),
             "normalize": "" if row["normalize"] == "none" else f"normalize={row['normalize']}",
-            "weights": weights_label(row["l2"], row["l1"], bool(row.get("fit_intercept"))),
+            "weights": weights_label(
+                row["l2"], row["l1"], bool(row.get("fit_intercept")), row.get("path")
+            ),
         }
     varying = ["dataset", "loss", "form", "normalize", "weights"]
     if len(parts) > 1 and not full:

@@ -199,11 +199,12 @@ def _measured(dataset_id: int, objective: dict[str, Any], eps: float) -> dict[st
     url, team = database_url(), viewer_team()
     xs = ("time", "epoch")
     found, refs = rows.job_times(url, where, eps, "subopt_rel", xs, team_id=team)
-    found = [r for r in found if all(r[k] == objective.get(k) for k in keys)]
+    # a path job's l1 is its grid's: none of its points is this objective's
+    found = [r for r in found if all(r[k] == objective.get(k) for k in keys) and not r["path"]]
     criterion = "subopt_rel" if found and found[0]["objective_hash"] in refs else "gap_rel"
     if criterion == "gap_rel":
         found, refs = rows.job_times(url, where, eps, criterion, xs, team_id=team)
-        found = [r for r in found if all(r[k] == objective.get(k) for k in keys)]
+        found = [r for r in found if all(r[k] == objective.get(k) for k in keys) and not r["path"]]
     seconds = time_to_eps(found, eps, criterion, refs, "time")
     epochs = {r["setting"]: r["value"] for r in time_to_eps(found, eps, criterion, refs, "epoch")}
     timed = sorted((r for r in seconds if r["value"] is not None), key=lambda r: r["value"])

@@ -153,17 +153,27 @@ def seed_label(row: dict) -> str:
     return f"{label} · repeat {row['repeat']}" if row["repeat"] else label
 
 
+def _l1_label(row: dict) -> str:
+    """The l1 weight, or a path job's grid: ``path of 50 λ`` (its λs: the path page)."""
+    path = row["path"]
+    if path is None:
+        return exact_number(row["l1"])
+    size = len(path["lambdas"]) if path.get("lambdas") is not None else path["n_lambdas"]
+    return f"path of {size} λ"
+
+
 def _table_row(row: dict) -> dict:
     sweep = row["sweep_id"]
+    page = "path" if row["path"] is not None else "compare"
     return {
         "id": row["id"],
-        "job": f"[{row['id']}](/compare?jobs={row['id']})",
+        "job": f"[{row['id']}](/{page}?jobs={row['id']})",
         "sweep": f"[#{sweep}](/sweep/{sweep})" if sweep is not None else "",
         "dataset": f"[{row['dataset']}](/dataset/{row['dataset_id']})",
         "setting": setting_name(row),
         "loss": row["loss"],
         "l2": exact_number(row["l2"]),
-        "l1": exact_number(row["l1"]),
+        "l1": _l1_label(row),
         "seed": seed_label(row),
         "status": row["status"],
         "progress": _progress(row),
