@@ -78,6 +78,9 @@ LONG_TRACE = 4
 
 # the columns of a trace point that trace_columns can read
 TRACE_COLUMNS = ("seq", "iteration", "epoch", "time_s", "primal", "dual", "gap", "nnz_x")
+# and the items of a point's extras it can read, by name (None where a point has none):
+# "test", the held-out metrics of a job with a test split (solvers.heldout)
+TRACE_EXTRAS = ("test",)
 Item = TypeVar("Item")
 
 
@@ -594,13 +597,18 @@ def trace_columns(
     max_points: int | None = None,
 ) -> dict[int, dict[str, list[Any]]]:
     """{job id: {field: values in seq order}} of the traces of ``jobs`` (from
-    :func:`get_job` or :func:`list_jobs`, or anything with their ``id``), read in one
-    query; with ``max_points`` each keeps the points :func:`get_trace` keeps."""
-    unknown = set(fields) - set(TRACE_COLUMNS)
+    :func:`get_job` or :func:`list_jobs`, or anything with their ``id``), ``fields`` of
+    :data:`TRACE_COLUMNS` and :data:`TRACE_EXTRAS`, read in one query; with ``max_points``
+    each keeps the points :func:`get_trace` keeps."""
+    unknown = set(fields) - set(TRACE_COLUMNS) - set(TRACE_EXTRAS)
     if unknown:
-        raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {TRACE_COLUMNS}")
+        accepted = (*TRACE_COLUMNS, *TRACE_EXTRAS)
+        raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {accepted}")
     rows: dict[int, list[Sequence[Any]]] = {job.id: [] for job in jobs}
-    columns = [getattr(TracePoint, field) for field in ("epoch", *fields)]
+    columns = [
+        TracePoint.extras[field] if field in TRACE_EXTRAS else getattr(TracePoint, field)
+        for field in ("epoch", *fields)
+    ]
     # a job known to hold more than LONG_TRACE × max_points is read by the points kept
     long = {job.id for job in jobs if _long(getattr(job, "n_points", None) or 0, max_points)}
     short = [job_id for job_id in rows if job_id not in long]
