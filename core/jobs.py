@@ -104,10 +104,12 @@ def check_job_memory(
     loc: tuple[str, ...] = (),
     classes: int = 1,
     capacity: dict | None = None,
+    held_out_bytes: int = 0,
 ) -> None:
     """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz), with
     ``classes`` columns of X (K of a K-class objective), an upper bound
-    (SolverSpec.working_bytes), exceeds ``MAX_JOB_BYTES`` or what a job of a worker may
+    (SolverSpec.working_bytes), and ``held_out_bytes`` of its test set
+    (solvers.heldout.HeldOut.nbytes), exceeds ``MAX_JOB_BYTES`` or what a job of a worker may
     take: ``capacity`` (a worker's record: core.health.record_capacity), by default the
     live worker with the most (of the job's host if pinned; none known: MAX_JOB_BYTES
     alone). The worker checks again with the loaded matrix and its own capacity."""
@@ -115,7 +117,7 @@ def check_job_memory(
     n, d, nnz = shape
     params = solver.load_params(spec.params)
     try:
-        needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
+        needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes) + held_out_bytes
     except MemoryEstimateError as err:
         raise SpecError(
             loc or ("solver",),
@@ -124,13 +126,22 @@ def check_job_memory(
         ) from None
     if capacity is None:
         capacity = job_capacity(settings, spec.host)
-    if needed <= settings.MAX_JOB_BYTES and (capacity is None or needed <= capacity["job_bytes"]):
+
+    def fits(size: float) -> bool:
+        return size <= settings.MAX_JOB_BYTES and (
+            capacity is None or size <= capacity["job_bytes"]
+        )
+
+    if fits(needed):
         return
     where = ("params",) if solver.extra_memory else ("dataset",)
-    k_class = ""
+    besides = ""
     if classes > 1:
         where = where if solver.extra_memory else ("multiclass",)
-        k_class = f" and {classes} classes (X is {d} features × {classes} classes)"
+        besides = f" and {classes} classes (X is {d} features × {classes} classes)"
+    if held_out_bytes:
+        where = ("test",) if fits(needed - held_out_bytes) else where  # it fits without
+        besides += f", a held-out set of {held_out_bytes} bytes"
     if capacity is not None and capacity["job_bytes"] < settings.MAX_JOB_BYTES:
         limit = (
             f"what a job of any live worker may take: at most {capacity['job_bytes']} bytes "
@@ -145,7 +156,7 @@ def check_job_memory(
         )
     raise SpecError(
         (*loc, *where),
-        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros{k_class} and parameters "
+        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros{besides} and parameters "
         f"{spec.params} needs up to {needed:.0f} bytes ({needed / 2**30:.2f} GiB) of working "
         f"memory, more than {limit}",
     )
