@@ -233,17 +233,14 @@ def settled_value(
 ) -> tuple[float | None, str | None]:
     """(the time to settle of a setting on an objective, None; why it has none): the median
     over its ``runs`` — (status, whether it has held-out metrics, its time to settle) each —
-    when every run succeeded with a time. Otherwise no time, and why: a run without
-    held-out metrics (:data:`NO_HELD_OUT`), one that has not succeeded (its status: a
-    running job's last value is not final), one without a finite final value
-    (:data:`UNSETTLED`)."""
-    if not runs:
-        return None, NO_HELD_OUT
-    for status, has_metrics, _ in runs:
-        if not has_metrics:
-            return None, NO_HELD_OUT
+    when every run succeeded with a time. Otherwise no time, and why: a run that has not
+    succeeded (its status: a running job's last value is not final), one without held-out
+    metrics (:data:`NO_HELD_OUT`), one without a finite final value (:data:`UNSETTLED`)."""
+    for status, _, _ in runs:
         if status != "succeeded":
             return None, status
+    if not runs or not all(has_metrics for _, has_metrics, _ in runs):
+        return None, NO_HELD_OUT
     times = [value for _, _, value in runs]
     if any(value is None for value in times):
         return None, UNSETTLED

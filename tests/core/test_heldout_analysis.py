@@ -87,7 +87,11 @@ def test_a_setting_is_ranked_by_settling_only_when_every_run_succeeded_with_metr
     ok = [("succeeded", True, 1.0), ("succeeded", True, 3.0), ("succeeded", True, 2.0)]
     assert analysis.settled_value(ok) == (2.0, None)
     assert analysis.settled_value([*ok, ("running", True, 0.5)]) == (None, "running")
-    assert analysis.settled_value([*ok, ("queued", False, None)]) == (None, "no held-out metrics")
+    assert analysis.settled_value([*ok, ("queued", False, None)]) == (None, "queued")
+    assert analysis.settled_value([*ok, ("succeeded", False, None)]) == (
+        None,
+        "no held-out metrics",
+    )
     assert analysis.settled_value([("failed", True, 0.1)]) == (None, "failed")
     assert analysis.settled_value([("succeeded", True, None)]) == (None, "no final value")
     assert analysis.settled_value([]) == (None, "no held-out metrics")
