@@ -25,7 +25,7 @@ from faceoff.core.models import QUEUED, RUNNING, TERMINAL, waiting_reason
 
 MAX_POINTS = 500  # per job and figure
 ACTIVE = (QUEUED, RUNNING)
-TRACE_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap")
+TRACE_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap", "test")
 JOBS_SHOWN = 1000  # the newest jobs of the runs table
 SWEEPS_SHOWN = 500  # the newest sweeps of the sweeps index
 DATASETS_SHOWN = 1000  # the datasets index
