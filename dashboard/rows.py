@@ -152,6 +152,19 @@ def job_times(
     return rows, refs
 
 
+def job_settle_times(
+    url: str, where: JobFilter, name: str, delta: float, xs: Sequence[str], *, team_id: int | None
+) -> list[dict[str, Any]]:
+    """The team's job rows matching ``where`` (oldest first), each with ``settle``: whether
+    its trace has held-out measure ``name`` (``held_out``) and {x: its time to settle within
+    ``delta``} (core.summaries.times_to_settle, from the whole trace)."""
+    with read_session(url) as session:
+        found, _ = jobs.job_records(session, where, None, team_id=team_id)
+        found.reverse()  # oldest first
+        times = summaries.times_to_settle(session, found, name, delta, xs)
+        return [{**job_row(job), "settle": times[job.id]} for job in found]
+
+
 def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, Any] | None:
     """A sweep's id, name, spec and the number of its jobs of each status it has; None if
     the team has no such sweep."""
