@@ -80,7 +80,6 @@ X_FIELDS = {"time": "time_s", "epoch": "epoch", "iteration": "iteration"}
 # first present; whether δ of its time to settle is relative to the final value
 HELD_OUT = {"test_loss": ("loss",), "test_score": ("accuracy", "r2")}
 SETTLE_RELATIVE = {"test_loss": True, "test_score": False}
-SETTLE_DELTA = 1e-2  # the default δ: within 1% of the final test loss, 0.01 of accuracy or R²
 MEASURES = ("primal", "gap", "gap_rel", "subopt", "subopt_rel", *HELD_OUT)
 NEEDS_REFERENCE = ("subopt", "subopt_rel")
 # the criteria of a time to ε, written out (the dashboard shows these)

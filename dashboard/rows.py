@@ -21,7 +21,7 @@ from faceoff.core.datasets import Caps
 from faceoff.core.db import read_session
 from faceoff.core.errors import NotFoundError
 from faceoff.core.jobs import JobFilter, JobRecord
-from faceoff.core.models import QUEUED, RUNNING, TERMINAL, waiting_reason
+from faceoff.core.models import QUEUED, RUNNING, SUCCEEDED, TERMINAL, waiting_reason
 
 MAX_POINTS = 500  # per job and figure
 ACTIVE = (QUEUED, RUNNING)
@@ -157,12 +157,15 @@ def job_settle_times(
 ) -> list[dict[str, Any]]:
     """The team's job rows matching ``where`` (oldest first), each with ``settle``: whether
     its trace has held-out measure ``name`` (``held_out``) and {x: its time to settle within
-    ``delta``} (core.summaries.times_to_settle, from the whole trace)."""
+    ``delta``} (core.summaries.times_to_settle, from the whole trace). Only succeeded jobs'
+    traces are read (any other has no final value: ``held_out`` None, no times)."""
     with read_session(url) as session:
         found, _ = jobs.job_records(session, where, None, team_id=team_id)
         found.reverse()  # oldest first
-        times = summaries.times_to_settle(session, found, name, delta, xs)
-        return [{**job_row(job), "settle": times[job.id]} for job in found]
+        done = [job for job in found if job.status == SUCCEEDED]
+        times = summaries.times_to_settle(session, done, name, delta, xs)
+        unread = {"held_out": None, **dict.fromkeys(xs)}
+        return [{**job_row(job), "settle": times.get(job.id, unread)} for job in found]
 
 
 def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from dash import Input, Output, State, callback, dcc, html
 
 from faceoff.core import analysis
 from faceoff.core.jobs import JobFilter
+from faceoff.core.models import SUCCEEDED
 from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     choice,
@@ -353,10 +354,11 @@ def update_settle(
     ranked = analysis.ranking(results)
     rule = settle_rule(settle, float(delta))
     unfinished = sum(r["status"] in rows.ACTIVE for r in found)
-    missing = sum(not r["settle"]["held_out"] and r["status"] not in rows.ACTIVE for r in found)
-    if found and missing == len(found):
+    succeeded = [r for r in found if r["status"] == SUCCEEDED]
+    missing = sum(not r["settle"]["held_out"] for r in succeeded)
+    if succeeded and missing == len(succeeded):
         message = (
-            "no job of this sweep has held-out metrics: submit it with a test split "
+            "no finished job of this sweep has held-out metrics: submit it with a test split "
             '(test: {"split": "registry"} or {"split": "random", "fraction": 0.2})'
         )
         return empty_figure(message), HEIGHT, message, ""
