@@ -27,6 +27,19 @@ None when no point gets there, NaN when the criterion cannot be decided. A NaN v
 reaches ε. Over the seeds of a setting (:func:`seed_summary`, :func:`reached_quantile`), a
 seed that never reached ε counts as infinitely slow.
 
+**Held-out measures** (:func:`held_out`): a job with a test split has, at each point, the
+metrics of its iterate on the test rows (solvers.heldout, the point's extras ``"test"``: a
+trace's ``test`` column). ``test_loss`` is the test loss; ``test_score`` the accuracy of a
+loss on ±1 labels, R² of a regression loss. A trace without them has neither measure
+(None), as a suboptimality without P*.
+
+**Time to settle** (:func:`time_to_settle`): the time (epoch, iteration) of the first point
+after which a held-out measure stays within δ of its final value — relative, δ·|final|, for
+the test loss; absolute for accuracy and R², which are fractions already. A point without
+the metric (a diverged iterate) is not within δ. It is a finished run's: the final value of
+a running job is not final, so a setting is ranked by it only once all its runs succeeded
+(:func:`settled_value`).
+
 **Profiles** (Dolan & Moré 2002; Moré & Wild 2009): a *problem* p is an objective (its
 ``objective_hash``: data, loss, weights); a *solver* s is a solver setting (its legend
 name); t_{p,s} is the median over the setting's seeds of the time (or epochs) to reach ε
@@ -63,7 +76,11 @@ from faceoff.solvers.gap import relative_gap
 
 # the trace field read by each x axis of a time to ε
 X_FIELDS = {"time": "time_s", "epoch": "epoch", "iteration": "iteration"}
-MEASURES = ("primal", "gap", "gap_rel", "subopt", "subopt_rel")
+# held-out measures: the keys of a point's test metrics each reads (solvers.heldout), the
+# first present; whether δ of its time to settle is relative to the final value
+HELD_OUT = {"test_loss": ("loss",), "test_score": ("accuracy", "r2")}
+SETTLE_RELATIVE = {"test_loss": True, "test_score": False}
+MEASURES = ("primal", "gap", "gap_rel", "subopt", "subopt_rel", *HELD_OUT)
 NEEDS_REFERENCE = ("subopt", "subopt_rel")
 # the criteria of a time to ε, written out (the dashboard shows these)
 CRITERIA = {
@@ -75,6 +92,9 @@ GRID_POINTS = 200  # common x grid of the median over seeds
 # why a setting has no time to ε (and so no rank)
 NOT_REACHED = "not reached"
 NO_REFERENCE = "no P*"
+# why a setting has no time to settle (and so no rank)
+NO_HELD_OUT = "no held-out metrics"
+UNSETTLED = "no final value"  # the last point's metric is not a number (a diverged run)
 
 
 # ---------------------------------------------------------------- measures of a trace
@@ -99,7 +119,9 @@ def measure(
 ) -> np.ndarray | None:
     """The values of measure ``name`` (one of :data:`MEASURES`) at the points of ``trace``;
     None when it is undefined: a suboptimality without a reference P*, a relative one with
-    P* = 0."""
+    P* = 0, a held-out measure of a trace without held-out metrics."""
+    if name in HELD_OUT:
+        return held_out(trace.get("test") or [], name)
     primal = np.asarray(trace["primal"], dtype=float)
     if name == "primal":
         return primal
@@ -117,6 +139,19 @@ def measure(
     if p_star == 0:  # undefined, as without a P*
         return None
     return np.asarray(relative_suboptimality(primal, p_star))
+
+
+def held_out(tests: Sequence[Any], name: str) -> np.ndarray | None:
+    """The values of held-out measure ``name`` (:data:`HELD_OUT`) of the points whose test
+    metrics are ``tests`` (a trace's ``test`` column: a dict or None each); NaN where a
+    point lacks it, None when no point has it."""
+    keys = HELD_OUT[name]
+    values = []
+    for metrics in tests:
+        value = next((metrics[k] for k in keys if metrics and k in metrics), None)
+        values.append(math.nan if value is None else float(value))
+    out = np.array(values, dtype=float)
+    return out if np.isfinite(out).any() else None
 
 
 # ---------------------------------------------------------------- first point reaching ε
@@ -158,6 +193,57 @@ def time_to_eps(
         return math.nan
     k = first_index(values, eps)
     return None if k is None else float(trace[X_FIELDS[x]][k])
+
+
+# ---------------------------------------------------------------- held-out metrics settling
+
+
+def settle_index(values: ArrayLike, delta: float, relative: bool) -> int | None:
+    """The index of the first value after which every value is within ``delta`` of the
+    last (``delta``·|last| when ``relative``); None when the last is not finite or there
+    is none. A NaN is never within."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0 or not math.isfinite(values[-1]):
+        return None
+    final = values[-1]
+    bound = delta * abs(final) if relative else delta
+    outside = np.flatnonzero(~(np.abs(values - final) <= bound))
+    return int(outside[-1]) + 1 if outside.size else 0
+
+
+def time_to_settle(
+    trace: Mapping[str, Sequence[Any]], name: str, delta: float, x: str = "time"
+) -> float | None:
+    """The time, epoch or iteration (``x``) of the first point of ``trace`` after which
+    held-out measure ``name`` (:data:`HELD_OUT`) stays within ``delta`` of its final value
+    (:func:`settle_index`, relative for :data:`SETTLE_RELATIVE`); None when the trace has
+    no such metric or no finite final one."""
+    if name not in HELD_OUT:
+        raise ValueError(f"unknown held-out measure {name!r}; accepted: {', '.join(HELD_OUT)}")
+    if x not in X_FIELDS:
+        raise ValueError(f"unknown x {x!r}; accepted: {', '.join(X_FIELDS)}")
+    values = held_out(trace.get("test") or [], name)
+    k = None if values is None else settle_index(values, delta, SETTLE_RELATIVE[name])
+    return None if k is None else float(trace[X_FIELDS[x]][k])
+
+
+def settled_value(
+    runs: Sequence[tuple[str, bool, float | None]],
+) -> tuple[float | None, str | None]:
+    """(the time to settle of a setting on an objective, None; why it has none): the median
+    over its ``runs`` — (status, whether it has held-out metrics, its time to settle) each —
+    when every run succeeded with a time. Otherwise no time, and why: a run that has not
+    succeeded (its status: a running job's last value is not final), one without held-out
+    metrics (:data:`NO_HELD_OUT`), one without a finite final value (:data:`UNSETTLED`)."""
+    for status, _, _ in runs:
+        if status != "succeeded":
+            return None, status
+    if not runs or not all(has_metrics for _, has_metrics, _ in runs):
+        return None, NO_HELD_OUT
+    times = [value for _, _, value in runs]
+    if any(value is None for value in times):
+        return None, UNSETTLED
+    return float(np.median(np.array(times, dtype=float))), None
 
 
 # ---------------------------------------------------------------- over seeds
@@ -261,23 +347,27 @@ def unreached_reason(value: float | None) -> str | None:
     return NO_REFERENCE if math.isnan(value) else None
 
 
+def _no_rank(result: Mapping[str, Any]) -> str | None:
+    """Why a result of :func:`ranking` has no rank (its ``reason``, or its value's)."""
+    return result.get("reason") or unreached_reason(result["value"])
+
+
 def ranking(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per objective: the settings that reached ε ranked by time to ε (1 = fastest; ties
     keep the order of ``results``). A setting that never reached ε, or cannot be decided
     (no P*), gets no rank: it is in ``unranked`` with why.
 
     ``results`` are dicts with ``setting``, ``objective`` and ``value`` (a time, None or
-    NaN). Each item: ``objective``, ``winner``, ``value``, ``runner_up``, ``speedup``
+    NaN), and may say why a setting has no rank (``reason``: then it has none). Each
+    item: ``objective``, ``winner``, ``value``, ``runner_up``, ``speedup``
     (runner-up / winner, None without a runner-up or when the winner's time is 0),
-    ``ranks`` {setting: rank}, ``unranked`` {setting: "not reached" or "no P*"}."""
+    ``ranks`` {setting: rank}, ``unranked`` {setting: why, e.g. "not reached", "no P*"}."""
     by_objective: dict[str, list[Mapping[str, Any]]] = {}
     for r in results:
         by_objective.setdefault(r["objective"], []).append(r)
     out = []
     for objective, members in by_objective.items():
-        timed = sorted(
-            (r for r in members if not unreached_reason(r["value"])), key=lambda r: r["value"]
-        )
+        timed = sorted((r for r in members if not _no_rank(r)), key=lambda r: r["value"])
         winner = timed[0] if timed else None
         runner = timed[1] if len(timed) > 1 else None
         out.append(
@@ -290,9 +380,7 @@ def ranking(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 if runner and winner and winner["value"] > 0
                 else None,
                 "ranks": {r["setting"]: i + 1 for i, r in enumerate(timed)},
-                "unranked": {
-                    r["setting"]: s for r in members if (s := unreached_reason(r["value"]))
-                },
+                "unranked": {r["setting"]: s for r in members if (s := _no_rank(r))},
             }
         )
     return out

@@ -78,6 +78,9 @@ LONG_TRACE = 4
 
 # the columns of a trace point that trace_columns can read
 TRACE_COLUMNS = ("seq", "iteration", "epoch", "time_s", "primal", "dual", "gap", "nnz_x")
+# and the items of a point's extras it can read, by name (None where a point has none):
+# "test", the held-out metrics of a job with a test split (solvers.heldout)
+TRACE_EXTRAS = ("test",)
 Item = TypeVar("Item")
 
 
@@ -101,10 +104,12 @@ def check_job_memory(
     loc: tuple[str, ...] = (),
     classes: int = 1,
     capacity: dict | None = None,
+    held_out_bytes: int = 0,
 ) -> None:
     """SpecError when the job's working memory on a dataset of ``shape`` (n, d, nnz), with
     ``classes`` columns of X (K of a K-class objective), an upper bound
-    (SolverSpec.working_bytes), exceeds ``MAX_JOB_BYTES`` or what a job of a worker may
+    (SolverSpec.working_bytes), and ``held_out_bytes`` of its test set
+    (solvers.heldout.HeldOut.nbytes), exceeds ``MAX_JOB_BYTES`` or what a job of a worker may
     take: ``capacity`` (a worker's record: core.health.record_capacity), by default the
     live worker with the most (of the job's host if pinned; none known: MAX_JOB_BYTES
     alone). The worker checks again with the loaded matrix and its own capacity."""
@@ -112,7 +117,7 @@ def check_job_memory(
     n, d, nnz = shape
     params = solver.load_params(spec.params)
     try:
-        needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes)
+        needed = solver.working_bytes(n, d, nnz, params, spec.penalty, classes) + held_out_bytes
     except MemoryEstimateError as err:
         raise SpecError(
             loc or ("solver",),
@@ -121,13 +126,22 @@ def check_job_memory(
         ) from None
     if capacity is None:
         capacity = job_capacity(settings, spec.host)
-    if needed <= settings.MAX_JOB_BYTES and (capacity is None or needed <= capacity["job_bytes"]):
+
+    def fits(size: float) -> bool:
+        return size <= settings.MAX_JOB_BYTES and (
+            capacity is None or size <= capacity["job_bytes"]
+        )
+
+    if fits(needed):
         return
     where = ("params",) if solver.extra_memory else ("dataset",)
-    k_class = ""
+    besides = ""
     if classes > 1:
         where = where if solver.extra_memory else ("multiclass",)
-        k_class = f" and {classes} classes (X is {d} features × {classes} classes)"
+        besides = f" and {classes} classes (X is {d} features × {classes} classes)"
+    if held_out_bytes:
+        where = ("test",) if fits(needed - held_out_bytes) else where  # it fits without
+        besides += f", a held-out set of {held_out_bytes} bytes"
     if capacity is not None and capacity["job_bytes"] < settings.MAX_JOB_BYTES:
         limit = (
             f"what a job of any live worker may take: at most {capacity['job_bytes']} bytes "
@@ -142,7 +156,7 @@ def check_job_memory(
         )
     raise SpecError(
         (*loc, *where),
-        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros{k_class} and parameters "
+        f"{spec.solver} on a {n} × {d} dataset with {nnz} non-zeros{besides} and parameters "
         f"{spec.params} needs up to {needed:.0f} bytes ({needed / 2**30:.2f} GiB) of working "
         f"memory, more than {limit}",
     )
@@ -594,13 +608,18 @@ def trace_columns(
     max_points: int | None = None,
 ) -> dict[int, dict[str, list[Any]]]:
     """{job id: {field: values in seq order}} of the traces of ``jobs`` (from
-    :func:`get_job` or :func:`list_jobs`, or anything with their ``id``), read in one
-    query; with ``max_points`` each keeps the points :func:`get_trace` keeps."""
-    unknown = set(fields) - set(TRACE_COLUMNS)
+    :func:`get_job` or :func:`list_jobs`, or anything with their ``id``), ``fields`` of
+    :data:`TRACE_COLUMNS` and :data:`TRACE_EXTRAS`, read in one query; with ``max_points``
+    each keeps the points :func:`get_trace` keeps."""
+    unknown = set(fields) - set(TRACE_COLUMNS) - set(TRACE_EXTRAS)
     if unknown:
-        raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {TRACE_COLUMNS}")
+        accepted = (*TRACE_COLUMNS, *TRACE_EXTRAS)
+        raise ValueError(f"unknown trace fields {sorted(unknown)}; accepted: {accepted}")
     rows: dict[int, list[Sequence[Any]]] = {job.id: [] for job in jobs}
-    columns = [getattr(TracePoint, field) for field in ("epoch", *fields)]
+    columns = [
+        TracePoint.extras[field] if field in TRACE_EXTRAS else getattr(TracePoint, field)
+        for field in ("epoch", *fields)
+    ]
     # a job known to hold more than LONG_TRACE × max_points is read by the points kept
     long = {job.id for job in jobs if _long(getattr(job, "n_points", None) or 0, max_points)}
     short = [job_id for job_id in rows if job_id not in long]

@@ -562,6 +562,12 @@ class SweepSpec(_Strict):
         description="every objective with an unpenalized intercept (binary and regression "
         "problems); the solvers that fit none are skipped (counted as skipped)",
     )
+    test: TestSplit | None = Field(
+        None,
+        description="held-out metrics at every trace point of every job, as a job's test "
+        "(the registry's test split of each dataset, or a seeded random hold-out of its "
+        "rows); binary and regression problems; absent: none",
+    )
 
     @field_validator("l1")
     @classmethod
@@ -589,6 +595,17 @@ class SweepSpec(_Strict):
         if fit_intercept and info.data.get("multiclass") is not None:
             raise ValueError("fit_intercept is for binary and regression problems, not multiclass")
         return fit_intercept
+
+    @field_validator("test")
+    @classmethod
+    def _binary_test(
+        cls, test: RegistrySplit | RandomSplit | None, info: ValidationInfo
+    ) -> RegistrySplit | RandomSplit | None:
+        if test is not None and info.data.get("multiclass") is not None:
+            raise ValueError(
+                "held-out metrics are for binary and regression problems, not multiclass"
+            )
+        return test
 
     def forms(self) -> list[str | None]:
         """The K-class forms of the sweep's objectives ([None]: binary or regression)."""
@@ -828,6 +845,7 @@ def expand_sweep(sweep: SweepSpec) -> list[JobSpec]:
                     host=sweep.host,
                     multiclass=form,
                     fit_intercept=sweep.fit_intercept,
+                    test=sweep.test,
                 )
             except ValueError as err:  # pydantic ValidationError (a weight out of range)
                 raise SpecError(("l2",), f"invalid combination: {err}") from None

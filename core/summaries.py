@@ -266,3 +266,20 @@ def times_to_eps(
                 x: analysis.time_to_eps(traces[job.id], criterion, eps, reference, x) for x in xs
             }
     return out
+
+
+def times_to_settle(
+    session: Session, jobs_: Sequence[Any], name: str, delta: float, xs: Sequence[str]
+) -> dict[int, dict[str, Any]]:
+    """{job id: {"held_out": whether its trace has held-out measure ``name``, x: its time
+    to settle within ``delta``}} for ``jobs_`` (with ``id``) and each ``x`` of
+    :data:`analysis.X_FIELDS`: :func:`faceoff.core.analysis.time_to_settle` of each job's
+    whole trace (a final value needs every point)."""
+    fields = tuple(dict.fromkeys(analysis.X_FIELDS[x] for x in xs))
+    traces = jobs.trace_columns(session, jobs_, (*fields, "test"))
+    out: dict[int, dict[str, Any]] = {}
+    for job_id, trace in traces.items():
+        held = analysis.held_out(trace["test"], name) is not None
+        times = {x: analysis.time_to_settle(trace, name, delta, x) if held else None for x in xs}
+        out[job_id] = {"held_out": held, **times}
+    return out

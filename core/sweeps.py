@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from faceoff.core.auth import owned_by
-from faceoff.core.datasets import Caps, resolve_dataset
+from faceoff.core.datasets import Caps, check_test_split, resolve_dataset
 from faceoff.core.db import one_or_not_found, page
 from faceoff.core.jobs import (
     REUSABLE,
@@ -118,6 +118,8 @@ def submit_sweep(
         name: resolve_dataset(session, name, ("datasets", i), team_id=team_id, caps=caps)
         for i, name in enumerate(spec.datasets)
     }
+    for dataset in datasets.values():
+        check_test_split(dataset, spec.test, caps, ("test",))
     for job_spec in specs:
         dataset = datasets[job_spec.dataset]
         classes = check_labels(dataset, job_spec, settings.MAX_CLASSES, SWEEP_LOCS)

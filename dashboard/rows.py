@@ -21,11 +21,11 @@ from faceoff.core.datasets import Caps
 from faceoff.core.db import read_session
 from faceoff.core.errors import NotFoundError
 from faceoff.core.jobs import JobFilter, JobRecord
-from faceoff.core.models import QUEUED, RUNNING, TERMINAL, waiting_reason
+from faceoff.core.models import QUEUED, RUNNING, SUCCEEDED, TERMINAL, waiting_reason
 
 MAX_POINTS = 500  # per job and figure
 ACTIVE = (QUEUED, RUNNING)
-TRACE_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap")
+TRACE_FIELDS = ("seq", "iteration", "epoch", "time_s", "primal", "gap", "test")
 JOBS_SHOWN = 1000  # the newest jobs of the runs table
 SWEEPS_SHOWN = 500  # the newest sweeps of the sweeps index
 DATASETS_SHOWN = 1000  # the datasets index
@@ -171,6 +171,22 @@ def job_times(
         times = summaries.times_to_eps(session, found, criterion, eps, xs, refs)
         rows = [{**job_row(job), "to_eps": times[job.id]} for job in found]
     return rows, refs
+
+
+def job_settle_times(
+    url: str, where: JobFilter, name: str, delta: float, xs: Sequence[str], *, team_id: int | None
+) -> list[dict[str, Any]]:
+    """The team's job rows matching ``where`` (oldest first), each with ``settle``: whether
+    its trace has held-out measure ``name`` (``held_out``) and {x: its time to settle within
+    ``delta``} (core.summaries.times_to_settle, from the whole trace). Only succeeded jobs'
+    traces are read (any other has no final value: ``held_out`` None, no times)."""
+    with read_session(url) as session:
+        found, _ = jobs.job_records(session, where, None, team_id=team_id)
+        found.reverse()  # oldest first
+        done = [job for job in found if job.status == SUCCEEDED]
+        times = summaries.times_to_settle(session, done, name, delta, xs)
+        unread = {"held_out": None, **dict.fromkeys(xs)}
+        return [{**job_row(job), "settle": times.get(job.id, unread)} for job in found]
 
 
 def sweep_summary(url: str, sweep_id: int, *, team_id: int | None) -> dict[str, Any] | None:

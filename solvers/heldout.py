@@ -23,6 +23,10 @@ import numpy as np
 from faceoff.solvers.losses import Loss, loss_values
 from faceoff.solvers.problem import Data
 
+# vectors of the test rows' length one scoring allocates: the margins, the loss's two rows
+# of scratch, and R²'s residuals and their squares
+SCORING_VECTORS = 5
+
 
 def _finite(value: float) -> float | None:
     value = float(value)
@@ -58,6 +62,15 @@ class HeldOut:
     @property
     def n_features(self) -> int:
         return self.data.n_features
+
+    @property
+    def nbytes(self) -> int:
+        """The memory the test set takes beside the training data: its rows (the CSR arrays
+        a dense view shares, the row norms and counts), its labels, and the
+        :data:`SCORING_VECTORS` vectors a scoring allocates."""
+        data = self.data
+        arrays = (*data.csr, data.row_sq_norms, data.row_nnz, self.b)
+        return sum(a.nbytes for a in arrays) + SCORING_VECTORS * 8 * data.n_samples
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         """z = A_test·w (+ c with an intercept): the one pass over the test rows."""

@@ -355,7 +355,12 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
         # before the method allocates its own
         check_job_memory(
-            spec, shape, settings, classes=problem.n_classes, capacity=_own_capacity(settings)
+            spec,
+            shape,
+            settings,
+            classes=problem.n_classes,
+            capacity=_own_capacity(settings),
+            held_out_bytes=heldout.nbytes if heldout is not None else 0,
         )
         identity = store.Identity(
             data_hash,

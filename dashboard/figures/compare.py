@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from faceoff.core.analysis import (
     BAND,
+    HELD_OUT,
     NEEDS_REFERENCE,
     X_FIELDS,
     finite_points,
@@ -105,7 +106,8 @@ def compare_series(
     log_y: bool,
     references: Mapping[str, Mapping[str, float]],
 ) -> tuple[list[Series], list[Mapping[str, Any]]]:
-    """The curves of the compare figure, and the rows left out for want of a reference P*.
+    """The curves of the compare figure, and the rows left out for want of a reference P*
+    (or, for a held-out measure, of held-out metrics).
 
     Jobs that share a solver setting and an objective are seeds of one curve: their median
     with a quantile band (:func:`median_band`). A curve's ``objective`` is the objective's
@@ -160,6 +162,8 @@ def _reference_note(
     references: Mapping[str, Mapping[str, float]],
     y: str,
 ) -> str | None:
+    if y in HELD_OUT:
+        return held_out_note(missing)
     if y not in NEEDS_REFERENCE:
         return None
     if missing:
@@ -174,6 +178,18 @@ def _reference_note(
         return None
     worst = max(ref["gap"] for ref in used)
     return f"P* certified to a duality gap ≤ {worst:.1e}"
+
+
+def held_out_note(missing: Sequence[Mapping[str, Any]]) -> str | None:
+    """What the figure and the status line say of the jobs without held-out metrics (no
+    test split, or no point yet): that they are not drawn."""
+    if not missing:
+        return None
+    ids = ", ".join(str(r["id"]) for r in missing[:10]) + (", …" if len(missing) > 10 else "")
+    return (
+        f"{len(missing)} job(s) without held-out metrics not drawn (job {ids}): they have no "
+        "test split, or no point yet"
+    )
 
 
 def _seed_note(series: Sequence[Series]) -> dict[str, str]:

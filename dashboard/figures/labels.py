@@ -18,6 +18,8 @@ Y_MEASURES = {
     "subopt_rel": "relative suboptimality (P − P*)/|P*|",
     "gap": "duality gap P − D",
     "primal": "primal value P",
+    "test_loss": "test loss (held-out)",
+    "test_score": "test accuracy / R² (held-out)",
 }
 
 

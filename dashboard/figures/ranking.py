@@ -14,11 +14,16 @@ from faceoff.dashboard.figures.style import grey_layer
 ROW_PX = 22  # height of a setting's row
 
 
-def ranking_figure(ranked: Sequence[Mapping[str, Any]], order: Sequence[str] = ()) -> go.Figure:
-    """Rank of each solver setting on each objective (1 = fastest to ε): who wins where.
-    Settings that never reached ε (or have no P*) are grey cells saying so, with no rank.
-    Rows in ``order`` (the other figures' order of the settings), the others after it by
-    name."""
+TITLE = "ranking: who wins where (1 = fastest to ε; grey: no rank)"
+
+
+def ranking_figure(
+    ranked: Sequence[Mapping[str, Any]], order: Sequence[str] = (), title: str = TITLE
+) -> go.Figure:
+    """Rank of each solver setting on each objective (1 = fastest to ε, or to what
+    ``title`` says): who wins where. Settings without a rank (never reached ε, no P*, ...)
+    are grey cells saying why. Rows in ``order`` (the other figures' order of the
+    settings), the others after it by name."""
     present = {s for r in ranked for s in (*r["ranks"], *r.get("unranked", {}))}
     settings = [s for s in order if s in present] + sorted(present - set(order))
     objectives = [r["objective"] for r in ranked]
@@ -49,7 +54,7 @@ def ranking_figure(ranked: Sequence[Mapping[str, Any]], order: Sequence[str] = (
         fig.add_trace(grey_layer(settings, objectives, states))
     fig.update_layout(
         template="plotly_white",
-        title={"text": "ranking: who wins where (1 = fastest to ε; grey: no rank)", "x": 0.01},
+        title={"text": title, "x": 0.01},
         yaxis={"autorange": "reversed"},
         margin={"l": 70, "r": 20, "t": 60, "b": 60},
         height=max(320, 130 + ROW_PX * len(settings)),

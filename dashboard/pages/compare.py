@@ -1,7 +1,8 @@
 """Compare: the convergence curves of the selected jobs, growing live while they run.
 
 URL: ``/compare?jobs=1,2,3`` or ``/compare?sweep=ID`` with ``x`` (time, epoch, iteration),
-``y`` (subopt, subopt_rel, gap, primal), ``logx`` (auto: log when the curves end more than a
+``y`` (subopt, subopt_rel, gap, primal, and the held-out test_loss and test_score of jobs
+with a test split), ``logx`` (auto: log when the curves end more than a
 decade apart, log, linear) and ``logy`` (log, linear), ``seeds`` (median: the median over
 seeds with its band; all: each seed's curve too).
 """
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import dash
 from dash import Input, Output, State, callback, dcc, html
 
+from faceoff.core.analysis import HELD_OUT, measure
 from faceoff.core.jobs import JobFilter
 from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
@@ -30,7 +32,12 @@ from faceoff.dashboard.components import (
     url_sync,
     viewer_team,
 )
-from faceoff.dashboard.figures.compare import compare_figure, compare_series, spans_decades
+from faceoff.dashboard.figures.compare import (
+    compare_figure,
+    compare_series,
+    held_out_note,
+    spans_decades,
+)
 from faceoff.dashboard.figures.export import export_name, series_csv
 from faceoff.dashboard.figures.labels import X_AXES, Y_MEASURES
 
@@ -61,6 +68,8 @@ def layout(
         "subopt": "P − P*",
         "gap": "duality gap",
         "primal": "primal P",
+        "test_loss": "test loss",
+        "test_score": "test accuracy / R²",
     }
     return html.Div(
         [
@@ -198,6 +207,9 @@ def update(
         status = "no such jobs"
     if logx == "auto" and log_x:
         status += " · log x axis: the curves end more than a decade apart"
+    if y in HELD_OUT:
+        missing = [r for r in found if measure(r["trace"], y, None) is None]
+        status += f" · {note}" if (note := held_out_note(missing)) else ""
     if live:
         status += f" · live, updated {time.strftime('%H:%M:%S')}"
     return *_graph(figure), not live, status, link

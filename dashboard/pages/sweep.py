@@ -1,7 +1,10 @@
 """Sweep: time to ε across solver settings × weights, and which solver wins where.
 
 URL: ``/sweep/ID?eps=1e-6&criterion=subopt_rel|gap_rel&x=time|epoch&chart=dots|heatmap
-&scale=auto|linear|log``.
+&scale=auto|linear|log&settle=test_loss|test_score&delta=1e-2``.
+
+Below, for a sweep with held-out metrics (a test split), the ranking by the time each
+setting's test metric takes to settle within δ of its final value (finished runs only).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dash import Input, Output, State, callback, dcc, html
 
 from faceoff.core import analysis
 from faceoff.core.jobs import JobFilter
+from faceoff.core.models import SUCCEEDED
 from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     choice,
@@ -31,6 +35,7 @@ from faceoff.dashboard.components import (
     viewer_team,
 )
 from faceoff.dashboard.figures.export import export_name, records_csv
+from faceoff.dashboard.figures.heldout import SETTLE_MEASURES, settle_results, settle_rule
 from faceoff.dashboard.figures.ranking import ranking_figure
 from faceoff.dashboard.figures.style import empty_figure, setting_styles
 from faceoff.dashboard.figures.time_to_eps import time_to_eps, time_to_eps_figure
@@ -43,6 +48,7 @@ dash.register_page(__name__, path_template="/sweep/<sweep_id>", title="Faceoff �
 CHARTS = {"dots": "dots", "heatmap": "heatmap"}
 SCALES = {"auto": "auto", "linear": "from 0", "log": "log"}
 X_CHOICES = {"time": "seconds", "epoch": "epochs"}
+DELTAS = {"1e-1": "0.1", "1e-2": "0.01", "1e-3": "0.001"}  # δ of the time to settle
 REFRESH_MS = 3000
 HEIGHT = {"height": "480px"}  # of a figure that does not size itself
 CSV_COLUMNS = (
@@ -68,6 +74,8 @@ def layout(
     x: str | None = None,
     chart: str | None = None,
     scale: str | None = None,
+    settle: str | None = None,
+    delta: str | None = None,
     **_: str,
 ) -> html.Div:
     return html.Div(
@@ -106,7 +114,24 @@ def layout(
             dcc.Graph(id="sweep-ranking", config={"displaylogo": False}),
             html.H3("Winners"),
             html.Div(id="sweep-winners"),
-            export_bar("sweep", ["sweep-tte", "sweep-ranking"], csv_label="CSV (time to ε)"),
+            html.H3("Held-out metrics: time to settle"),
+            html.Div(
+                [
+                    control(
+                        "test metric", radio("sweep-settle", SETTLE_MEASURES, settle, "test_loss")
+                    ),
+                    control("δ", radio("sweep-delta", DELTAS, delta, "1e-2")),
+                ],
+                className="controls",
+            ),
+            html.Div(id="sweep-settle-status", className="status"),
+            dcc.Graph(id="sweep-settle-ranking", config={"displaylogo": False}),
+            html.Div(id="sweep-settle-table"),
+            export_bar(
+                "sweep",
+                ["sweep-tte", "sweep-ranking", "sweep-settle-ranking"],
+                csv_label="CSV (time to ε)",
+            ),
             dcc.Interval(id="sweep-interval", interval=REFRESH_MS, disabled=True),
         ]
     )
@@ -200,9 +225,19 @@ def _export(sweep_id: int, what: str, objectives: list[str]) -> str:
     Input("sweep-chart", "value"),
     Input("sweep-scale", "value"),
     Input("sweep-interval", "n_intervals"),
+    Input("sweep-settle", "value"),
+    Input("sweep-delta", "value"),
 )
 def update(
-    sweep_id: Any, eps: Any, criterion: Any, x: Any, chart: Any, scale: Any, _n: int | None
+    sweep_id: Any,
+    eps: Any,
+    criterion: Any,
+    x: Any,
+    chart: Any,
+    scale: Any,
+    _n: int | None,
+    settle: Any = None,
+    delta: Any = None,
 ) -> tuple[
     str,
     go.Figure,
@@ -220,6 +255,10 @@ def update(
     sweep_id = optional_id(sweep_id, "sweep")
     eps, criterion, x, chart, scale = _choices(eps, criterion, x, chart, scale)
     view = {"eps": eps, "criterion": criterion, "x": x, "chart": chart, "scale": scale}
+    settle, delta = choice(settle, SETTLE_MEASURES, "test_loss"), choice(delta, DELTAS, "1e-2")
+    # the held-out choices only when not the defaults (earlier links stay as they were)
+    view |= {"settle": None if settle == "test_loss" else settle}
+    view |= {"delta": None if delta == "1e-2" else delta}
     link = href(f"/sweep/{sweep_id}", view)
     summary = (
         rows.sweep_summary(database_url(), sweep_id, team_id=viewer_team())
@@ -256,6 +295,86 @@ def update(
         f"/compare?sweep={sweep_id}",
         f"/?sweep={sweep_id}",
     )
+
+
+def _settle_table(results: list[dict[str, Any]], ranked: list[dict], unit: str) -> html.Table:
+    """A row per setting and objective: its time to settle, and its rank or why it has
+    none."""
+    ranks = {(r["objective"], s): rank for r in ranked for s, rank in r["ranks"].items()}
+    body = [
+        html.Tr(
+            [
+                html.Td(r["objective"]),
+                html.Td(r["setting"]),
+                html.Td(
+                    f"{r['value']:.3g} {unit}" if r["value"] is not None else "", className="num"
+                ),
+                html.Td(
+                    str(ranks[key]) if (key := (r["objective"], r["setting"])) in ranks else "",
+                    className="num",
+                ),
+                html.Td(r["reason"] or ""),
+            ]
+        )
+        for r in sorted(
+            results, key=lambda r: (r["objective"], r["value"] is None, r["value"] or 0)
+        )
+    ]
+    head = html.Tr(
+        [html.Th(h) for h in ("objective", "setting", "time to settle", "rank", "no rank: why")]
+    )
+    return html.Table([html.Thead(head), html.Tbody(body)], className="facts")
+
+
+@callback(
+    Output("sweep-settle-ranking", "figure"),
+    Output("sweep-settle-ranking", "style"),
+    Output("sweep-settle-status", "children"),
+    Output("sweep-settle-table", "children"),
+    Input("sweep-id", "data"),
+    Input("sweep-settle", "value"),
+    Input("sweep-delta", "value"),
+    Input("sweep-x", "value"),
+    Input("sweep-interval", "n_intervals"),
+)
+def update_settle(
+    sweep_id: Any, settle: Any, delta: Any, x: Any, _n: int | None
+) -> tuple[go.Figure, dict[str, str], str, html.Table | str]:
+    """The ranking by the time the held-out metric settles (finished runs only)."""
+    sweep_id = optional_id(sweep_id, "sweep")
+    settle = choice(settle, SETTLE_MEASURES, "test_loss")
+    delta, x = choice(delta, DELTAS, "1e-2"), choice(x, X_CHOICES, "time")
+    if sweep_id is None:
+        return empty_figure("no such sweep"), HEIGHT, "", ""
+    where = JobFilter(sweep_id=sweep_id)
+    found = rows.job_settle_times(
+        database_url(), where, settle, float(delta), [x], team_id=viewer_team()
+    )
+    results = settle_results(found, x)
+    ranked = analysis.ranking(results)
+    rule = settle_rule(settle, float(delta))
+    unfinished = sum(r["status"] in rows.ACTIVE for r in found)
+    succeeded = [r for r in found if r["status"] == SUCCEEDED]
+    missing = sum(not r["settle"]["held_out"] for r in succeeded)
+    if succeeded and missing == len(succeeded):
+        message = (
+            "no finished job of this sweep has held-out metrics: submit it with a test split "
+            '(test: {"split": "registry"} or {"split": "random", "fraction": 0.2})'
+        )
+        return empty_figure(message), HEIGHT, message, ""
+    status = f"time for the {SETTLE_MEASURES[settle]} to stay {rule}, in {X_CHOICES[x]}"
+    status += "; only settings whose runs all succeeded are ranked"
+    if missing:
+        status += f" · {missing} job(s) without held-out metrics: not ranked"
+    if unfinished:
+        status += f" · {unfinished} job(s) not finished: their settings not ranked yet"
+    title = f"ranking: who settles first ({SETTLE_MEASURES[settle]} {rule}; grey: no rank)"
+    order = list(setting_styles(_pairs(results)))
+    figure = ranking_figure(ranked, order=order, title=title)
+    objectives = sorted({r["objective"] for r in results})
+    figure.update_layout(meta={"export": _export(sweep_id, f"settle-{settle}-{delta}", objectives)})
+    table = _settle_table(results, ranked, X_CHOICES[x])
+    return figure, _height(figure.layout.height), status, table
 
 
 @callback(

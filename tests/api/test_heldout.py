@@ -78,3 +78,35 @@ def test_the_registry_split_of_a_dataset_that_has_one_is_accepted(api):
     assert response.status_code == 201, response.text
     assert response.json()["spec"]["test"] == {"split": "registry"}
     assert queued(settings) == 1
+
+
+def sweep(dataset: str = "tiny", **fields) -> dict:
+    return {"datasets": [dataset], "losses": ["logistic"], "l2": [1e-3], "solvers": ["lbfgs"]} | (
+        fields
+    )
+
+
+def test_a_sweep_s_jobs_are_stored_with_its_test(api):
+    client, settings = api
+    created = client.post("/api/v1/sweeps", json=sweep(test=RANDOM))
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["test"] == RANDOM
+    jobs = client.get("/api/v1/jobs", params={"sweep_id": created.json()["id"]}).json()["data"]
+    assert [j["spec"]["test"] for j in jobs] == [RANDOM] and queued(settings) == 1
+    plain = client.post("/api/v1/sweeps", json=sweep())
+    assert plain.status_code == 201, plain.text
+    assert "test" not in plain.json()["spec"] and plain.json()["id"] != created.json()["id"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "loc", "words"),
+    [
+        ({"test": {"split": "registry"}}, ["body", "test"], "dataset 'tiny' has no test split"),
+        ({"test": {**RANDOM, "fraction": 0.91}}, ["body", "test", "random", "fraction"], "0.9"),
+        ({"test": RANDOM, "multiclass": ["ovr"]}, ["body", "test"], "not multiclass"),
+    ],
+)
+def test_a_sweep_s_invalid_test_is_a_422_at_its_field(api, fields, loc, words):
+    client, settings = api
+    refused(client.post("/api/v1/sweeps", json=sweep(**fields)), loc, words)
+    nothing_stored(client, settings)

@@ -10,8 +10,16 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from faceoff.core.specs import JobSpec, canonical_job, dump_spec, objective_hash, spec_hash
-from tests.core.test_sweeps import MAIN_HASHES
+from faceoff.core.specs import (
+    JobSpec,
+    SweepSpec,
+    canonical_job,
+    dump_spec,
+    expand_sweep,
+    objective_hash,
+    spec_hash,
+)
+from tests.core.test_sweeps import MAIN_HASHES, MAIN_SWEEP_HASHES
 
 JOB = {"dataset": "a9a", "loss": "logistic", "l2": 1e-4, "solver": "lbfgs"}
 RANDOM = {"split": "random", "fraction": 0.2, "seed": 0}
@@ -87,3 +95,38 @@ def test_a_random_hold_out_is_another_objective_the_registry_split_is_not():
     # a stored spec reads back as the same job
     again = JobSpec.model_validate(dump_spec(held))
     assert (spec_hash(again), objective_hash(again)) == (spec_hash(held), objective_hash(held))
+
+
+SWEEP = {"datasets": ["a9a"], "losses": ["logistic"], "l2": [1e-4], "solvers": ["lbfgs", "saga"]}
+
+
+def test_a_sweep_gives_its_test_to_every_job_and_hashes_them_as_jobs():
+    sweep = SweepSpec(**SWEEP, test=RANDOM)
+    assert dump_spec(sweep)["test"] == RANDOM
+    expanded = expand_sweep(sweep)
+    assert [job.solver for job in expanded] == ["lbfgs", "saga"]
+    for job in expanded:
+        alone = canonical_job(JobSpec(**JOB | {"solver": job.solver}, test=RANDOM))
+        assert dump_spec(job)["test"] == RANDOM
+        assert (spec_hash(job), objective_hash(job)) == (spec_hash(alone), objective_hash(alone))
+
+
+def test_a_sweep_without_test_keeps_its_stored_form_and_job_hashes():
+    dual_cd = {"solver": "dual_cd", "params": dict(MAIN_HASHES[0][0]["params"])}
+    sweep = SweepSpec(**SWEEP | {"solvers": [dual_cd, "lbfgs"]}, seeds=[0, 1], test=None)
+    assert "test" not in dump_spec(sweep)
+    assert [spec_hash(job) for job in expand_sweep(sweep)] == MAIN_SWEEP_HASHES
+
+
+def test_a_k_class_sweep_with_test_is_refused_at_test():
+    with pytest.raises(ValidationError) as caught:
+        SweepSpec(**SWEEP, multiclass=["ovr"], test={"split": "registry"})
+    (error,) = caught.value.errors()
+    assert error["loc"] == ("test",) and "not multiclass" in error["msg"]
+
+
+def test_an_invalid_sweep_split_is_refused_at_its_field():
+    with pytest.raises(ValidationError) as caught:
+        SweepSpec(**SWEEP, test={**RANDOM, "fraction": 0.95})
+    (error,) = caught.value.errors()
+    assert error["loc"] == ("test", "random", "fraction"), error

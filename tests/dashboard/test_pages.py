@@ -261,6 +261,8 @@ def test_sweep_page_time_to_eps_and_ranking(client, sqlite_url):
         ("sweep-chart", "value", "heatmap"),
         ("sweep-scale", "value", "auto"),
         ("sweep-interval", "n_intervals", None),
+        ("sweep-settle", "value", "test_loss"),
+        ("sweep-delta", "value", "1e-2"),
     ]
     out = call(client, outputs, inputs)
     assert out["sweep-title"]["children"] == f"Sweep #{sweep_id} · synthetic faceoff"

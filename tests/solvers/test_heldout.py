@@ -180,3 +180,14 @@ def test_a_test_matrix_is_normalized_as_fitted_on_the_training_rows(how):
         np.testing.assert_allclose(got.toarray(), test.toarray() / mean_norm, rtol=1e-14)
     else:
         np.testing.assert_array_equal(got.toarray(), normalize(test, how).toarray())
+
+
+def test_the_test_set_s_bytes_count_its_rows_labels_and_one_scoring():
+    # 40 rows × 30 columns, 20% stored: CSR values 8, indices 4 bytes a non-zero, 41 row
+    # pointers of 8; row norms, row counts and labels 8 bytes a row; 5 scoring vectors
+    A, b = make("sparse", "logistic", 40)
+    held = HeldOut(Data(A), b, make_loss("logistic"))
+    nnz = held.data.nnz
+    assert held.nbytes == 12 * nnz + 8 * 41 + 3 * 8 * 40 + 5 * 8 * 40
+    dense = HeldOut(Data(np.ones((40, 30))), b, make_loss("logistic"))
+    assert dense.nbytes == 12 * 1200 + 8 * 41 + 3 * 8 * 40 + 5 * 8 * 40
