@@ -5,7 +5,7 @@ budget as ``max_iter``: celer's outer iterations, each a pass over A for the gap
 working set, then the subproblem on the working set solved to a fraction of the outer gap
 (up to ``max_epochs`` epochs of coordinate descent, or prox-Newton steps for celer-pn). A
 trace epoch is one outer iteration, so it undercounts the work on the working set; the time
-is each fit's own. ``tol`` = ``refit.PEER_TOL``, ``fit_intercept=False``; deterministic.
+is each fit's own. ``tol`` = ``refit.PEER_TOL``; deterministic.
 
 Weight mappings to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖² (checked against scipy's
 L-BFGS-B on the split x = u − v, tests/solvers/test_sparse_peers.py):
@@ -18,6 +18,11 @@ L-BFGS-B on the split x = u − v, tests/solvers/test_sparse_peers.py):
   with **C = 1/(n·l1)** (l2 = 0; it has no l2 term). It keeps no ``n_iter_``: a fit is taken
   to have run its whole budget, and the trace ends when a larger budget returns the same
   coefficients.
+
+With an intercept (``Problem.intercept``) the Lasso and ElasticNet fit the unpenalized c
+as scikit-learn's do (centering A and b; sparse A through its column means), and x is
+(``coef_``, ``intercept_``). celer 0.7's LogisticRegression refuses ``fit_intercept``, so
+celer.logistic takes none.
 
 Known limit: with ``tol`` = 1e-15 celer cannot meet its inner target (0.3× the outer gap)
 once the gap is near rounding, and then runs ``max_epochs`` = 50000 epochs a subproblem: on
@@ -50,6 +55,8 @@ def _fitter(
         estimator = make(budget)
         seconds = timed_fit(estimator, A, b)
         x = np.asarray(estimator.coef_, dtype=np.float64).ravel().copy()
+        if problem.intercept:  # x = (w, c)
+            x = np.append(x, float(estimator.intercept_))
         done = int(np.max(estimator.n_iter_)) if counted else budget
         return Fit(seconds, x, done, done < budget)
 
@@ -64,7 +71,12 @@ def _lasso(problem: Problem, params: NoParams, seed: int) -> Callable[[int], Fit
     l1, l2 = problem.penalty.l1, problem.penalty.l2
 
     def make(budget: int) -> Any:
-        options = dict(tol=PEER_TOL, max_iter=budget, fit_intercept=False, warm_start=False)
+        options = dict(
+            tol=PEER_TOL,
+            max_iter=budget,
+            fit_intercept=problem.intercept,
+            warm_start=False,
+        )
         if l2 == 0:
             return Lasso(alpha=l1, **options)
         return ElasticNet(alpha=l1 + l2, l1_ratio=l1 / (l1 + l2), **options)
