@@ -21,7 +21,7 @@ from faceoff.solvers.trace import StopRules
 from tests.solvers.test_peers import _require
 
 LOSSES = ("squared", "logistic", "smooth_hinge")
-INTERCEPT_SOLVERS = ("primal_cd", "agd", "lbfgs")
+INTERCEPT_SOLVERS = ("primal_cd", "agd", "lbfgs", "ws_cd")
 WEIGHTS = {"lasso": (0.01, 0.0), "ridge": (0.0, 1e-2), "elastic_net": (0.01, 1e-3)}
 
 
