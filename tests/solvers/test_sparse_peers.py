@@ -204,6 +204,10 @@ def test_the_sparse_peers_claim_the_lasso_problems():
     assert "l1" in specs["sklearn.elastic_net"].penalties
     assert "l1" in specs["sklearn.saga"].penalties
     assert set(specs["sklearn.liblinear_l1"].penalties) == {"l1"}
+    takers = {name for name, spec in specs.items() if spec.intercept}
+    assert set(INTERCEPT_PEERS) == {"skglm", "celer.lasso", "sklearn.elastic_net", "sklearn.saga"}
+    assert {"ws_cd", "sklearn.lbfgs", "sklearn.newton_cholesky", "sklearn.sag"} <= takers
+    assert not {"sklearn.liblinear", "sklearn.liblinear_l1", "celer.logistic"} & takers
 
 
 # ---------------------------------------------------------------- with an intercept
