@@ -269,7 +269,8 @@ def _no_intercept(solver: str) -> str:
     takers = [name for name, spec in catalogue().items() if spec.intercept]
     return (
         f"solver {solver!r} does not fit an intercept (its dual would gain the constraint "
-        f"Σᵢ yᵢ = 0, or its library penalizes the intercept); solvers that do: "
+        f"Σᵢ yᵢ = 0, or its library penalizes the intercept or cannot fit one here); "
+        f"solvers that do: "
         f"{', '.join(takers) or 'none installed'}; or center the data and omit fit_intercept"
     )
 

@@ -18,9 +18,10 @@ from faceoff.solvers.problem import build_problem
 from faceoff.solvers.run import solve
 from faceoff.solvers.spec import SupportError
 from faceoff.solvers.trace import StopRules
+from tests.solvers.test_peers import _require
 
 LOSSES = ("squared", "logistic", "smooth_hinge")
-INTERCEPT_SOLVERS = ("primal_cd", "agd", "lbfgs")
+INTERCEPT_SOLVERS = ("primal_cd", "agd", "lbfgs", "ws_cd")
 WEIGHTS = {"lasso": (0.01, 0.0), "ridge": (0.0, 1e-2), "elastic_net": (0.01, 1e-3)}
 
 
@@ -75,6 +76,26 @@ def test_intercept_solvers_reach_the_reference(solver, layout, loss, weights):
     assert result.x[-1] == pytest.approx(x_star[-1], rel=1e-4, abs=1e-6)
     if solver != "lbfgs":  # L-BFGS-B may end on its own criterion first
         assert result.stop_reason == "converged"
+
+
+L2_PEERS = ("sklearn.lbfgs", "sklearn.newton_cholesky", "sklearn.sag", "sklearn.saga", "skglm")
+
+
+@pytest.mark.parametrize("solver", L2_PEERS)
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_l2_logistic_peers_with_an_intercept_reach_the_reference(solver, layout):
+    """scikit-learn's LogisticRegression (and skglm) leave the intercept unpenalized: their
+    (coef_, intercept_) is at scipy's optimum, c free, through our objective and gap."""
+    _require(get_spec(solver))
+    A, b = make(layout, "logistic")
+    problem = build_problem(A, b, "logistic", l2=1e-2, fit_intercept=True)
+    p_star, x_star = reference_optimum(problem)
+    stop = StopRules(tol=1e-11, max_seconds=60, max_epochs=1e5)
+    result = solve(problem, solver, stop=stop, seed=0)
+    assert result.final.primal == pytest.approx(p_star, rel=1e-8)
+    assert result.final.primal - p_star <= result.final.gap + 1e-12
+    assert result.final.gap <= 1e-8
+    assert result.x[-1] == pytest.approx(x_star[-1], rel=1e-4, abs=1e-6)
 
 
 def test_the_lasso_with_an_intercept_is_scikit_learns():

@@ -63,6 +63,24 @@ def test_the_path_is_scikit_learns_lasso_path(lasso, solver):
     assert result.steps[-1].nnz > result.steps[1].nnz
 
 
+@pytest.mark.parametrize("solver", ["primal_cd", "ws_cd"])
+def test_a_path_with_an_intercept_is_scikit_learns_lasso(lasso, solver):
+    """Warm starts of length d + 1 down the path: each λ's P is that of scikit-learn's
+    Lasso(fit_intercept=True), its intercept unpenalized, through our objective."""
+    from sklearn.linear_model import Lasso
+
+    A, b, _ = lasso
+    problem = build_problem(A, b + 3.0, "squared", l1=1.0, l2=0.0, fit_intercept=True)
+    result = solve_path(problem, solver, default_grid(problem, 6, 1e-2), stop=STOP)
+    for step in result.steps:
+        fitted = Lasso(alpha=step.l1, tol=1e-14, max_iter=1_000_000).fit(A, b + 3.0)
+        at = build_problem(A, b + 3.0, "squared", l1=step.l1, l2=0.0, fit_intercept=True)
+        reference = at.evaluate(x=np.append(fitted.coef_, fitted.intercept_))
+        assert step.primal == pytest.approx(reference.primal, rel=1e-8)
+        assert step.stop_reason == "converged"
+    assert result.steps[-1].nnz > 0
+
+
 def test_one_trace_end_to_end_and_warm_starts_save_work(lasso):
     A, b, problem = lasso
     grid = default_grid(problem, 8, 1e-2)

@@ -78,17 +78,6 @@ PEER_PLANS: dict[str, Plan] = {
             )
         },
     ),
-    "celer.lasso": Plan(
-        narrow={
-            "default": (
-                ("dense", "sparse", "rcv1"),
-                "on a9a's Lasso (123 correlated columns, l2 = 0) budget 16 certifies a gap of "
-                "2.9e-10 in 1.15 s, but budget 32 had not returned after 6 minutes: with our "
-                "tol 1e-15 its inner solver (to 0.3× the outer gap) runs its 50000 epochs a "
-                "subproblem once the gap is near rounding (measured)",
-            )
-        },
-    ),
     "cyanure": Plan(
         k_datasets=PEER_K,
         k_narrow={

@@ -204,3 +204,128 @@ def test_the_sparse_peers_claim_the_lasso_problems():
     assert "l1" in specs["sklearn.elastic_net"].penalties
     assert "l1" in specs["sklearn.saga"].penalties
     assert set(specs["sklearn.liblinear_l1"].penalties) == {"l1"}
+    takers = {name for name, spec in specs.items() if spec.intercept}
+    assert set(INTERCEPT_PEERS) == {"skglm", "celer.lasso", "sklearn.elastic_net", "sklearn.saga"}
+    assert {"ws_cd", "sklearn.lbfgs", "sklearn.newton_cholesky", "sklearn.sag"} <= takers
+    assert not {"sklearn.liblinear", "sklearn.liblinear_l1", "celer.logistic"} & takers
+
+
+# ---------------------------------------------------------------- with an intercept
+
+INTERCEPT_PEERS = tuple(name for name in SPARSE_PEERS if catalogue()[name].intercept)
+
+
+@cache
+def _offset_data(layout: str, loss: str):
+    """The test data with labels that need an offset: targets shifted by 2 (squared), one
+    negative label in three made positive (logistic)."""
+    A, b = _data(layout, loss)
+    if loss == "squared":
+        return A, b + 2.0
+    b = b.copy()
+    b[np.flatnonzero(b < 0)[::3]] = 1.0
+    return A, b
+
+
+def _intercept_only(loss: str, b: np.ndarray) -> float:
+    """argmin_c 1/n Σ φ(c, bᵢ): the mean (squared), the log-odds (logistic)."""
+    if loss == "squared":
+        return float(b.mean())
+    p = float((b > 0).mean())
+    return float(np.log(p / (1 - p)))
+
+
+def intercept_weights(layout: str, loss: str, penalty: str) -> tuple[float, float]:
+    """(l1, l2) as :func:`weights`, l1_max = ‖Aᵀφ'(c₀)‖∞/n at the intercept-only optimum."""
+    A, b = _offset_data(layout, loss)
+    c0 = np.full(A.shape[0], _intercept_only(loss, b))
+    l1 = float(np.abs(A.T @ _loss_parts(loss, c0, b)[1]).max() / A.shape[0]) / 10
+    return l1, (0.0 if penalty == "l1" else l1 / 2)
+
+
+def intercept_objective(layout: str, loss: str, penalty: str, x: np.ndarray) -> float:
+    """P(w, c) in plain numpy, x = (w, c), c unpenalized."""
+    A, b = _offset_data(layout, loss)
+    l1, l2 = intercept_weights(layout, loss, penalty)
+    w, c = x[:-1], x[-1]
+    value = _loss_parts(loss, A @ w + c, b)[0] / A.shape[0]
+    return value + l1 * np.abs(w).sum() + l2 / 2 * w @ w
+
+
+@cache
+def intercept_reference(layout: str, loss: str, penalty: str) -> tuple[float, float]:
+    """(P*, c*) by L-BFGS-B on w = u − v, u, v ≥ 0, c free, restarted until it no longer
+    improves."""
+    A, b = _offset_data(layout, loss)
+    n, d = A.shape
+    l1, l2 = intercept_weights(layout, loss, penalty)
+
+    def fun(z):
+        w, c = z[:d] - z[d : 2 * d], z[-1]
+        value, deriv = _loss_parts(loss, A @ w + c, b)
+        g = A.T @ deriv / n + l2 * w
+        p = value / n + l1 * z[: 2 * d].sum() + l2 / 2 * w @ w
+        return p, np.concatenate([g + l1, l1 - g, [deriv.sum() / n]])
+
+    z, best = np.append(np.zeros(2 * d), _intercept_only(loss, b)), np.inf
+    for _ in range(8):
+        res = minimize(
+            fun,
+            z,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, None)] * (2 * d) + [(None, None)],
+            options={"maxiter": 50000, "maxcor": 50, "ftol": 1e-17, "gtol": 1e-14},
+        )
+        if res.fun >= best - 1e-16 * abs(best):
+            break
+        best, z = res.fun, res.x
+    x = np.append(z[:d] - z[d : 2 * d], z[-1])
+    assert 0 < np.count_nonzero(x[:d]) < d, "l1 = l1_max/10 should give a sparse optimum"
+    return intercept_objective(layout, loss, penalty, x), float(x[-1])
+
+
+INTERCEPT_CASES = [
+    pytest.param(
+        name, params, loss, penalty, layout, id=f"{name}-{variant}-{loss}-{penalty}-{layout}"
+    )
+    for name in INTERCEPT_PEERS
+    for params in _variants(name)
+    for variant in [",".join(f"{k}={v}" for k, v in params.items()) or "default"]
+    for loss in catalogue()[name].losses
+    for penalty in PENALTIES
+    if penalty in catalogue()[name].penalties
+    for layout in LAYOUTS
+]
+
+
+@pytest.mark.parametrize("solver,params,loss,penalty,layout", INTERCEPT_CASES)
+def test_sparse_peer_with_an_intercept_matches_the_split_reference(
+    solver, params, loss, penalty, layout
+):
+    """fit_intercept: the peer's x = (w, c) evaluated through our objective is at the
+    reference P* (c free) to 1e-7 relative, its c at c*, and our gap certifies it."""
+    _require(catalogue()[solver])
+    A, b = _offset_data(layout, loss)
+    l1, l2 = intercept_weights(layout, loss, penalty)
+    problem = build_problem(A, b, loss, l1=l1, l2=l2, fit_intercept=True)
+    result = solve(problem, solver, params, STOP, seed=3)
+    last = result.final
+    p_ref, c_ref = intercept_reference(layout, loss, penalty)
+    assert result.stop_reason in (CONVERGED, FINISHED), result.summary()
+    assert result.x.shape == (problem.n_features + 1,)
+    assert abs(last.primal - intercept_objective(layout, loss, penalty, result.x)) <= 1e-12 * p_ref
+    assert abs(last.primal - p_ref) <= RTOL * p_ref, (last.primal, p_ref)
+    assert result.x[-1] == pytest.approx(c_ref, rel=1e-3, abs=1e-5)
+    assert -1e-12 * p_ref <= last.gap <= 1e-8 * max(1.0, p_ref), last.gap
+
+
+@pytest.mark.parametrize("solver", ["sklearn.liblinear", "sklearn.liblinear_l1", "celer.logistic"])
+def test_peers_that_penalize_or_lack_an_intercept_refuse_it(solver):
+    """liblinear penalizes its intercept and celer's LogisticRegression has none: a request
+    with fit_intercept is refused at that field, as our dual methods are."""
+    spec = catalogue()[solver]
+    with pytest.raises(SupportError) as refused:
+        spec.check("logistic", spec.penalties[0], intercept=True)
+    assert refused.value.field == "fit_intercept"
+    assert f"solver {solver!r} does not fit an intercept" in str(refused.value)

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from faceoff.data.synthetic import classification, regression
+from faceoff.solvers import conformance
 from faceoff.solvers.algorithms.ws_cd.method import WsCD
 from faceoff.solvers.gap import relative_gap
 from faceoff.solvers.problem import Data, Problem, build_problem
@@ -122,3 +123,49 @@ def test_data_shared_with_another_problem_is_left_as_it_was():
     problem = build_problem(data, b, "logistic", l1=1e-3, l2=0.0)
     solve(problem, "ws_cd", None, StopRules(tol=1e-8))
     np.testing.assert_array_equal(data.csc.data, before)
+
+
+def _intercept_problem(layout: str, loss: str) -> Problem:
+    """The l1 problem (l2 = 0) with an intercept, on labels that need one: targets shifted
+    by 2 (squared), one negative label in three made positive (logistic)."""
+    A, b = _matrix(layout, loss == "squared")
+    if loss == "squared":
+        b = b + 2.0
+    else:
+        b = b.copy()
+        b[np.flatnonzero(b < 0)[::3]] = 1.0
+    probe = build_problem(A, b, loss, l1=0.0, l2=1.0)
+    return build_problem(A, b, loss, l1=0.05 * lambda_max(probe), l2=0.0, fit_intercept=True)
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_ws_cd_fits_an_unpenalized_intercept(layout, loss):
+    """The Lasso and l1-logistic with an intercept: P within 1e-8 of L-BFGS-B's (c free),
+    c at its c*, the run stopped by the certified gap, and a warm start of length d + 1 at
+    the solution certifies at once."""
+    problem = _intercept_problem(layout, loss)
+    result = solve(problem, "ws_cd", None, StopRules(tol=1e-10, max_epochs=1e5))
+    assert result.stop_reason == CONVERGED
+    final = result.final
+    assert relative_gap(final.gap, final.primal) <= 1e-10
+    p_star, x_star = conformance.reference_optimum(problem)  # L-BFGS-B, c free
+    assert abs(final.primal - p_star) <= 1e-8 * max(1.0, abs(p_star))
+    assert result.x.shape == (problem.n_features + 1,)
+    assert result.x[-1] == pytest.approx(x_star[-1], rel=1e-5, abs=1e-7)
+    assert abs(result.x[-1]) > 0.1 and 0 < final.nnz_x < problem.n_features
+    warm = solve(problem, "ws_cd", None, StopRules(tol=1e-10), warm_start=result.x)
+    assert warm.stop_reason == CONVERGED and warm.final.epoch <= 1.0
+
+
+def test_the_path_with_an_intercept_does_not_depend_on_the_chunks():
+    problem = _intercept_problem("sparse", "logistic")
+    one, many = WsCD(problem, 10, 5), WsCD(problem, 10, 5)
+    total = many.run(20 * problem.n_features)
+    visited = 0
+    while visited < total:
+        visited += one.run(1)
+    assert visited == total
+    np.testing.assert_array_equal(one.x, many.x)
+    np.testing.assert_array_equal(one.state.Ax, many.state.Ax)
+    assert one.x[-1] != 0.0

@@ -20,7 +20,7 @@ accepts the step as the test would; for the logistic that holds whenever no marg
 by more than log 1.98 ≈ 0.68, which is every step once the iterate settles.
 
 An intercept c (binary and regression problems) takes one step after every d coordinate
-steps (:func:`_intercept_step`: Newton's on 1/n Σᵢ φ(aᵢᵀx + c) with Armijo's test, else
+steps (:func:`intercept_step`: Newton's on 1/n Σᵢ φ(aᵢᵀx + c) with Armijo's test, else
 the 1/β step, which always descends), as celer and skglm update theirs once an epoch.
 
 K-class problems (X of shape (d, K), A·X of shape (n, K)) move a feature's K coefficients
@@ -170,10 +170,11 @@ def _primal_cd(data, loss, penalty, sampler, state, n_updates):
 
 
 @njit(cache=True)
-def _intercept_step(loss, b, Ax, x, beta):
+def intercept_step(loss, b, Ax, x, beta):
     """One step on the intercept c = x[−1] (Ax holds the margins aᵢᵀx + c): Newton's,
     −g/h with g, h = 1/n Σᵢ φ', φ'' at the margins, kept if Armijo's test passes, else
-    −g/β (β-smooth in c). Returns the entries visited."""
+    −g/β (β-smooth in c). Returns the entries visited and |g| before the step (c's
+    optimality violation; ws_cd's subproblems read it)."""
     n = b.shape[0]
     g = h = 0.0
     for i in range(n):
@@ -182,7 +183,7 @@ def _intercept_step(loss, b, Ax, x, beta):
         h += d2
     g, h = g / n, h / n
     if g == 0.0:
-        return n
+        return n, 0.0
     step = -g / beta
     visited = n
     if h > 0.0:
@@ -195,7 +196,7 @@ def _intercept_step(loss, b, Ax, x, beta):
     x[x.shape[0] - 1] += step
     for i in range(n):
         Ax[i] += step
-    return visited + n
+    return visited + n, abs(g)
 
 
 # ---------------------------------------------------------------- K-class problems
@@ -512,9 +513,9 @@ class PrimalCD(PrimalMethod):
             self.until_intercept -= chunk
             if self.until_intercept == 0:
                 problem = self.problem
-                visited += _intercept_step(
+                visited += intercept_step(
                     problem.loss.params, problem.b, self.state.Ax, self.x, problem.smoothness
-                )
+                )[0]
                 self.until_intercept = self.n_coords
         return visited
 

@@ -29,6 +29,12 @@ visited in the last epoch, falls to 0.3 times the outer violation (skglm's facto
 ties the subproblem's accuracy to the outer gap the same way): a coarse W is solved
 coarsely, and the target never falls below rounding's level (FLOOR).
 
+An intercept c (``Problem.intercept``; x = (w, c), Ax the margins Aw + c) is unpenalized:
+it takes a Newton step (primal_cd's :func:`intercept_step`, Armijo's test, else 1/β) after
+every epoch on W, as skglm's AndersonCD steps on its intercept once an epoch; its
+violation |1/n Σᵢ φ'(aᵢᵀw + c)| counts in the outer violation and in the subproblem's, and
+c is extrapolated with the coefficients on W.
+
 The state (x, Ax, W, the iterates of the extrapolation, the phase) lives in arrays, so a
 run in chunks (solvers.driver) follows the same path whatever the chunks: a chunk ends
 only between an outer iteration and an epoch on W.
@@ -41,6 +47,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from faceoff.solvers.algorithms.primal_cd.method import intercept_step
 from faceoff.solvers.algorithms.ws_cd import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
 from faceoff.solvers.losses import loss_deriv_lanes, loss_value
@@ -60,8 +67,9 @@ TARGET, SCALE = 0, 1  # floats
 class WsState(NamedTuple):
     """The iterate of a ws_cd run and everything the next step needs (a Numba tuple).
 
-    x : array, shape (n_features,)
+    x : array, shape (n_features,), or (n_features + 1,) with an intercept c = x[−1]
     Ax : array, shape (n_samples,)
+        The margins Aw (+ c).
     lipschitz : array, shape (n_features,)
         Lⱼ = β‖A_:ⱼ‖²/n + l2.
     ws : array of int64, shape (n_features,)
@@ -70,8 +78,8 @@ class WsState(NamedTuple):
         Scratch: sⱼ of the last outer iteration.
     deriv : array, shape (n_samples,)
         Scratch: φ'(Ax).
-    hist_x : array, shape (K + 1, n_features)
-        The iterates on W of the extrapolation, hist_x[k, :|W|].
+    hist_x : array, shape (K + 1, n_features + intercept)
+        The iterates on W of the extrapolation, hist_x[k, :|W|] (then c).
     backup : array, shape (n_samples,)
         Scratch: Ax before an extrapolation, put back if it is rejected.
     ints : array of int64, shape (3,)
@@ -81,6 +89,10 @@ class WsState(NamedTuple):
     p0 : int
     dense : bool
         Every entry of A stored (dense data): column loops run contiguously.
+    intercept : bool
+        x ends with an unpenalized intercept c.
+    beta : float
+        The loss's smoothness (c's fallback step 1/β).
     """
 
     x: np.ndarray
@@ -95,6 +107,8 @@ class WsState(NamedTuple):
     floats: np.ndarray
     p0: int
     dense: bool
+    intercept: bool
+    beta: float
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
@@ -124,11 +138,13 @@ def _outer(data, loss, penalty, state):
         state.ints,
         state.floats,
     )
-    n, d = Ax.shape[0], x.shape[0]
+    n, d = Ax.shape[0], state.lipschitz.shape[0]
     inv_n = 1.0 / n
+    g_c = 0.0  # 1/n Σᵢ φ'(aᵢᵀw + c): c's violation
     for i in range(n):  # φ'(Ax)
         deriv[i] = loss_deriv_lanes(loss, Ax[i], b[i])
-    worst = 0.0
+        g_c += deriv[i]
+    worst = abs(g_c) * inv_n if state.intercept else 0.0
     largest = 0.0  # maxⱼ |∇ⱼF|, the floor's scale
     support = 0
     for j in range(d):
@@ -174,6 +190,8 @@ def _remember(state, k):
     ws, x, size = state.ws, state.x, state.ints[WS_SIZE]
     for t in range(size):
         state.hist_x[k, t] = x[ws[t]]
+    if state.intercept:
+        state.hist_x[k, size] = x[x.shape[0] - 1]
     state.ints[STORED] = k + 1
 
 
@@ -224,8 +242,9 @@ def _column_axpy(data, dense, start, end, delta, Ax):
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _epoch(data, loss, penalty, state):
-    """One cyclic pass of proximal coordinate steps over W (module docstring); returns
-    (non-zeros visited, max_{j∈W} sⱼ at each visit)."""
+    """One cyclic pass of proximal coordinate steps over W (module docstring), then the
+    intercept's step; returns (non-zeros visited, the largest of max_{j∈W} sⱼ at each visit
+    and c's violation before its step)."""
     indptr = data.csc.indptr
     l1, l2 = penalty
     x, Ax, lipschitz, ws, dense = state.x, state.Ax, state.lipschitz, state.ws, state.dense
@@ -247,6 +266,10 @@ def _epoch(data, loss, penalty, state):
         if delta != 0.0:
             x[j] = x_new
             _column_axpy(data, dense, start, end, delta, Ax)
+    if state.intercept:
+        seen, violation = intercept_step(loss, data.b, Ax, x, state.beta)
+        visited += seen
+        worst = max(worst, violation)
     return visited, worst
 
 
@@ -322,9 +345,11 @@ def _extrapolate(data, loss, penalty, state):
     K = hist_x.shape[0] - 1
     c = np.empty(K)
     visited = 0
-    if _coefficients(hist_x, size, c):
+    last = x.shape[0] - 1  # c's index, with an intercept
+    if _coefficients(hist_x, size + state.intercept, c):
         before = _objective(loss, penalty, data.b, Ax, x, ws, size)
         saved_x = x[ws[:size]]  # the current point, put back if x_e is no better
+        saved_c = x[last]
         backup[:] = Ax
         for t in range(size):
             s = 0.0
@@ -336,8 +361,19 @@ def _extrapolate(data, loss, penalty, state):
                 x[j] = s
                 _column_axpy(data, state.dense, indptr[j], indptr[j + 1], delta, Ax)
                 visited += indptr[j + 1] - indptr[j]
+        if state.intercept:  # c_e, and Ax_e += c_e − c
+            s = 0.0
+            for k in range(K):
+                s += c[k] * hist_x[k + 1, size]
+            delta = s - x[last]
+            x[last] = s
+            for i in range(Ax.shape[0]):
+                Ax[i] += delta
+            visited += Ax.shape[0]
         if not _objective(loss, penalty, data.b, Ax, x, ws, size) < before:
             x[ws[:size]] = saved_x
+            if state.intercept:
+                x[last] = saved_c
             Ax[:] = backup
     _remember(state, 0)
     return visited
@@ -355,7 +391,7 @@ def _ws_cd(data, loss, penalty, state, n_updates):
     while done < n_updates:
         if ints[PHASE] == OUTER:
             visited += max(_outer(data, loss, penalty, state), 1)
-            done += state.x.shape[0]
+            done += state.lipschitz.shape[0]
             continue
         seen, worst = _epoch(data, loss, penalty, state)
         visited += max(seen, 1)
@@ -379,18 +415,20 @@ class WsCD(PrimalMethod):
         self.n_coords = d
         self.nnz_per_update = data.nnz / max(d, 1)
         self.state = WsState(
-            x=np.zeros(d),
+            x=np.zeros(problem.coef_shape),
             Ax=np.zeros(n),
             lipschitz=problem.smoothness * data.col_sq_norms / n + problem.penalty.l2,
             ws=np.zeros(d, dtype=np.int64),
             score=np.empty(d),
             deriv=np.empty(n),
-            hist_x=np.empty((anderson + 1, d if anderson else 0)),
+            hist_x=np.empty((anderson + 1, d + problem.intercept if anderson else 0)),
             backup=np.empty(n if anderson else 0),
             ints=np.zeros(3, dtype=np.int64),
             floats=np.zeros(2),
             p0=int(p0),
             dense=data.dense is not None,
+            intercept=problem.intercept,
+            beta=float(problem.smoothness),
         )
         self.x = self.state.x
 
@@ -405,5 +443,5 @@ def solve(problem: Problem, params: Params, recorder: Recorder, seed: int) -> st
     method = WsCD(problem, params.p0, params.anderson)
     if recorder.warm_start is not None:  # a path's previous solution: its support first
         method.x[...] = recorder.warm_start
-        method.state.Ax[...] = problem.data.matvec(method.x)
+        method.state.Ax[...] = problem.margins(method.x)
     return run_chunked(method, recorder, problem.data.nnz)

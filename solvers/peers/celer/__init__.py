@@ -37,6 +37,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("squared",),
         penalties=("elastic_net", "l1"),
         seeded=False,
+        intercept=True,  # unpenalized: scikit-learn's centering (method.py)
     ),
     SolverSpec(
         "celer.logistic",
@@ -49,6 +50,6 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l1",),
         params=LogisticParams,
-        seeded=False,
+        seeded=False,  # no intercept: celer 0.7's LogisticRegression refuses fit_intercept
     ),
 )

@@ -39,5 +39,6 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2", "elastic_net", "l1"),  # L1_plus_L2 (l1_ratio 0 for l2 alone), L1
         params=Params,
         seeded=False,
+        intercept=True,  # unpenalized, stepped once an epoch; x = (coef_, intercept_)
     ),
 )

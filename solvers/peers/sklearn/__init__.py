@@ -58,6 +58,7 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2",),  # its l1 form is sklearn.liblinear_l1 (primal only, no l2 term)
         params=LiblinearParams,
         multiclass=("ovr",),  # no multinomial form: it refuses K ≥ 3 classes
+        # no intercept: liblinear penalizes it (a column of ones in A)
         # random_state shuffles the dual CD's coordinates; TRON is deterministic (checked
         # for every entry by tests/solvers/test_seeds.py)
         seeded=SeedWhen("formulation", ("dual",)),
@@ -71,6 +72,7 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2",),
         seeded=False,
         multiclass=("ovr", "multinomial"),
+        intercept=True,  # unpenalized (method.py)
     ),
     _peer(
         "sklearn.newton_cholesky",
@@ -82,6 +84,7 @@ SPECS: tuple[SolverSpec, ...] = (
         extra_memory=_hessian_memory,
         seeded=False,
         multiclass=("ovr", "multinomial"),
+        intercept=True,  # unpenalized (method.py)
     ),
     _peer(
         "sklearn.sag",
@@ -91,6 +94,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2",),
         multiclass=("ovr", "multinomial"),
+        intercept=True,  # unpenalized (method.py)
     ),
     _peer(
         "sklearn.saga",
@@ -100,6 +104,7 @@ SPECS: tuple[SolverSpec, ...] = (
         losses=("logistic",),
         penalties=("l2", "elastic_net", "l1"),
         multiclass=("ovr", "multinomial"),
+        intercept=True,  # unpenalized (method.py)
     ),
     _peer(
         "sklearn.liblinear_l1",
@@ -108,7 +113,7 @@ SPECS: tuple[SolverSpec, ...] = (
         "liblinear_l1",
         losses=("logistic",),
         penalties=("l1",),  # liblinear's l1 form has no l2 term; primal (dual=False) only
-        multiclass=("ovr",),  # no multinomial form
+        multiclass=("ovr",),  # no multinomial form; no intercept: liblinear penalizes it
         # random_state: newGLMNET's inner coordinate descent shuffles its coordinates
     ),
     _peer(
@@ -132,5 +137,6 @@ SPECS: tuple[SolverSpec, ...] = (
         penalties=("l2", "elastic_net", "l1"),  # l2 = 0: l1_ratio = 1, scikit-learn's Lasso
         seeded=False,  # random_state applies to selection="random"; the adapter keeps cyclic
         multiclass=("ovr",),  # the K targets ±1 at once
+        intercept=True,  # unpenalized (method.py)
     ),
 )

@@ -17,6 +17,13 @@ Weight mappings to P(x) = 1/n Σ φ(aᵢᵀx, bᵢ) + l1‖x‖₁ + l2/2‖x‖
   (ρ = 1, α = l1: ``Lasso`` is ``ElasticNet`` with l1_ratio = 1). Budget: coordinate-descent
   epochs.
 
+With an intercept (``Problem.intercept``, binary and regression problems) the same
+mappings hold for P(w, c) = 1/n Σ φ(aᵢᵀw + c, bᵢ) + g(w): ``LogisticRegression`` (lbfgs,
+newton-cholesky, sag, saga) and ``ElasticNet`` leave ``intercept_`` unpenalized, and x is
+(``coef_``, ``intercept_``) (checked against scipy's L-BFGS-B, c free,
+tests/solvers/test_sparse_peers.py). liblinear penalizes its intercept (a column of ones
+in A), and ``Ridge``'s cholesky and saga refuse sparse data with one: those take none.
+
 K-class problems (X of shape (d, K), ``Problem.coef_shape``; the labels handed over are the
 class indices 0..K−1, so ``coef_``'s rows are the classes in our order):
 
@@ -76,9 +83,12 @@ def _fitter(
 
 
 def _coef(problem: Problem, estimator: Any) -> np.ndarray:
-    """x, or X of shape (d, K), from the fitted ``estimator``."""
+    """x (w, c with an intercept), or X of shape (d, K), from the fitted ``estimator``."""
     if problem.multiclass is None:
-        return np.asarray(estimator.coef_, dtype=np.float64).ravel().copy()
+        w = np.asarray(estimator.coef_, dtype=np.float64).ravel()
+        if problem.intercept:
+            return np.append(w, np.asarray(estimator.intercept_, dtype=np.float64).ravel())
+        return w.copy()
     if hasattr(estimator, "estimators_"):
         return class_columns(problem, np.vstack([e.coef_ for e in estimator.estimators_]))
     return class_columns(problem, estimator.coef_)
@@ -108,7 +118,7 @@ def _logistic(solver: str) -> RefitPeer:
                 solver=solver,
                 C=1.0 / (n * (l1 + l2)),
                 l1_ratio=l1 / (l1 + l2),
-                fit_intercept=False,
+                fit_intercept=problem.intercept,
                 tol=PEER_TOL,
                 max_iter=budget,
                 random_state=seed,
@@ -159,7 +169,7 @@ def _elastic_net(problem: Problem, params: NoParams, seed: int) -> Callable[[int
         return ElasticNet(
             alpha=l1 + l2,
             l1_ratio=l1 / (l1 + l2),
-            fit_intercept=False,
+            fit_intercept=problem.intercept,
             tol=PEER_TOL,
             max_iter=budget,
             random_state=seed,
