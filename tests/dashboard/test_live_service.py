@@ -250,3 +250,48 @@ def test_compare_page_marks_a_refit_trace(service, page, tmp_path):
 def _terminal(api, job_id: int) -> dict | None:
     job = api.get(f"/api/v1/jobs/{job_id}").json()
     return job if job["status"] in ("succeeded", "failed", "cancelled") else None
+
+
+LASSO_PATH = {  # the README's path race: the Lasso on leu (38 × 7129), 30 λ down to λ_max/100
+    "dataset": "leu_recon",
+    "loss": "squared",
+    "l2": 0.0,
+    "path": {"n_lambdas": 30, "ratio": 0.01},
+    "stop": {"tol": 1e-6, "max_epochs": 100_000, "max_seconds": 120},
+}
+
+
+def test_a_lasso_path_race_on_the_paths_page(service, page, tmp_path):
+    """Three warm-starting solvers down the same Lasso path, run by the real worker: the
+    Paths page draws each one's λs, all certified to tol, from λ_max (empty model) down to
+    supports of several features. With FACEOFF_WRITE_SCREENSHOT=1: docs/path.png."""
+    api, worker, sqlite_url = service
+    ids = []
+    for solver in ("ws_cd", "primal_cd", "agd"):
+        created = api.post("/api/v1/jobs", json={**LASSO_PATH, "solver": solver})
+        assert created.status_code == 201, created.text
+        ids.append(created.json()["id"])
+
+    def done() -> bool:
+        return all(api.get(f"/api/v1/jobs/{i}").json()["status"] == "succeeded" for i in ids)
+
+    wait_for(done, 300, "the path jobs to succeed", worker)
+    paths = [api.get(f"/api/v1/jobs/{i}/path").json() for i in ids]
+    for path in paths:
+        assert path["reached"] and len(path["steps"]) == 30, path
+        assert path["steps"][0]["nnz"] == 0 and path["steps"][-1]["nnz"] > 5
+    # one objective: the same λ_max and the same supports within the certified gaps
+    assert len({round(p["lambda_max"], 12) for p in paths}) == 1
+    with running_dashboard(sqlite_url) as base:
+        page.goto(f"{base}/path?jobs={','.join(map(str, ids))}")
+        legend = page.locator("#path-graph .legend .traces")
+        legend.nth(2).wait_for()
+        names = [legend.nth(i).text_content() for i in range(legend.count())]
+        assert [n.split(" · ")[0] for n in names] == ["ws_cd", "primal_cd", "agd"]
+        assert all("(30/30 λ, " in n and "above tol" not in n for n in names), names
+        page.locator("#path-table tbody tr").nth(3).wait_for()
+        assert page.locator("#path-table").inner_text().count("yes (tol 1e-06)") == 3
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "path.png"), full_page=True)
+        if os.environ.get("FACEOFF_WRITE_SCREENSHOT"):
+            shutil.copyfile(tmp_path / "path.png", DOCS / "path.png")
