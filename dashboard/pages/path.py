@@ -45,7 +45,7 @@ COLUMNS = [
     ("seconds", "path time (s)", "numeric"),
     ("at_tol", "every λ at tol", "text"),
     ("worst_gap", "largest gap/max(1,|P|)", "numeric"),
-    ("nnz", "nonzeros at the last λ", "numeric"),
+    ("nnz", "nonzeros at the last λ", "text"),
 ]
 
 
@@ -90,7 +90,7 @@ def summary_row(row: dict[str, Any]) -> dict[str, Any]:
         "seconds": steps[-1]["time_s"] if steps else None,
         "at_tol": f"yes (tol {row['tol']:g})" if at_tol else "no",
         "worst_gap": max((s["gap_rel"] for s in steps), default=None),
-        "nnz": steps[-1]["nnz"] if steps else None,
+        "nnz": str(steps[-1]["nnz"]) if steps else "",
     }
 
 

@@ -3,7 +3,7 @@ process and print, a JSON line per case, its peak memory above the process's bas
 beside the catalogue's estimate (SolverSpec.working_bytes).
 
 Each case is ``{"solver", "params", "loss", "penalty", "multiclass", "n", "d", "density",
-"classes"}``. Its matrix and labels are made first. The case then runs once (imports,
+"classes"}``, with ``"path": N`` a regularization path of N λs instead of one run. Its matrix and labels are made first. The case then runs once (imports,
 Numba's compilation for these types and layouts, the library's own start-up: what a
 worker's warm-up does, part of its baseline, not of a job). Then the kernel's peak RSS
 counter is reset (``/proc/self/clear_refs``: VmHWM := VmRSS) and the problem is built and
@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from faceoff.solvers.catalogue import get_spec
+from faceoff.solvers.path import solve_path
 from faceoff.solvers.problem import build_problem
 from faceoff.solvers.run import solve
 from faceoff.solvers.trace import StopRules
@@ -63,7 +64,11 @@ def _run(case: dict, A, b, stop: StopRules) -> None:
     l2 = 0.0 if case["penalty"] == "l1" else 1e-2  # an l1-only peer's penalty: l2 = 0
     problem = build_problem(A, b, case["loss"], l1=l1, l2=l2, multiclass=case["multiclass"])
     spec = get_spec(case["solver"])
-    solve(problem, case["solver"], spec.parse_params(case.get("params")), stop, 0)
+    params = spec.parse_params(case.get("params"))
+    if case.get("path"):  # a path job: its λs one after the other on this one problem
+        solve_path(problem, case["solver"], None, params, stop, 0, n_lambdas=case["path"])
+        return
+    solve(problem, case["solver"], params, stop, 0)
 
 
 def measure(case: dict) -> dict:
