@@ -26,15 +26,21 @@ CHROMIUM = Path(os.environ.get("FACEOFF_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-# the suite's workers (they inherit this environment) do not warm up skglm at their start:
-# it compiles its kernels anew in every process (no Numba cache), about a minute on 2 busy
-# cores a worker; a test that runs an skglm job pays that in the job, outside its clock
-WARMUP_SKIP = "skglm"
+def warmup_skip() -> str:
+    """The solvers the suite's workers (they inherit this environment) do not warm up at
+    their start: the peers. Their imports and first calls took 38 of a worker's 41 s of
+    warm-up (skglm compiles its kernels anew in every process: about a minute on 2 busy
+    cores), and ~30 workers start in a run of the suite; a test that runs a peer's job pays
+    its warm-up in that job, before its clock and within the job's set-up allowance.
+    Our own solvers load from Numba's cache in ~2 s: every worker warms them up."""
+    from faceoff.solvers.catalogue import catalogue
+
+    return ",".join(name for name, spec in catalogue().items() if spec.requires is not None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     configure_numba_cache()
-    os.environ.setdefault("FACEOFF_WARMUP_SKIP", WARMUP_SKIP)
+    os.environ.setdefault("FACEOFF_WARMUP_SKIP", warmup_skip())
 
 
 def _require_browser() -> None:
