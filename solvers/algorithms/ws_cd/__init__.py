@@ -23,7 +23,8 @@ class Params:
         low=0,
         high=20,
         help="K: every K epochs on a working set, the Anderson extrapolation of its last K + 1 "
-        "iterates, kept if it lowers P (Bertrand & Massias 2021); 0: none",
+        "iterates, kept if it lowers P (Bertrand & Massias 2021); 0: none. The logistic "
+        "loss's working sets take proximal-Newton steps instead, without extrapolation",
     )
 
 

@@ -29,11 +29,35 @@ visited in the last epoch, falls to 0.3 times the outer violation (skglm's facto
 ties the subproblem's accuracy to the outer gap the same way): a coarse W is solved
 coarsely, and the target never falls below rounding's level (FLOOR).
 
+For a loss whose curvature φ'' varies, with a bounded growth (``curvature_growth``: the
+logistic's), W is solved by proximal-Newton steps instead (Lee, Sun & Saunders 2014;
+the inner solvers of celer's and skglm's l1-logistic; Tseng & Yun 2009 for the search). At
+x, with D = diag φ''(Ax) and H = A_WᵀDA_W/n + l2·I, the direction δ on W minimizes,
+inexactly, the quadratic model
+
+    q(δ) = ∇_W F(x)ᵀδ + ½ δᵀHδ + l1‖x_W + δ‖₁                                      (N1)
+
+by at most MAX_CD cyclic passes of CD from δ = 0 (step 1/Hⱼⱼ; Aδ kept), stopped when the
+model's violation falls to INNER_FACTOR times the subproblem's target. Since those passes
+lower q from q(0) = 0,
+
+    Δ = ∇_W F(x)ᵀδ + l1(‖x_W + δ‖₁ − ‖x_W‖₁) ≤ −½ δᵀHδ < 0,                         (N2)
+
+and x moves by sδ for the first s of 1, 1/2, 1/4, … with Armijo's decrease
+
+    P(x + sδ) − P(x) ≤ σ·s·Δ,                                                     (N3)
+
+P's change summed from the loss's increments φ(z + t) − φ(z) (no cancellation near the
+optimum). The step never raises P; where no s passes (rounding's level) a CD epoch on W
+steps instead. The subproblem's violation is taken exactly at the start of each step, from
+∇_W F(x). Anderson's extrapolation belongs to the CD epochs, the Newton steps take none.
+
 An intercept c (``Problem.intercept``; x = (w, c), Ax the margins Aw + c) is unpenalized:
 it takes a Newton step (primal_cd's :func:`intercept_step`, Armijo's test, else 1/β) after
 every epoch on W, as skglm's AndersonCD steps on its intercept once an epoch; its
 violation |1/n Σᵢ φ'(aᵢᵀw + c)| counts in the outer violation and in the subproblem's, and
-c is extrapolated with the coefficients on W.
+c is extrapolated with the coefficients on W. In a Newton step c is one more coordinate of
+the model (N1), its curvature 1/n Σᵢ φ''ᵢ, moved with W along the search.
 
 The state (x, Ax, W, the iterates of the extrapolation, the phase) lives in arrays, so a
 run in chunks (solvers.driver) follows the same path whatever the chunks: a chunk ends
@@ -47,16 +71,24 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from faceoff.solvers.algorithms.primal_cd.method import intercept_step
+from faceoff.solvers.algorithms.primal_cd.method import SIGMA, intercept_step
 from faceoff.solvers.algorithms.ws_cd import Params
 from faceoff.solvers.driver import PrimalMethod, run_chunked
-from faceoff.solvers.losses import loss_deriv_lanes, loss_value
+from faceoff.solvers.losses import (
+    curvature_growth,
+    loss_deriv_lanes,
+    loss_derivs12,
+    loss_increment,
+    loss_value,
+)
 from faceoff.solvers.penalties import soft_threshold
 from faceoff.solvers.problem import Problem
 from faceoff.solvers.trace import Recorder
 
 INNER_FACTOR = 0.3  # the subproblem's violation target, a fraction of the outer one
 FLOOR = 1e-14  # the smallest target, relative to max(l1, maxⱼ |∇ⱼF(0)|): rounding's level
+MAX_CD = 20  # CD passes on one quadratic model (N1), at most (skglm's MAX_CD_ITER)
+MAX_BACKTRACK = 20  # halvings of the Newton step (N3), at most
 
 # the phase (ints[PHASE]): next, an outer iteration or an epoch on the working set
 OUTER, INNER = 0, 1
@@ -82,6 +114,14 @@ class WsState(NamedTuple):
         The iterates on W of the extrapolation, hist_x[k, :|W|] (then c).
     backup : array, shape (n_samples,)
         Scratch: Ax before an extrapolation, put back if it is rejected.
+    hess : array, shape (n_samples,), or (0,) without Newton steps
+        Scratch: φ''(Ax), the weights of the quadratic model (N1).
+    grad_ws, curv_ws : arrays, shape (n_features,), or (0,)
+        Scratch: ∇ⱼF(x) and Hⱼⱼ = 1/n Σᵢ φ''ᵢA_ij² + l2 for W's t-th feature j at [t].
+    direction : array, shape (n_features + 1,), or (0,)
+        Scratch: the Newton direction δ on W at [t] (then c's at [|W|]).
+    Adir : array, shape (n_samples,), or (0,)
+        Scratch: Aδ (+ δ_c).
     ints : array of int64, shape (3,)
         The phase, |W|, the iterates stored.
     floats : array, shape (2,)
@@ -93,6 +133,9 @@ class WsState(NamedTuple):
         x ends with an unpenalized intercept c.
     beta : float
         The loss's smoothness (c's fallback step 1/β).
+    newton : bool
+        Proximal-Newton steps on W (a loss whose φ'' varies with a bounded growth: the
+        logistic), else proximal CD epochs with extrapolation.
     """
 
     x: np.ndarray
@@ -103,12 +146,18 @@ class WsState(NamedTuple):
     deriv: np.ndarray
     hist_x: np.ndarray
     backup: np.ndarray
+    hess: np.ndarray
+    grad_ws: np.ndarray
+    curv_ws: np.ndarray
+    direction: np.ndarray
+    Adir: np.ndarray
     ints: np.ndarray
     floats: np.ndarray
     p0: int
     dense: bool
     intercept: bool
     beta: float
+    newton: bool
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
@@ -228,6 +277,35 @@ def _column_dot(data, dense, start, end, r):
     return s
 
 
+@njit(cache=True, _nrt=False, error_model="numpy", fastmath={"reassoc"})
+def _column_weighted_dot(data, dense, start, end, h, r):
+    """Σᵢ A_ij·hᵢ·rᵢ over column j = A's CSC [start, end) (contiguous when ``dense``)."""
+    _, indices, values = data.csc
+    s = 0.0
+    if dense:
+        for i in range(end - start):
+            s += values[start + i] * h[i] * r[i]
+    else:
+        for k in range(start, end):
+            i = indices[k]
+            s += values[k] * h[i] * r[i]
+    return s
+
+
+@njit(cache=True, _nrt=False, error_model="numpy", fastmath={"reassoc"})
+def _column_weighted_sq(data, dense, start, end, h):
+    """Σᵢ hᵢ·A_ij² over column j = A's CSC [start, end) (contiguous when ``dense``)."""
+    _, indices, values = data.csc
+    s = 0.0
+    if dense:
+        for i in range(end - start):
+            s += h[i] * values[start + i] * values[start + i]
+    else:
+        for k in range(start, end):
+            s += h[indices[k]] * values[k] * values[k]
+    return s
+
+
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _column_axpy(data, dense, start, end, delta, Ax):
     """Ax += delta · A_:j over column j = A's CSC [start, end) (contiguous when ``dense``)."""
@@ -271,6 +349,112 @@ def _epoch(data, loss, penalty, state):
         visited += seen
         worst = max(worst, violation)
     return visited, worst
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _newton_step(data, loss, penalty, state):
+    """One proximal-Newton step on W (module docstring): φ'(Ax), φ''(Ax), ∇ⱼF and Hⱼⱼ on
+    W, the subproblem's violation at x; unless it meets the target, up to MAX_CD passes of
+    CD on the model (N1) from δ = 0, then the backtracking search (N3) along δ.
+
+    Returns (non-zeros visited, coordinate visits, the subproblem's violation at x, whether
+    x moved: False when the search found no decrease, rounding's level)."""
+    indptr = data.csc.indptr
+    b = data.b
+    l1, l2 = penalty
+    x, Ax, ws, dense, deriv = state.x, state.Ax, state.ws, state.dense, state.deriv
+    hess, grad, curv = state.hess, state.grad_ws, state.curv_ws
+    direction, Adir = state.direction, state.Adir
+    size = state.ints[WS_SIZE]
+    n = Ax.shape[0]
+    inv_n = 1.0 / n
+    g_c = h_c = 0.0  # c's derivative and curvature, 1/n Σᵢ φ'ᵢ and 1/n Σᵢ φ''ᵢ
+    for i in range(n):
+        deriv[i], hess[i] = loss_derivs12(loss, Ax[i], b[i])
+        g_c += deriv[i]
+        h_c += hess[i]
+    g_c *= inv_n
+    h_c *= inv_n
+    worst = abs(g_c) if state.intercept else 0.0
+    visited = n
+    for t in range(size):
+        j = ws[t]
+        start, end = indptr[j], indptr[j + 1]
+        # ∇ⱼF = 1/n Σᵢ φ'ᵢA_ij + l2·xⱼ,  Hⱼⱼ = 1/n Σᵢ φ''ᵢA_ij² + l2
+        grad[t] = _column_dot(data, dense, start, end, deriv) * inv_n + l2 * x[j]
+        curv[t] = _column_weighted_sq(data, dense, start, end, hess) * inv_n + l2
+        worst = max(worst, _violation(x[j], grad[t], l1))
+        visited += 2 * (end - start)
+    if worst <= state.floats[TARGET]:
+        return visited, size, worst, True
+    # (N1): CD on q(δ) = ∇_W Fᵀδ + ½ δᵀ(A_WᵀDA_W/n + l2·I)δ + l1‖x_W + δ‖₁, D = diag φ''
+    for t in range(size + 1):
+        direction[t] = 0.0
+    for i in range(n):
+        Adir[i] = 0.0
+    tol = INNER_FACTOR * state.floats[TARGET]
+    fit_c = state.intercept and h_c > 0.0
+    coords = size
+    for _ in range(MAX_CD):
+        model = 0.0  # the model's violation, each coordinate's taken at its visit
+        for t in range(size):
+            if curv[t] == 0.0:  # φ'' = 0 on the column's rows and l2 = 0: δⱼ stays 0
+                continue
+            j = ws[t]
+            start, end = indptr[j], indptr[j + 1]
+            # ∇ⱼq(δ) = ∇ⱼF + 1/n Σᵢ A_ij φ''ᵢ (Aδ)ᵢ + l2·δⱼ
+            q = grad[t] + _column_weighted_dot(data, dense, start, end, hess, Adir) * inv_n
+            q += l2 * direction[t]
+            z = x[j] + direction[t]
+            model = max(model, _violation(z, q, l1))
+            z_new = soft_threshold(z - q / curv[t], l1 / curv[t])
+            if z_new != z:
+                direction[t] = z_new - x[j]
+                _column_axpy(data, dense, start, end, z_new - z, Adir)
+            visited += 2 * (end - start)
+        if fit_c:  # c's exact minimizer of q: δ_c −= (g_c + 1/n Σᵢ φ''ᵢ(Aδ)ᵢ) / h_c
+            q = g_c
+            for i in range(n):
+                q += hess[i] * Adir[i] * inv_n
+            model = max(model, abs(q))
+            direction[size] -= q / h_c
+            for i in range(n):
+                Adir[i] -= q / h_c
+            visited += 2 * n
+        coords += size
+        if model <= tol:
+            break
+    # (N2): Δ = ∇_W Fᵀδ + l1(‖x_W + δ‖₁ − ‖x_W‖₁) < 0 for an inexact minimizer of q too
+    decrease = g_c * direction[size] if fit_c else 0.0
+    for t in range(size):
+        xj = x[ws[t]]
+        decrease += grad[t] * direction[t] + l1 * (abs(xj + direction[t]) - abs(xj))
+    if not decrease < 0.0:
+        return visited, coords, worst, False
+    # (N3): the first of s = 1, 1/2, 1/4, … with P(x + sδ) − P(x) ≤ σ·s·Δ
+    s = 1.0
+    for _ in range(MAX_BACKTRACK):
+        change = 0.0
+        for i in range(n):
+            change += loss_increment(loss, Ax[i], b[i], s * Adir[i])
+        change *= inv_n
+        for t in range(size):
+            xj, dj = x[ws[t]], s * direction[t]
+            change += l1 * (abs(xj + dj) - abs(xj)) + l2 * dj * (xj + 0.5 * dj)
+        visited += n
+        if change <= SIGMA * s * decrease:
+            for t in range(size):
+                x[ws[t]] += s * direction[t]
+            if fit_c:
+                x[x.shape[0] - 1] += s * direction[size]
+            for i in range(n):
+                Ax[i] += s * Adir[i]
+            visited += n
+            if state.intercept and not fit_c:  # φ'' = 0 on every row: c's own step
+                visited += intercept_step(loss, b, Ax, x, state.beta)[0]
+            return visited, coords, worst, True
+        s *= 0.5
+    return visited, coords, worst, False
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
@@ -393,6 +577,15 @@ def _ws_cd(data, loss, penalty, state, n_updates):
             visited += max(_outer(data, loss, penalty, state), 1)
             done += state.lipschitz.shape[0]
             continue
+        if state.newton:
+            seen, coords, worst, moved = _newton_step(data, loss, penalty, state)
+            visited += max(seen, 1)
+            done += max(coords, 1)
+            if worst <= state.floats[TARGET]:
+                ints[PHASE] = OUTER
+            if moved:
+                continue
+            # no decrease along δ (rounding's level): a CD epoch, whose steps each lower P
         seen, worst = _epoch(data, loss, penalty, state)
         visited += max(seen, 1)
         done += ints[WS_SIZE]
@@ -412,6 +605,10 @@ class WsCD(PrimalMethod):
         data = problem.data
         self.problem = problem
         n, d = data.n_samples, data.n_features
+        loss = problem.loss.params
+        newton = bool(1.0 < curvature_growth(loss, 1.0) < np.inf)
+        anderson = 0 if newton else anderson
+        m, k = (n, d) if newton else (0, 0)
         self.n_coords = d
         self.nnz_per_update = data.nnz / max(d, 1)
         self.state = WsState(
@@ -423,12 +620,18 @@ class WsCD(PrimalMethod):
             deriv=np.empty(n),
             hist_x=np.empty((anderson + 1, d + problem.intercept if anderson else 0)),
             backup=np.empty(n if anderson else 0),
+            hess=np.empty(m),
+            grad_ws=np.empty(k),
+            curv_ws=np.empty(k),
+            direction=np.empty(k + 1 if newton else 0),
+            Adir=np.empty(m),
             ints=np.zeros(3, dtype=np.int64),
             floats=np.zeros(2),
             p0=int(p0),
             dense=data.dense is not None,
             intercept=problem.intercept,
             beta=float(problem.smoothness),
+            newton=newton,
         )
         self.x = self.state.x
 
