@@ -25,7 +25,11 @@ descent (the proximal coordinate step):
     xⱼ ← prox_{l1|·|/Lⱼ}(xⱼ − ∇ⱼF(x)/Lⱼ),   Lⱼ = β‖A_:ⱼ‖²/n + l2,
 
 keeping Ax (a step costs O(nnz of column j); a column with Lⱼ = 0 is empty or all zeros,
-and its coordinate stays 0). Every K epochs the last K + 1 iterates x⁽⁰⁾…x⁽ᴷ⁾ on W are
+and its coordinate stays 0). One epoch in FULL_EVERY visits all of W; the others visit its
+non-zero coefficients only (glmnet's active-set cycling): a full epoch moves every violated
+zero off 0, and only a full epoch's sⱼ may end the subproblem.
+
+Every K epochs the last K + 1 iterates x⁽⁰⁾…x⁽ᴷ⁾ on W are
 extrapolated (Anderson; Bertrand & Massias 2021): with U = [x⁽¹⁾ − x⁽⁰⁾, …,
 x⁽ᴷ⁾ − x⁽ᴷ⁻¹⁾], z = (UᵀU)⁻¹1 and c = z/Σz, x_e = Σₖ cₖx⁽ᵏ⁾ (k ≥ 1), and x_e replaces x
 only if P(x_e) < P(x). Ax_e = Ax + A_W(x_e − x) is formed from the columns whose
@@ -99,12 +103,13 @@ from faceoff.solvers.trace import Recorder
 
 INNER_FACTOR = 0.3  # the subproblem's violation target, a fraction of the outer one
 FLOOR = 1e-14  # the smallest target, relative to max(l1, maxⱼ |∇ⱼF(0)|): rounding's level
+FULL_EVERY = 5  # of the CD epochs on W, one in FULL_EVERY visits every feature of W
 MAX_CD = 20  # CD passes on one quadratic model (N1), at most (skglm's MAX_CD_ITER)
 MAX_BACKTRACK = 20  # halvings of the Newton step (N3), at most
 
 # the phase (ints[PHASE]): next, an outer iteration or an epoch on the working set
 OUTER, INNER = 0, 1
-PHASE, WS_SIZE, STORED = 0, 1, 2  # ints
+PHASE, WS_SIZE, STORED, EPOCH = 0, 1, 2, 3  # ints
 TARGET, SCALE = 0, 1  # floats
 
 
@@ -136,8 +141,8 @@ class WsState(NamedTuple):
         Scratch: the Newton direction δ on W at [t] (then c's at [|W|]).
     Adir : array, shape (n_samples,), or (0,)
         Scratch: Aδ (+ δ_c).
-    ints : array of int64, shape (3,)
-        The phase, |W|, the iterates stored.
+    ints : array of int64, shape (4,)
+        The phase, |W|, the iterates stored, the CD epochs on W so far.
     floats : array, shape (2,)
         The subproblem's violation target, the floor's scale.
     p0 : int
@@ -243,6 +248,7 @@ def _outer(data, loss, penalty, state):
     ws[:size].sort()
     ints[WS_SIZE] = size
     ints[PHASE] = INNER
+    ints[EPOCH] = 0
     _remember(state, 0)
     return indptr[d] - indptr[0]
 
@@ -335,18 +341,23 @@ def _column_axpy(data, dense, start, end, delta, Ax):
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
-def _epoch(data, loss, penalty, state):
-    """One cyclic pass of proximal coordinate steps over W (module docstring), then the
-    intercept's step; returns (non-zeros visited, the largest of max_{j∈W} sⱼ at each visit
-    and c's violation before its step)."""
+def _epoch(data, loss, penalty, state, full):
+    """One cyclic pass of proximal coordinate steps over W (module docstring), or, unless
+    ``full``, over W's non-zero coefficients only; then the intercept's step. Returns
+    (non-zeros visited, coordinates visited, the largest of sⱼ at each visit and c's
+    violation before its step)."""
     indptr = data.csc.indptr
     l1, l2 = penalty
     x, Ax, lipschitz, ws, dense = state.x, state.Ax, state.lipschitz, state.ws, state.dense
     inv_n = 1.0 / Ax.shape[0]
     worst = 0.0
     visited = 0
+    coords = 0
     for t in range(state.ints[WS_SIZE]):
         j = ws[t]
+        if not full and x[j] == 0.0:
+            continue
+        coords += 1
         start, end = indptr[j], indptr[j + 1]
         visited += end - start
         if lipschitz[j] == 0.0:  # an empty column (or one of zeros) and l2 = 0: xⱼ = 0
@@ -364,7 +375,7 @@ def _epoch(data, loss, penalty, state):
         seen, violation = intercept_step(loss, data.b, Ax, x, state.beta)
         visited += seen
         worst = max(worst, violation)
-    return visited, worst
+    return visited, coords, worst
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
@@ -627,13 +638,15 @@ def _ws_cd(data, loss, penalty, state, n_updates):
             if moved:
                 continue
             # no decrease along δ (rounding's level): a CD epoch, whose steps each lower P
-        seen, worst = _epoch(data, loss, penalty, state)
+        full = state.newton or ints[EPOCH] % FULL_EVERY == 0
+        ints[EPOCH] += 1
+        seen, coords, worst = _epoch(data, loss, penalty, state, full)
         visited += max(seen, 1)
-        done += ints[WS_SIZE]
-        if worst <= state.floats[TARGET]:  # confirmed at x: the visits' sⱼ can undershoot
+        done += max(coords, 1)
+        if full and worst <= state.floats[TARGET]:  # confirmed at x: sⱼ can undershoot
             seen, worst = _ws_violation(data, loss, penalty, state)
             visited += seen
-        if worst <= state.floats[TARGET]:
+        if full and worst <= state.floats[TARGET]:
             ints[PHASE] = OUTER
         elif K > 0:
             _remember(state, ints[STORED])
@@ -671,7 +684,7 @@ class WsCD(PrimalMethod):
             curv_ws=np.empty(k),
             direction=np.empty(k + 1 if newton else 0),
             Adir=np.empty(m),
-            ints=np.zeros(3, dtype=np.int64),
+            ints=np.zeros(4, dtype=np.int64),
             floats=np.zeros(2),
             p0=int(p0),
             dense=data.dense is not None,
