@@ -37,5 +37,5 @@ SPEC = SolverSpec(
     params=Params,
     seeded=False,  # deterministic: cyclic passes over working sets chosen by score
     warm_start=True,  # the first working set holds the given point's support
-    intercept=True,  # a Newton step on c after every epoch on a working set
+    intercept=True,  # a Newton step on c after every CD epoch, or in the Newton model
 )
