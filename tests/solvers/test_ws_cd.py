@@ -169,3 +169,37 @@ def test_the_path_with_an_intercept_does_not_depend_on_the_chunks():
     np.testing.assert_array_equal(one.x, many.x)
     np.testing.assert_array_equal(one.state.Ax, many.state.Ax)
     assert one.x[-1] != 0.0
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "smooth_hinge"])
+def test_only_the_logistic_takes_proximal_newton_steps(loss):
+    """Newton steps need a curvature that varies with a bounded growth: not the squared
+    loss's constant one, not the smoothed hinge's jumps."""
+    problem = _problem("sparse", loss, "l1")
+    assert WsCD(problem, 10, 5).state.newton == (loss == "logistic")
+
+
+def _primal(problem: Problem, x: np.ndarray) -> float:
+    return problem.evaluate(x=x.copy()).primal
+
+
+@pytest.mark.parametrize("case", ["l1", "elastic_net", "intercept"])
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_proximal_newton_steps_never_raise_the_objective(layout, case):
+    """One outer iteration or one Newton step (line search included) per run(1): P along
+    the iterates never rises (to rounding), and the run ends at L-BFGS-B's P*."""
+    if case == "intercept":
+        problem = _intercept_problem(layout, "logistic")
+    else:
+        problem = _problem(layout, "logistic", case)
+    method = WsCD(problem, 10, 5)
+    assert method.state.newton
+    before = _primal(problem, method.x)
+    for _ in range(300):
+        method.run(1)
+        after = _primal(problem, method.x)
+        assert after <= before + 1e-15 * abs(before)
+        before = after
+    p_star, _ = conformance.reference_optimum(problem)
+    assert abs(before - p_star) <= 1e-8 * max(1.0, abs(p_star))
+    np.testing.assert_allclose(method.state.Ax, problem.margins(method.x), rtol=0, atol=1e-10)

@@ -23,7 +23,8 @@ class Params:
         low=0,
         high=20,
         help="K: every K epochs on a working set, the Anderson extrapolation of its last K + 1 "
-        "iterates, kept if it lowers P (Bertrand & Massias 2021); 0: none",
+        "iterates, kept if it lowers P (Bertrand & Massias 2021); 0: none. The logistic "
+        "loss's working sets take proximal-Newton steps instead, without extrapolation",
     )
 
 
@@ -36,5 +37,5 @@ SPEC = SolverSpec(
     params=Params,
     seeded=False,  # deterministic: cyclic passes over working sets chosen by score
     warm_start=True,  # the first working set holds the given point's support
-    intercept=True,  # a Newton step on c after every epoch on a working set
+    intercept=True,  # a Newton step on c after every CD epoch, or in the Newton model
 )
