@@ -3,13 +3,14 @@ process and print, a JSON line per case, its peak memory above the process's bas
 beside the catalogue's estimate (SolverSpec.working_bytes).
 
 Each case is ``{"solver", "params", "loss", "penalty", "multiclass", "n", "d", "density",
-"classes"}``, with ``"path": N`` a regularization path of N λs instead of one run. Its matrix and labels are made first. The case then runs once (imports,
-Numba's compilation for these types and layouts, the library's own start-up: what a
-worker's warm-up does, part of its baseline, not of a job). Then the kernel's peak RSS
-counter is reset (``/proc/self/clear_refs``: VmHWM := VmRSS) and the problem is built and
-solved again. The job's peak is VmHWM − VmRSS at the reset + the bytes of the matrix and
-labels: everything the job allocates, C and Fortran included (tracemalloc sees Python's
-allocations only), counted from the same baseline the estimate leaves out. Run it with
+"classes"}``, with ``"path": N`` a regularization path of N λs instead of one run. Its
+matrix and labels are made first. The case then runs once (imports, Numba's compilation for
+these types and layouts, the library's own start-up: what a worker's warm-up does, part of
+its baseline, not of a job). Then the kernel's peak RSS counter is reset
+(``/proc/self/clear_refs``: VmHWM := VmRSS) and the problem is built and solved again. The
+job's peak is VmHWM − VmRSS at the reset + the bytes of the matrix and labels: everything
+the job allocates, C and Fortran included (tracemalloc sees Python's allocations only),
+counted from the same baseline the estimate leaves out. Run it with
 MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ fixed (as the test does): glibc then
 returns freed memory, so the measured run cannot reuse the warm-up's pages unseen.
 ``ru_maxrss`` of this process is printed too (monotone: an upper envelope)."""
