@@ -483,11 +483,34 @@ def test_source(source: Mapping[str, Any]) -> dict[str, Any] | None:
     return None if test is None else {"kind": "registry", "name": test}
 
 
-def check_test_split(dataset: Dataset, split: Any, caps: Caps, loc: Loc) -> None:
+def check_test_split(
+    session: Session,
+    dataset: Dataset,
+    split: Any,
+    caps: Caps,
+    loc: Loc,
+    *,
+    team_id: int | None,
+) -> None:
     """SpecError at ``loc`` when a job asks for the registry's test split (``split``: a
     job spec's ``test``) of ``dataset`` and it has none, or its file cannot be had
-    (:func:`check_obtainable`); DatasetTooLarge when its shape is over ``caps``."""
-    if getattr(split, "split", None) != "registry":
+    (:func:`check_obtainable`); DatasetTooLarge when its shape is over ``caps``. A test
+    dataset (``{"split": "dataset"}``) must be one the team may use
+    (:func:`resolve_dataset`) with no more features than ``dataset`` where both are known
+    (else the worker refuses it with the same words: data.splits.align_columns)."""
+    kind = getattr(split, "split", None)
+    if kind == "dataset":
+        where = (*loc, "dataset")
+        test = resolve_dataset(session, split.dataset, where, team_id=team_id, caps=caps)
+        if test.n_features and dataset.n_features and test.n_features > dataset.n_features:
+            raise SpecError(
+                where,
+                f"test dataset {test.name!r} has {test.n_features} features, more than the "
+                f"{dataset.n_features} of {dataset.name!r}: the model has no coefficient for "
+                f"the others; give a test set with at most {dataset.n_features} features",
+            )
+        return
+    if kind != "registry":
         return
     source = test_source(dataset.source)
     if source is None:

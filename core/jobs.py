@@ -287,7 +287,7 @@ def submit_job(
     check_runnable(spec.solver, settings)
     caps = Caps.of(settings)
     dataset = resolve_dataset(session, spec.dataset, ("dataset",), team_id=team_id, caps=caps)
-    check_test_split(dataset, spec.test, caps, ("test",))
+    check_test_split(session, dataset, spec.test, caps, ("test",), team_id=team_id)
     classes = check_labels(dataset, spec, settings.MAX_CLASSES)
     check_job_memory(spec, dataset_shape(dataset), settings, classes=classes)
     digest = spec_hash(spec)

@@ -344,7 +344,16 @@ class RandomSplit(_Strict):
     seed: JsonInt = Field(0, ge=0, le=2**31 - 1, description="seed of the rows drawn")
 
 
-TestSplit = Annotated[RegistrySplit | RandomSplit, Field(discriminator="split")]
+class DatasetSplit(_Strict):
+    """Another registered dataset (an upload, a public name) as the test set: the same
+    transforms and label mapping, its missing features read as 0; one with more features
+    than the training data is refused."""
+
+    split: Literal["dataset"]
+    dataset: Text = Field(min_length=1, max_length=200, description="its registered name")
+
+
+TestSplit = Annotated[RegistrySplit | RandomSplit | DatasetSplit, Field(discriminator="split")]
 
 
 class JobSpec(ObjectiveSpec):
@@ -373,7 +382,8 @@ class JobSpec(ObjectiveSpec):
         description="held-out metrics at every trace point (test loss, and accuracy or R²): "
         'the registry\'s test split of the dataset ({"split": "registry"}) or a seeded '
         'random hold-out of its rows ({"split": "random", "fraction": 0.2, "seed": 0}, '
-        "the solver then trains on the rest); binary and regression problems; absent: none",
+        'the solver then trains on the rest) or another dataset ({"split": "dataset", '
+        '"dataset": "my-test-upload"}); binary and regression problems; absent: none',
     )
 
     @field_validator("test")
@@ -565,8 +575,8 @@ class SweepSpec(_Strict):
     test: TestSplit | None = Field(
         None,
         description="held-out metrics at every trace point of every job, as a job's test "
-        "(the registry's test split of each dataset, or a seeded random hold-out of its "
-        "rows); binary and regression problems; absent: none",
+        "(the registry's test split of each dataset, a seeded random hold-out of its "
+        "rows, or another dataset); binary and regression problems; absent: none",
     )
 
     @field_validator("l1")

@@ -119,7 +119,7 @@ def submit_sweep(
         for i, name in enumerate(spec.datasets)
     }
     for dataset in datasets.values():
-        check_test_split(dataset, spec.test, caps, ("test",))
+        check_test_split(session, dataset, spec.test, caps, ("test",), team_id=team_id)
     for job_spec in specs:
         dataset = datasets[job_spec.dataset]
         classes = check_labels(dataset, job_spec, settings.MAX_CLASSES, SWEEP_LOCS)

@@ -30,6 +30,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
 from faceoff.core import summaries
+from faceoff.core.datasets import find_dataset
 from faceoff.core.db import brief, connection, is_unavailable, session_scope
 from faceoff.core.lifecycle import Event, apply
 from faceoff.core.machine import load_average
@@ -87,6 +88,7 @@ class Claim:
     dataset: str
     source: dict[str, Any]
     machine_host: str | None = None  # the host whose running jobs count as concurrent
+    test_source: dict[str, Any] | None = None  # a test dataset's ({"split": "dataset"})
 
 
 def _running_on(session: Session, machine_host: str) -> int:
@@ -140,12 +142,17 @@ def claim_job(
             log.info("job %d is %s; this delivery does not run it", job_id, status or "missing")
             return None
         # the job is this run's until the transaction ends
-        attempts, spec, dataset_id = session.execute(
-            select(Job.attempts, Job.spec, Job.dataset_id).where(Job.id == job_id)
+        attempts, spec, dataset_id, team_id = session.execute(
+            select(Job.attempts, Job.spec, Job.dataset_id, Job.team_id).where(Job.id == job_id)
         ).one()
         dataset = session.execute(
             select(Dataset.name, Dataset.source).where(Dataset.id == dataset_id)
         ).one()
+        test_source = None
+        test = spec.get("test") or {}
+        if test.get("split") == "dataset":  # the dataset the team sees under that name
+            found = find_dataset(session, str(test.get("dataset")), team_id=team_id)
+            test_source = None if found is None else found.source
         if attempts > 1:
             session.execute(delete(TracePoint).where(TracePoint.job_id == job_id))
             summaries.forget(session, job_id)
@@ -158,7 +165,9 @@ def claim_job(
             ran = {**machine, "solver": {"distribution": name, "version": version}}
             values = {**crowd, "machine": ran}
             apply(session, job_id, Event.PROGRESS, attempt=attempts, values=values)
-        return Claim(job_id, attempts, spec, dataset.name, dataset.source, machine_host)
+        return Claim(
+            job_id, attempts, spec, dataset.name, dataset.source, machine_host, test_source
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -26,7 +26,7 @@ from faceoff.core.models import RUNNING, Job
 from faceoff.core.queue import RUN_JOB, overshoot
 from faceoff.core.references import content_objective_hash, data_digest, record_reference
 from faceoff.core.settings import Settings, get_settings, worker_job_bytes
-from faceoff.core.specs import JobSpec, RandomSplit, RegistrySplit
+from faceoff.core.specs import DatasetSplit, JobSpec, RandomSplit, RegistrySplit
 from faceoff.data.labels import summarize
 from faceoff.data.splits import align_columns, labels_like, random_split
 from faceoff.data.transforms import normalize, normalize_like
@@ -98,11 +98,29 @@ def _registry_test(source_json: str, upload_dir: str, transform: str) -> tuple[D
     return Data(normalize_like(A_test, transform, reference)), b_test
 
 
+@lru_cache(maxsize=1)
+def _dataset_test(
+    source_json: str, test_json: str, upload_dir: str, transform: str
+) -> tuple[Data, np.ndarray]:
+    """(test Data, test labels as read) of another dataset used as the test set, with the
+    training data's columns (data.splits.align_columns: ValueError if it has more) and
+    transform."""
+    A_test, b_test = load_matrix(json.loads(test_json), Path(upload_dir))
+    n_features = _data(source_json, upload_dir, transform)[0].n_features
+    A_test = align_columns(A_test, n_features, "the test dataset")
+    reference = (
+        load_matrix(json.loads(source_json), Path(upload_dir))[0] if transform == "mean" else A_test
+    )
+    return Data(normalize_like(A_test, transform, reference)), b_test
+
+
 def _training(spec: JobSpec, source_json: str, upload_dir: str) -> tuple[Data, np.ndarray]:
     """(Data, labels as read) the job's solver trains on: the dataset's rows, or those a
     random hold-out leaves. Only the data of the job's kind stays cached."""
     if not isinstance(spec.test, RegistrySplit):
         _registry_test.cache_clear()
+    if not isinstance(spec.test, DatasetSplit):
+        _dataset_test.cache_clear()
     if isinstance(spec.test, RandomSplit):
         split = spec.test
         data, b, _, _ = _random_split(
@@ -114,11 +132,16 @@ def _training(spec: JobSpec, source_json: str, upload_dir: str) -> tuple[Data, n
 
 
 def build_heldout(
-    spec: JobSpec, source: dict, upload_dir: Path, problem: Problem
+    spec: JobSpec,
+    source: dict,
+    upload_dir: Path,
+    problem: Problem,
+    test_source: dict | None = None,
 ) -> HeldOut | None:
     """The held-out metrics of the job's ``test`` (solvers.heldout.HeldOut, a Recorder's
-    ``observe``) for its ``problem`` (:func:`build_problem`'s), None without one. The test
-    labels are mapped as the training labels were (data.splits.labels_like)."""
+    ``observe``) for its ``problem`` (:func:`build_problem`'s), None without one; a test
+    dataset's source is ``test_source``. The test labels are mapped as the training labels
+    were (data.splits.labels_like)."""
     if spec.test is None:
         return None
     source_json = json.dumps(source, sort_keys=True)
@@ -127,6 +150,14 @@ def build_heldout(
         _, b_train, test, b_test = _random_split(
             source_json, str(upload_dir), spec.normalize, split.fraction, split.seed
         )
+    elif isinstance(spec.test, DatasetSplit):
+        if test_source is None:
+            raise ValueError(
+                f"test dataset {spec.test.dataset!r} is no longer registered for this team"
+            )
+        b_train = _data(source_json, str(upload_dir), spec.normalize)[1]
+        test_json = json.dumps(test_source, sort_keys=True)
+        test, b_test = _dataset_test(source_json, test_json, str(upload_dir), spec.normalize)
     else:
         b_train = _data(source_json, str(upload_dir), spec.normalize)[1]
         test, b_test = _registry_test(source_json, str(upload_dir), spec.normalize)
@@ -351,7 +382,7 @@ def _run(task: JobTask, claim: store.Claim, settings: Settings, writer: TraceWri
         spec = JobSpec.model_validate(claim.spec)
         _record_dataset(settings, claim, spec.normalize)
         problem, data_hash = build_problem(spec, claim.source, settings.upload_dir)
-        heldout = build_heldout(spec, claim.source, settings.upload_dir, problem)
+        heldout = build_heldout(spec, claim.source, settings.upload_dir, problem, claim.test_source)
         shape = (problem.data.n_samples, problem.data.n_features, problem.data.nnz)
         # before the method allocates its own
         check_job_memory(

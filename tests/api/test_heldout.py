@@ -110,3 +110,34 @@ def test_a_sweep_s_invalid_test_is_a_422_at_its_field(api, fields, loc, words):
     client, settings = api
     refused(client.post("/api/v1/sweeps", json=sweep(**fields)), loc, words)
     nothing_stored(client, settings)
+
+
+NARROW = b"1 1:1\n-1 2:1\n1 1:2 2:1\n"  # 2 features: the third reads as 0
+WIDE = b"1 1:1 5:2\n-1 2:1\n1 4:1\n"  # 5 features: 2 the model has no coefficient for
+
+
+def test_another_dataset_as_the_test_set(api):
+    client, settings = api
+    upload(client, "narrow", NARROW)
+    upload(client, "wide", WIDE)
+    other = {"split": "dataset", "dataset": "narrow"}
+    response = client.post("/api/v1/jobs", json=job(test=other))
+    assert response.status_code == 201, response.text
+    assert response.json()["spec"]["test"] == other and queued(settings) == 1
+    refused(
+        client.post("/api/v1/jobs", json=job(test={"split": "dataset", "dataset": "wide"})),
+        ["body", "test", "dataset"],
+        "test dataset 'wide' has 5 features, more than the 3 of 'tiny'",
+        "at most 3 features",
+    )
+    refused(
+        client.post("/api/v1/jobs", json=job(test={"split": "dataset", "dataset": "nope"})),
+        ["body", "test", "dataset"],
+        "nope",
+    )
+    refused(
+        client.post("/api/v1/sweeps", json=sweep(test={"split": "dataset", "dataset": "wide"})),
+        ["body", "test", "dataset"],
+        "more than the 3 of 'tiny'",
+    )
+    assert queued(settings) == 1

@@ -85,3 +85,28 @@ def test_a_test_set_with_more_features_fails_naming_both_counts(tmp_path, monkey
     with pytest.raises(ValueError, match="test split 'a1a.t' has 123 features, more than the 100"):
         build_heldout(spec, source, tmp_path, problem)
     tasks._registry_test.cache_clear()
+
+
+def test_another_dataset_as_the_test_set_is_read_like_the_training_data(tmp_path):
+    """{"split": "dataset"}: a synthetic regression of 10 features trained on, another with
+    8 (its missing columns read as 0) and one with 12 (refused naming both counts)."""
+    narrow = {**SYNTHETIC, "n_features": 8, "seed": 2}
+    spec = job(loss="squared", normalize="rows", test={"split": "dataset", "dataset": "other"})
+    problem, digest = build_problem(spec, SYNTHETIC, tmp_path)
+    heldout = build_heldout(spec, SYNTHETIC, tmp_path, problem, narrow)
+    assert heldout is not None
+    A_test, b_test = load_matrix(narrow, tmp_path)
+    dense = A_test.toarray()
+    norms = np.linalg.norm(dense, axis=1, keepdims=True)
+    expected = np.divide(dense, norms, out=np.zeros_like(dense), where=norms > 0)
+    got = heldout.data.csr_matrix.toarray()
+    assert got.shape == (200, 10) and not got[:, 8:].any()
+    np.testing.assert_allclose(got[:, :8], expected, rtol=1e-14)
+    np.testing.assert_array_equal(heldout.b, b_test)
+    # the training data is the whole dataset: the digest of the job without test
+    assert build_problem(job(loss="squared", normalize="rows"), SYNTHETIC, tmp_path)[1] == digest
+    wide = {**SYNTHETIC, "n_features": 12, "seed": 3}
+    with pytest.raises(ValueError, match="the test dataset has 12 features, more than the 10"):
+        build_heldout(spec, SYNTHETIC, tmp_path, problem, wide)
+    with pytest.raises(ValueError, match="test dataset 'other' is no longer registered"):
+        build_heldout(spec, SYNTHETIC, tmp_path, problem, None)

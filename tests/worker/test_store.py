@@ -324,3 +324,27 @@ def test_summary_count_matches_rows(database_url):
     with session_scope(database_url) as session:
         count = session.scalar(select(func.count()).where(TracePoint.job_id == job_id))
     assert count == get_job(database_url, job_id).n_points == 3
+
+
+def test_a_claim_carries_the_test_dataset_the_jobs_team_sees(database_url):
+    """{"split": "dataset"}: the claim holds the source of the dataset of that name the
+    job's team may use (a shared one here), None once no such dataset is registered."""
+    name = f"held-{time.monotonic_ns()}"
+    source = {"kind": "synthetic", "generator": "classification", "n_samples": 50,
+              "n_features": 5, "density": 1.0, "seed": 4}  # fmt: skip
+    with session_scope(database_url) as session:
+        session.add(Dataset(name=name, source=source))
+    test = {"split": "dataset", "dataset": name}
+    spec = canonical_job(
+        JobSpec(dataset="small", loss="logistic", l2=1e-3, solver="dual_cd", test=test)
+    )
+    job_ids = []
+    for _ in range(2):
+        job_ids.append(make_job(database_url))
+        with session_scope(database_url) as session:
+            session.get(Job, job_ids[-1]).spec = spec.model_dump(mode="json")
+    assert store.claim_job(database_url, job_ids[0], "host:1").test_source == source
+    with session_scope(database_url) as session:
+        session.execute(update(Dataset).where(Dataset.name == name).values(name=name + "-gone"))
+    assert store.claim_job(database_url, job_ids[1], "host:1").test_source is None
+    assert store.claim_job(database_url, make_job(database_url), "host:1").test_source is None
