@@ -631,6 +631,8 @@ def calls(url: str, get: Callable[[str], Any], dashboard: Any, n_jobs: int) -> d
         ("sweep-chart", "value", "dots"),
         ("sweep-scale", "value", "auto"),
         ("sweep-interval", "n_intervals", 0),
+        ("sweep-settle", "value", "test_loss"),
+        ("sweep-delta", "value", "1e-2"),
     ]
     out["sweep page, 2,000-job sweep"] = (
         lambda: dash_call(dashboard, [("sweep-title", "children")], sweep),
