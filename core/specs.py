@@ -356,6 +356,17 @@ class DatasetSplit(_Strict):
 TestSplit = Annotated[RegistrySplit | RandomSplit | DatasetSplit, Field(discriminator="split")]
 
 
+def _binary_test(test: TestSplit | None, info: ValidationInfo) -> TestSplit | None:
+    """A 422 at test for a K-class problem (multiclass is declared, so validated, before
+    it)."""
+    if test is not None and info.data.get("multiclass") is not None:
+        raise ValueError(
+            "held-out metrics are for binary and regression problems, not multiclass "
+            f"{info.data['multiclass']!r}"
+        )
+    return test
+
+
 class JobSpec(ObjectiveSpec):
     """One run of one solver."""
 
@@ -386,18 +397,7 @@ class JobSpec(ObjectiveSpec):
         '"dataset": "my-test-upload"}); binary and regression problems; absent: none',
     )
 
-    @field_validator("test")
-    @classmethod
-    def _binary_test(
-        cls, test: RegistrySplit | RandomSplit | None, info: ValidationInfo
-    ) -> RegistrySplit | RandomSplit | None:
-        # a 422 at test (multiclass is declared, so validated, before it)
-        if test is not None and info.data.get("multiclass") is not None:
-            raise ValueError(
-                "held-out metrics are for binary and regression problems, not multiclass "
-                f"{info.data['multiclass']!r}"
-            )
-        return test
+    _binary_test = field_validator("test")(_binary_test)
 
     def objective(self) -> ObjectiveSpec:
         return ObjectiveSpec(**self.model_dump(include=set(ObjectiveSpec.model_fields)))
@@ -606,16 +606,7 @@ class SweepSpec(_Strict):
             raise ValueError("fit_intercept is for binary and regression problems, not multiclass")
         return fit_intercept
 
-    @field_validator("test")
-    @classmethod
-    def _binary_test(
-        cls, test: RegistrySplit | RandomSplit | None, info: ValidationInfo
-    ) -> RegistrySplit | RandomSplit | None:
-        if test is not None and info.data.get("multiclass") is not None:
-            raise ValueError(
-                "held-out metrics are for binary and regression problems, not multiclass"
-            )
-        return test
+    _binary_test = field_validator("test")(_binary_test)
 
     def forms(self) -> list[str | None]:
         """The K-class forms of the sweep's objectives ([None]: binary or regression)."""
