@@ -12,7 +12,7 @@ every λ of its grid does: :func:`path_time_to_eps`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -123,10 +123,9 @@ def job_paths(
     return {job_id: (lambda_max_of(found), steps_of(found)) for job_id, found in points.items()}
 
 
-def grid_size(spec: dict[str, Any]) -> int | None:
-    """How many λs a stored job spec's path holds (None: not a path job)."""
-    path = spec.get("path")
-    if not isinstance(path, dict):
+def grid_size(path: Mapping[str, Any] | None) -> int | None:
+    """How many λs a stored job spec's ``path`` holds (None: not a path job)."""
+    if path is None:
         return None
     if path.get("lambdas") is not None:
         return len(path["lambdas"])
@@ -138,7 +137,7 @@ def get_path(session: Session, job_id: int, *, team_id: int | None) -> dict[str,
     λ rows so far, solver time and whether every λ reached tol. NotFoundError if the team
     has no such job, ConflictError if it is not a path job."""
     job = jobs.get_job(session, job_id, team_id=team_id)
-    n_lambdas = grid_size(job.spec)
+    n_lambdas = grid_size(job.spec.get("path"))
     if n_lambdas is None:
         raise ConflictError(
             f"job {job_id} solves one l1, not a path: its trace is GET /jobs/{job_id}/trace"

@@ -145,7 +145,7 @@ def job_paths(
         read = paths.job_paths(session, [row["id"] for row in chosen])
         for row in chosen:
             row["lambda_max"], row["steps"] = read[row["id"]]
-            row["n_lambdas"] = paths.grid_size({"path": row["path"]})
+            row["n_lambdas"] = paths.grid_size(row["path"])
             row["tol"] = float(spec_of[row["id"]].get("stop", {}).get("tol", 0.0))
     return chosen, len(rows) - len(chosen)
 

@@ -482,32 +482,16 @@ def _solve(
             tol=limits.tol,
             should_stop=should_stop,
         )
+        hooks: dict[str, Any] = {"on_point": send, "shared": record, "observe": heldout}
         if spec.path is not None:  # one problem, its l1 replaced at each λ
             began = time.perf_counter()
+            grid = spec.path
             path = solve_path(
-                problem,
-                spec.solver,
-                spec.path.lambdas,
-                params,
-                stop,
-                spec.solver_seed,
-                on_point=send,
-                shared=record,
-                observe=heldout,
-                n_lambdas=spec.path.n_lambdas,
-                ratio=spec.path.ratio,
-            )
+                problem, spec.solver, grid.lambdas, params, stop, spec.solver_seed, **hooks,
+                n_lambdas=grid.n_lambdas, ratio=grid.ratio,
+            )  # fmt: skip
             return path.stop_reason, time.perf_counter() - began, path.x
-        result = solve(
-            problem,
-            spec.solver,
-            params,
-            stop,
-            spec.solver_seed,
-            on_point=send,
-            shared=record,
-            observe=heldout,
-        )
+        result = solve(problem, spec.solver, params, stop, spec.solver_seed, **hooks)
         return result.stop_reason, result.wall_s, result.x
 
     check = store.CancelCheck(settings.database_url, claim)

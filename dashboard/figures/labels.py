@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from faceoff.core.paths import grid_size
 from faceoff.solvers.catalogue import catalogue
 from faceoff.solvers.vocabulary import loss_label, multiclass_label
 
@@ -82,9 +83,9 @@ def weights_label(
     path's l1 is its grid: ``l2=0, l1 path of 50 λ to λ_max·0.001``."""
     if path is not None:
         grid = (
-            f"l1 path of {len(path['lambdas'])} given λ"
+            f"l1 path of {grid_size(path)} given λ"
             if path.get("lambdas") is not None
-            else f"l1 path of {path['n_lambdas']} λ to λ_max·{path['ratio']:g}"
+            else f"l1 path of {grid_size(path)} λ to λ_max·{path['ratio']:g}"
         )
         return f"l2={l2:g}, {grid}" + (", intercept" if intercept else "")
     return f"l2={l2:g}" + (f", l1={l1:g}" if l1 else "") + (", intercept" if intercept else "")

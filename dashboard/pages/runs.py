@@ -13,6 +13,7 @@ from dash.dash_table.Format import Format, Scheme
 
 from faceoff.core.jobs import JobFilter
 from faceoff.core.models import STATUSES
+from faceoff.core.paths import grid_size
 from faceoff.dashboard import fairness, rows
 from faceoff.dashboard.components import (
     InputError,
@@ -155,11 +156,8 @@ def seed_label(row: dict) -> str:
 
 def _l1_label(row: dict) -> str:
     """The l1 weight, or a path job's grid: ``path of 50 λ`` (its λs: the path page)."""
-    path = row["path"]
-    if path is None:
-        return exact_number(row["l1"])
-    size = len(path["lambdas"]) if path.get("lambdas") is not None else path["n_lambdas"]
-    return f"path of {size} λ"
+    size = grid_size(row["path"])
+    return exact_number(row["l1"]) if size is None else f"path of {size} λ"
 
 
 def _table_row(row: dict) -> dict:

@@ -62,6 +62,6 @@ def test_the_path_reaches_eps_when_every_lambda_of_its_grid_does():
 def test_points_of_no_path_are_no_lambdas():
     assert steps_of([point(0, None, 0, 0.1, 1.0)]) == []
     assert lambda_max_of([point(0, None, 0, 0.1, 1.0)]) is None
-    assert grid_size({"l1": 0.1}) is None
-    assert grid_size({"path": {"n_lambdas": 50, "ratio": 1e-3, "lambdas": None}}) == 50
-    assert grid_size({"path": {"n_lambdas": None, "ratio": None, "lambdas": [1, 2]}}) == 2
+    assert grid_size(None) is None
+    assert grid_size({"n_lambdas": 50, "ratio": 1e-3, "lambdas": None}) == 50
+    assert grid_size({"n_lambdas": None, "ratio": None, "lambdas": [1, 2]}) == 2
